@@ -1,0 +1,85 @@
+#include "analysis/KernelHazards.h"
+
+#include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Stmt.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace smpart {
+
+static bool inCooperativeGroups(const Decl *D) {
+  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(C))
+      if (NS->getName() == "cooperative_groups")
+        return true;
+  return false;
+}
+
+std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
+  const FunctionDecl *Callee = Call.getDirectCallee();
+  if (!Callee || !Callee->getIdentifier())
+    return {};
+  llvm::StringRef Name = Callee->getName();
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee)) {
+    llvm::StringRef Class = Method->getParent()->getName();
+    if (Class == "grid_group" || Class == "multi_grid_group")
+      return Name == "sync"
+                 ? "grid-wide synchronisation (" + Class.str() + "::sync)"
+                 : Class.str() + "::" + Name.str() +
+                       " queries the physical grid";
+    if (Class == "thread_block" &&
+        (Name == "group_index" || Name == "block_index"))
+      return "thread_block::" + Name.str() +
+             " reads the physical block index";
+    return {};
+  }
+  if (inCooperativeGroups(Callee) &&
+      (Name == "this_grid" || Name == "this_multi_grid"))
+    return "cooperative_groups::" + Name.str() +
+           "() spans the physical grid (grid-wide sync or block ranks)";
+  if (Name == "cudaLaunchDevice" || Name == "cudaGetParameterBuffer")
+    return "device-side kernel launch (dynamic parallelism)";
+  return {};
+}
+
+bool KernelHazards::readsPhysicalBlockId(llvm::StringRef AsmString) {
+  return AsmString.contains("ctaid") || AsmString.contains("nctaid");
+}
+
+void KernelHazards::registerMatchers(MatchFinder &Finder) {
+  auto InDeviceCode = forFunction(
+      functionDecl(anyOf(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDADevice)))
+          .bind("fn"));
+  Finder.addMatcher(cudaKernelCallExpr(InDeviceCode).bind("launch"), this);
+  Finder.addMatcher(callExpr(InDeviceCode).bind("call"), this);
+  Finder.addMatcher(asmStmt(InDeviceCode).bind("asm"), this);
+}
+
+void KernelHazards::run(const MatchFinder::MatchResult &Result) {
+  const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
+  const SourceManager &SM = *Result.SourceManager;
+  if (!Fn || !Ctx.isRewritable(SM, Fn->getLocation()))
+    return;
+  Hazard H;
+  if (const auto *Launch = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch")) {
+    H.Reason = "device-side kernel launch (dynamic parallelism)";
+    H.Where = RewriteContext::placeOf(SM, Launch->getBeginLoc());
+  } else if (const auto *Asm = Result.Nodes.getNodeAs<GCCAsmStmt>("asm")) {
+    if (!readsPhysicalBlockId(Asm->getAsmString()))
+      return;
+    H.Reason = "inline asm reads %ctaid/%nctaid";
+    H.Where = RewriteContext::placeOf(SM, Asm->getAsmLoc());
+  } else if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call")) {
+    if (isa<CUDAKernelCallExpr>(Call))
+      return;
+    H.Reason = gridDependentCall(*Call);
+    if (H.Reason.empty())
+      return;
+    H.Where = RewriteContext::placeOf(SM, Call->getBeginLoc());
+  }
+  Ctx.functionFacts(SM, Fn).Hazards.insert(H);
+}
+
+} // namespace smpart

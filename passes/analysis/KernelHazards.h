@@ -1,0 +1,29 @@
+// Constructs that depend on the physical grid and so cannot survive the
+// persistent-thread transformation: grid-wide synchronisation, grid_group
+// ranks, thread_block::group_index(), device-side launches and inline asm
+// that reads %ctaid/%nctaid. Found per function; a kernel is refused when it
+// or a device function it reaches contains one.
+#pragma once
+
+#include "pipeline/RewriteContext.h"
+
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+namespace smpart {
+
+class KernelHazards : public clang::ast_matchers::MatchFinder::MatchCallback {
+public:
+  explicit KernelHazards(RewriteContext &Ctx) : Ctx(Ctx) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
+  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+  /// Why a call depends on the physical grid, or empty if it does not.
+  static std::string gridDependentCall(const clang::CallExpr &Call);
+  /// True if an inline asm string reads the physical block or grid index.
+  static bool readsPhysicalBlockId(llvm::StringRef AsmString);
+
+private:
+  RewriteContext &Ctx;
+};
+
+} // namespace smpart

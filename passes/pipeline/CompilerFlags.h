@@ -1,0 +1,35 @@
+// Turns a compile command (clang or nvcc style, from compile_commands.json
+// or after `--`) into the clang-22 CUDA command line one side of the parse
+// needs: nvcc-only flags translated or dropped, `-x cuda`, the CUDA path,
+// the GPU arch, the resource dir, and --cuda-host-only/--cuda-device-only.
+#pragma once
+
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CompilationDatabase.h"
+
+#include <string>
+
+namespace smpart {
+
+struct CudaSetup {
+  std::string CudaPath;     ///< --cuda-path (default /usr/local/cuda)
+  std::string GpuArch;      ///< --cuda-gpu-arch (default sm_90)
+  std::string ResourceDir;  ///< clang's resource dir
+};
+
+/// Rewrites an nvcc command line into clang syntax; clang commands pass
+/// through. Exposed for tests.
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args);
+
+/// The adjuster for one side of the parse.
+clang::tooling::ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup,
+                                               bool DeviceSide);
+
+/// Checks the resource dir, and the CUDA installation unless every file's
+/// command opts out of the CUDA headers (-nocudainc); returns an error
+/// message naming the flag to pass, or empty when all is usable.
+std::string checkSetup(const CudaSetup &Setup,
+                       const clang::tooling::CompilationDatabase &Db,
+                       const std::vector<std::string> &Files);
+
+} // namespace smpart

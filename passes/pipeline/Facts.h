@@ -1,0 +1,100 @@
+// What the matchers learn about one file, kept as plain data so that the
+// facts from the host-side and the device-side parse can be merged after
+// both ASTs are gone, and decisions are taken once over the union.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace smpart {
+
+/// A place in a source file, already resolved to its spelling.
+struct Place {
+  std::string File;
+  unsigned Line = 0;
+  unsigned Col = 0;
+  bool operator<(const Place &O) const {
+    return std::tie(File, Line, Col) < std::tie(O.File, O.Line, O.Col);
+  }
+};
+
+/// One textual edit: replace [Offset, Offset+Length) of File with Text.
+struct Edit {
+  std::string File;
+  unsigned Offset = 0;
+  unsigned Length = 0;
+  std::string Text;
+  bool operator<(const Edit &O) const {
+    return std::tie(File, Offset, Length, Text) <
+           std::tie(O.File, O.Offset, O.Length, O.Text);
+  }
+};
+
+/// Why a function cannot be transformed, with the places that show it.
+struct Hazard {
+  std::string Reason;
+  Place Where;
+  std::vector<std::pair<Place, std::string>> Notes;
+  bool operator<(const Hazard &O) const {
+    return std::tie(Reason, Where) < std::tie(O.Reason, O.Where);
+  }
+};
+
+/// Where a kernel's body is and what it uses. The persistent-loop prologue
+/// depends on facts from both parses (a `return` or a `gridDim` may only be
+/// visible with __CUDA_ARCH__ defined), so it is generated after merging.
+struct KernelBody {
+  std::string File;      ///< file that holds the body
+  std::string LineFile;  ///< the name #line directives use
+  unsigned OpenOffset = 0, OpenLine = 0;   ///< the body's `{`
+  unsigned CloseOffset = 0, CloseLine = 0; ///< the body's `}`
+  bool Valid = false;
+  bool HasReturn = false;
+  bool UsesBlockIdx = false;
+  bool UsesGridDim = false;
+};
+
+/// A __global__ or __device__ function defined in a rewritten file. Keyed
+/// by the place of its defining declaration's name.
+struct FunctionFacts {
+  std::string Key;
+  std::string Name;        ///< qualified name, e.g. ns::Class::kernel
+  std::string MangledName; ///< kernels only
+  Place Where;
+  bool IsKernel = false;
+  bool Rewritable = true;  ///< every declaration lies in a rewritten file
+  std::vector<std::string> Params;   ///< "type name" as written
+  std::map<std::string, std::string> ResourceHints;
+  std::set<Hazard> Hazards;          ///< refusals found in this function
+  std::set<Edit> Edits;              ///< applied only if transformed
+  std::set<std::string> Callees;     ///< keys of called functions
+  bool ReadsBlockId = false;         ///< device fn: reads blockIdx/gridDim
+  KernelBody Body;                   ///< kernels only
+};
+
+/// A host-side `<<<>>>` launch of a kernel defined in a rewritten file.
+struct LaunchFacts {
+  std::string KernelKey;
+  Place Where;
+  std::string MacroName; ///< non-empty when the launch is spelled in a macro
+  std::set<Edit> Edits;
+};
+
+/// Everything learnt from the parses of one main file.
+struct FileFacts {
+  std::map<std::string, FunctionFacts> Functions;
+  std::vector<LaunchFacts> Launches;
+  /// Non-kernel-specific problems, reported as warnings.
+  std::set<Hazard> Warnings;
+
+  FunctionFacts &function(const std::string &Key) {
+    FunctionFacts &F = Functions[Key];
+    F.Key = Key;
+    return F;
+  }
+};
+
+} // namespace smpart

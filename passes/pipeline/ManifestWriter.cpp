@@ -1,0 +1,62 @@
+#include "pipeline/ManifestWriter.h"
+
+#include "llvm/Support/JSON.h"
+
+namespace smpart {
+
+static const char *statusName(KernelStatus S) {
+  switch (S) {
+  case KernelStatus::Transformed:
+    return "transformed";
+  case KernelStatus::Refused:
+    return "refused";
+  case KernelStatus::Excluded:
+    return "excluded";
+  }
+  return "unknown";
+}
+
+void writeManifest(llvm::raw_ostream &OS,
+                   const std::vector<FileOutcome> &Outcomes) {
+  llvm::json::OStream J(OS, 2);
+  J.object([&] {
+    J.attribute("schema", "smpart.manifest/1");
+    J.attributeArray("files", [&] {
+      for (const FileOutcome &O : Outcomes)
+        J.object([&] {
+          J.attribute("file", O.File);
+          J.attribute("already_transformed", O.AlreadyTransformed);
+          J.attributeArray("kernels", [&] {
+            for (const KernelDecision &D : O.Plan.Kernels) {
+              const FunctionFacts &K = *D.Kernel;
+              J.object([&] {
+                J.attribute("name", K.Name);
+                J.attribute("mangled_name", K.MangledName);
+                J.attributeObject("location", [&] {
+                  J.attribute("file", K.Where.File);
+                  J.attribute("line", K.Where.Line);
+                  J.attribute("column", K.Where.Col);
+                });
+                J.attribute("status", statusName(D.Status));
+                J.attributeArray("reasons", [&] {
+                  for (const Hazard &H : D.Reasons)
+                    J.value(H.Reason);
+                });
+                J.attributeArray("parameters", [&] {
+                  for (const std::string &P : K.Params)
+                    J.value(P);
+                });
+                J.attributeObject("resource_hints", [&] {
+                  for (const auto &[Name, Value] : K.ResourceHints)
+                    J.attribute(Name, Value);
+                });
+              });
+            }
+          });
+        });
+    });
+  });
+  OS << "\n";
+}
+
+} // namespace smpart

@@ -1,0 +1,87 @@
+#include "pipeline/RewriteContext.h"
+
+#include "clang/AST/Attr.h"
+
+using namespace clang;
+
+namespace smpart {
+
+bool RewriteContext::isRewritable(const SourceManager &SM,
+                                  SourceLocation Loc) const {
+  SourceLocation File = SM.getSpellingLoc(Loc);
+  if (File.isInvalid())
+    return false;
+  if (SM.isInMainFile(File))
+    return true;
+  if (!HeaderFilter || SM.isInSystemHeader(File))
+    return false;
+  OptionalFileEntryRef FE = SM.getFileEntryRefForID(SM.getFileID(File));
+  return FE && HeaderFilter->match(FE->getName());
+}
+
+const FunctionDecl *RewriteContext::patternOf(const FunctionDecl *FD) {
+  if (const FunctionDecl *Pattern = FD->getTemplateInstantiationPattern())
+    FD = Pattern;
+  if (const FunctionDecl *Def = FD->getDefinition())
+    return Def;
+  return FD->getFirstDecl();
+}
+
+Place RewriteContext::placeOf(const SourceManager &SM, SourceLocation Loc) {
+  PresumedLoc P = SM.getPresumedLoc(SM.getSpellingLoc(Loc));
+  if (P.isInvalid())
+    return {};
+  return {P.getFilename(), P.getLine(), P.getColumn()};
+}
+
+std::string RewriteContext::keyOf(const SourceManager &SM,
+                                  const FunctionDecl *FD) {
+  const FunctionDecl *P = patternOf(FD);
+  SourceLocation Loc = SM.getSpellingLoc(P->getLocation());
+  return (SM.getFilename(Loc) + ":" + llvm::Twine(SM.getFileOffset(Loc)))
+      .str();
+}
+
+FunctionFacts &RewriteContext::functionFacts(const SourceManager &SM,
+                                            const FunctionDecl *FD) {
+  FunctionFacts &F = Facts.function(keyOf(SM, FD));
+  if (F.Name.empty()) {
+    const FunctionDecl *P = patternOf(FD);
+    F.Name = P->getQualifiedNameAsString();
+    F.Where = placeOf(SM, P->getLocation());
+    F.IsKernel = P->hasAttr<CUDAGlobalAttr>();
+  }
+  return F;
+}
+
+std::optional<Edit> RewriteContext::replace(const SourceManager &SM,
+                                            SourceLocation Begin,
+                                            SourceLocation End,
+                                            llvm::StringRef Text,
+                                            bool AllowMacro) {
+  if (!AllowMacro && (Begin.isMacroID() || End.isMacroID()))
+    return std::nullopt;
+  Begin = SM.getSpellingLoc(Begin);
+  End = SM.getSpellingLoc(End);
+  if (Begin.isInvalid() || End.isInvalid() ||
+      SM.getFileID(Begin) != SM.getFileID(End))
+    return std::nullopt;
+  unsigned B = SM.getFileOffset(Begin), E = SM.getFileOffset(End);
+  if (E < B)
+    return std::nullopt;
+  Edit Result;
+  Result.File = SM.getFilename(Begin).str();
+  Result.Offset = B;
+  Result.Length = E - B;
+  Result.Text = Text.str();
+  return Result;
+}
+
+std::optional<Edit> RewriteContext::insert(const SourceManager &SM,
+                                           SourceLocation At,
+                                           llvm::StringRef Text,
+                                           bool AllowMacro) {
+  return replace(SM, At, At, Text, AllowMacro);
+}
+
+} // namespace smpart

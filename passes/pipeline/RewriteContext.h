@@ -1,0 +1,59 @@
+// Shared by every rewrite class during one parse: where facts go, which
+// files may be rewritten, and helpers that turn AST locations into Places,
+// Edits and function keys.
+#pragma once
+
+#include "pipeline/Facts.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/Support/Regex.h"
+
+#include <optional>
+
+namespace smpart {
+
+class RewriteContext {
+public:
+  RewriteContext(FileFacts &Facts, const llvm::Regex *HeaderFilter)
+      : Facts(Facts), HeaderFilter(HeaderFilter) {}
+
+  FileFacts &facts() { return Facts; }
+
+  /// The facts of FD's pattern, with its name and place filled in.
+  FunctionFacts &functionFacts(const clang::SourceManager &SM,
+                               const clang::FunctionDecl *FD);
+
+  /// The main file, and headers matched by --header-filter.
+  bool isRewritable(const clang::SourceManager &SM,
+                    clang::SourceLocation Loc) const;
+
+  /// The key of a function: the place of its defining declaration (of the
+  /// template pattern, for instantiations), stable across both parses.
+  static std::string keyOf(const clang::SourceManager &SM,
+                           const clang::FunctionDecl *FD);
+  /// The declaration that owns the body the rewrite edits.
+  static const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
+
+  static Place placeOf(const clang::SourceManager &SM,
+                       clang::SourceLocation Loc);
+
+  /// An edit of the spelled text of [Begin, End) (End exclusive, a file
+  /// location after spelling resolution). Fails inside macros unless
+  /// `AllowMacro` is set, in which case the spelling is edited.
+  static std::optional<Edit> replace(const clang::SourceManager &SM,
+                                     clang::SourceLocation Begin,
+                                     clang::SourceLocation End,
+                                     llvm::StringRef Text,
+                                     bool AllowMacro = false);
+  static std::optional<Edit> insert(const clang::SourceManager &SM,
+                                    clang::SourceLocation At,
+                                    llvm::StringRef Text,
+                                    bool AllowMacro = false);
+
+private:
+  FileFacts &Facts;
+  const llvm::Regex *HeaderFilter;
+};
+
+} // namespace smpart

@@ -1,0 +1,225 @@
+#include "pipeline/TransformPipeline.h"
+
+#include "analysis/KernelHazards.h"
+#include "pipeline/ManifestWriter.h"
+#include "pipeline/RewriteContext.h"
+#include "rewrite/BypassLoadRewrite.h"
+#include "rewrite/DeviceBlockIdRewrite.h"
+#include "rewrite/LaunchRewrite.h"
+#include "rewrite/PersistentKernelRewrite.h"
+
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Tooling/Core/Replacement.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+using namespace clang::tooling;
+
+namespace smpart {
+
+/// The first line of every rewritten file; finding it makes the tool a
+/// no-op on its own output.
+static constexpr llvm::StringLiteral Marker =
+    "// smpart-transform: rewritten from ";
+
+static std::string header(const std::string &File) {
+  return (Marker + File + "; edit that file instead\n" +
+          "#include \"smpart/device.cuh\"\n"
+          "#include \"smpart/runtime.hpp\"\n"
+          "#line 1 \"" + File + "\"\n")
+      .str();
+}
+
+static void printDiag(llvm::raw_ostream &OS, const Place &P,
+                      llvm::StringRef Level, const llvm::Twine &Message) {
+  if (!P.File.empty())
+    OS << P.File << ":" << P.Line << ":" << P.Col << ": ";
+  OS << Level << ": " << Message << "\n";
+}
+
+static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
+  llvm::Error E = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
+    OS << Text;
+    return llvm::Error::success();
+  });
+  if (E) {
+    llvm::errs() << "smpart-transform: error: cannot write '" << Path
+                 << "': " << llvm::toString(std::move(E)) << "\n";
+    return false;
+  }
+  return true;
+}
+
+bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
+                              FileFacts &Facts) {
+  std::optional<llvm::Regex> Filter;
+  if (!Options.HeaderFilter.empty())
+    Filter.emplace(Options.HeaderFilter);
+  RewriteContext Ctx(Facts, Filter ? &*Filter : nullptr);
+  PersistentKernelRewrite Kernels(Ctx);
+  BypassLoadRewrite Loads(Ctx);
+  DeviceBlockIdRewrite DeviceFunctions(Ctx);
+  LaunchRewrite Launches(Ctx);
+  KernelHazards Hazards(Ctx);
+  ast_matchers::MatchFinder Finder;
+  Kernels.registerMatchers(Finder);
+  Loads.registerMatchers(Finder);
+  DeviceFunctions.registerMatchers(Finder);
+  Launches.registerMatchers(Finder);
+  Hazards.registerMatchers(Finder);
+
+  ClangTool Tool(Db, {File});
+  Tool.appendArgumentsAdjuster(cudaAdjuster(Options.Cuda, DeviceSide));
+  // The tool rewrites, it does not compile: the user's compiler warns.
+  Tool.appendArgumentsAdjuster(
+      getInsertArgumentAdjuster("-w", ArgumentInsertPosition::END));
+  return Tool.run(newFrontendActionFactory(&Finder).get()) == 0;
+}
+
+std::optional<std::string>
+TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
+                                 std::map<std::string, std::string> &Others) {
+  Outcome.File = File;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
+      llvm::MemoryBuffer::getFile(File);
+  if (!Buffer) {
+    llvm::errs() << "smpart-transform: error: cannot read '" << File
+                 << "': " << Buffer.getError().message() << "\n";
+    return std::nullopt;
+  }
+  std::string Code = (*Buffer)->getBuffer().str();
+  if (llvm::StringRef(Code).starts_with(Marker)) {
+    Outcome.AlreadyTransformed = true;
+    return Code;
+  }
+  // Code under `#ifdef __CUDA_ARCH__` is only seen by the device side, host
+  // launches mostly by the host side: the facts of both are merged.
+  if (!parse(File, /*DeviceSide=*/false, Outcome.Facts) ||
+      !parse(File, /*DeviceSide=*/true, Outcome.Facts)) {
+    llvm::errs() << "smpart-transform: error: '" << File
+                 << "' does not compile; nothing was written\n";
+    return std::nullopt;
+  }
+
+  std::optional<llvm::Regex> Only, Exclude;
+  if (!Options.Kernels.empty())
+    Only.emplace(Options.Kernels);
+  if (!Options.ExcludeKernels.empty())
+    Exclude.emplace(Options.ExcludeKernels);
+  Outcome.Plan = TransformPlanner(Outcome.Facts, Only ? &*Only : nullptr,
+                                  Exclude ? &*Exclude : nullptr)
+                     .plan();
+
+  // ClangTool parses the main file under its absolute path, so that is the
+  // name the edits (and #line directives) carry.
+  const std::string Main = getAbsolutePath(File);
+  std::optional<std::string> Result = Code;
+  for (const auto &[Path, Edits] : Outcome.Plan.EditsByFile) {
+    if (Edits.empty())
+      continue;
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Text =
+        Path == Main ? llvm::MemoryBuffer::getMemBuffer(Code)
+                     : llvm::MemoryBuffer::getFile(Path);
+    if (!Text) {
+      llvm::errs() << "smpart-transform: error: cannot read '" << Path << "'\n";
+      return std::nullopt;
+    }
+    Replacements Reps;
+    for (const Edit &E : Edits)
+      if (llvm::Error Err =
+              Reps.add(Replacement(E.File, E.Offset, E.Length, E.Text))) {
+        llvm::errs() << "smpart-transform: error: conflicting rewrites in '"
+                     << Path << "': " << llvm::toString(std::move(Err))
+                     << "\n";
+        return std::nullopt;
+      }
+    llvm::Expected<std::string> New =
+        applyAllReplacements((*Text)->getBuffer(), Reps);
+    if (!New) {
+      llvm::errs() << "smpart-transform: error: " << llvm::toString(New.takeError())
+                   << "\n";
+      return std::nullopt;
+    }
+    std::string Rewritten = header(Path) + *New;
+    if (Path == Main)
+      Result = std::move(Rewritten);
+    else
+      Others[Path] = std::move(Rewritten);
+  }
+  return Result;
+}
+
+void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
+  llvm::StringRef Level = Options.RefusalsAreErrors ? "error" : "warning";
+  for (const KernelDecision &D : Outcome.Plan.Kernels) {
+    if (D.Status != KernelStatus::Refused)
+      continue;
+    Failed |= Options.RefusalsAreErrors;
+    for (const Hazard &H : D.Reasons) {
+      printDiag(llvm::errs(), H.Where.File.empty() ? D.Kernel->Where : H.Where,
+                Level,
+                "smpart: kernel '" + D.Kernel->Name +
+                    "' not transformed: " + H.Reason);
+      for (const auto &[Where, Note] : H.Notes)
+        printDiag(llvm::errs(), Where, "note", Note);
+    }
+  }
+}
+
+int TransformPipeline::run(const std::vector<std::string> &Files) {
+  std::vector<FileOutcome> Outcomes;
+  bool Failed = false;
+  for (const std::string &File : Files) {
+    FileOutcome Outcome;
+    std::map<std::string, std::string> Others;
+    std::optional<std::string> Text = transformFile(File, Outcome, Others);
+    if (!Text) {
+      Failed = true;
+      continue;
+    }
+    bool FileFailed = false;
+    report(Outcome, FileFailed);
+    if (Outcome.AlreadyTransformed)
+      llvm::errs() << "smpart-transform: note: '" << File
+                   << "' is already transformed; left unchanged\n";
+    Outcomes.push_back(std::move(Outcome));
+    if (FileFailed) {
+      Failed = true;
+      continue;
+    }
+
+    if (!Others.empty() && !Options.InPlace && Options.OutputDir.empty()) {
+      llvm::errs() << "smpart-transform: error: headers of '" << File
+                   << "' need rewriting too; use -i or --output-dir\n";
+      Failed = true;
+      continue;
+    }
+    auto Destination = [&](const std::string &Path) -> std::string {
+      if (Options.InPlace)
+        return Path;
+      if (!Options.OutputDir.empty()) {
+        llvm::SmallString<256> Out(Options.OutputDir);
+        llvm::sys::path::append(Out, llvm::sys::path::filename(Path));
+        return std::string(Out);
+      }
+      return Options.OutputFile.empty() ? "-" : Options.OutputFile;
+    };
+    for (const auto &[Path, Rewritten] : Others)
+      Failed |= !writeAtomically(Destination(Path), Rewritten);
+    // In place, an unchanged file is not touched at all.
+    if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
+      Failed |= !writeAtomically(Destination(File), *Text);
+  }
+  if (!Options.ManifestFile.empty()) {
+    std::string Json;
+    llvm::raw_string_ostream OS(Json);
+    writeManifest(OS, Outcomes);
+    Failed |= !writeAtomically(Options.ManifestFile, OS.str());
+  }
+  return Failed ? 1 : 0;
+}
+
+} // namespace smpart

@@ -1,0 +1,175 @@
+#include "pipeline/TransformPlanner.h"
+
+#include <algorithm>
+
+namespace smpart {
+
+static std::string lineDirective(unsigned Line, const std::string &File) {
+  std::string Escaped;
+  for (char C : File) {
+    if (C == '\\' || C == '"')
+      Escaped += '\\';
+    Escaped += C;
+  }
+  return "#line " + std::to_string(Line) + " \"" + Escaped + "\"\n";
+}
+
+std::string TransformPlanner::prologue(const KernelBody &Body) {
+  std::string S = "\n  // smpart: this CTA runs logical blocks until the grid "
+                  "is done or it must yield\n"
+                  "  for (smpart::detail::Cta smpart_cta(smpart_ctl); "
+                  "smpart_cta.next();) {\n";
+  if (Body.UsesBlockIdx)
+    S += "    const uint3 blockIdx = smpart_cta.blockIdx();\n";
+  if (Body.UsesGridDim)
+    S += "    const dim3 gridDim = smpart_cta.gridDim();\n";
+  S += "    {\n";
+  S += lineDirective(Body.OpenLine, Body.LineFile);
+  return S;
+}
+
+std::string TransformPlanner::epilogue(const KernelBody &Body) {
+  std::string S = "\n    }";
+  if (Body.HasReturn)
+    S += " smpart_next_block:;";
+  S += "\n  }\n";
+  S += lineDirective(Body.CloseLine, Body.LineFile);
+  return S;
+}
+
+std::set<std::string> TransformPlanner::reachable(const std::string &Key) const {
+  std::set<std::string> Seen;
+  std::vector<std::string> Work{Key};
+  while (!Work.empty()) {
+    std::string K = Work.back();
+    Work.pop_back();
+    auto It = Facts.Functions.find(K);
+    if (It == Facts.Functions.end())
+      continue;
+    for (const std::string &Callee : It->second.Callees)
+      if (Seen.insert(Callee).second)
+        Work.push_back(Callee);
+  }
+  return Seen;
+}
+
+TransformPlan TransformPlanner::plan() const {
+  TransformPlan Plan;
+  std::map<std::string, KernelDecision> Decisions;
+  std::map<std::string, std::set<std::string>> Reach;
+
+  for (const auto &[Key, F] : Facts.Functions) {
+    if (!F.IsKernel || !F.Body.Valid)
+      continue;
+    KernelDecision D;
+    D.Kernel = &F;
+    Reach[Key] = reachable(Key);
+    if ((Only && !Only->match(llvm::StringRef(F.Name))) || (Exclude && Exclude->match(llvm::StringRef(F.Name)))) {
+      D.Status = KernelStatus::Excluded;
+    } else {
+      D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
+      for (const std::string &Callee : Reach[Key]) {
+        const FunctionFacts &C = Facts.Functions.at(Callee);
+        for (const Hazard &H : C.Hazards)
+          D.Reasons.push_back({H.Reason + " in '" + C.Name + "', called from it",
+                               F.Where,
+                               {{H.Where, H.Reason}}});
+      }
+      if (!D.Reasons.empty())
+        D.Status = KernelStatus::Refused;
+    }
+    Decisions[Key] = std::move(D);
+  }
+
+  auto transformed = [&](const std::string &Key) {
+    auto It = Decisions.find(Key);
+    return It != Decisions.end() &&
+           It->second.Status == KernelStatus::Transformed;
+  };
+  auto refuse = [&](const std::string &Key, Hazard Why) {
+    Decisions[Key].Status = KernelStatus::Refused;
+    Decisions[Key].Reasons.push_back(std::move(Why));
+  };
+
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    // A device function reading blockIdx serves either only transformed
+    // kernels (and is rewritten) or none.
+    for (const auto &[Key, D] : Decisions) {
+      if (D.Status == KernelStatus::Transformed)
+        continue;
+      for (const std::string &Callee : Reach[Key]) {
+        const FunctionFacts &C = Facts.Functions.at(Callee);
+        if (!C.ReadsBlockId)
+          continue;
+        for (auto &[Other, OD] : Decisions)
+          if (OD.Status == KernelStatus::Transformed &&
+              Reach[Other].count(Callee)) {
+            refuse(Other, {"calls '" + C.Name +
+                               "', which reads blockIdx/gridDim and is also "
+                               "called from kernel '" +
+                               D.Kernel->Name + "', which is not transformed",
+                           OD.Kernel->Where,
+                           {{C.Where, "'" + C.Name + "' declared here"}}});
+            Changed = true;
+          }
+      }
+    }
+    // A launch spelled in a macro body: all kernels it launches, or none.
+    std::map<std::pair<std::string, unsigned>, std::set<std::string>> ByMacro;
+    for (const LaunchFacts &L : Facts.Launches)
+      if (!L.MacroName.empty() && !L.Edits.empty())
+        ByMacro[{L.Edits.begin()->File, L.Edits.begin()->Offset}].insert(
+            L.KernelKey);
+    for (const auto &[Where, Kernels] : ByMacro) {
+      auto Untransformed = std::find_if(
+          Kernels.begin(), Kernels.end(),
+          [&](const std::string &K) { return !transformed(K); });
+      if (Untransformed == Kernels.end())
+        continue;
+      std::string Other = Facts.Functions.count(*Untransformed)
+                              ? Facts.Functions.at(*Untransformed).Name
+                              : *Untransformed;
+      for (const std::string &K : Kernels)
+        if (transformed(K)) {
+          refuse(K, {"launched through a macro that also launches kernel '" +
+                         Other + "', which is not transformed",
+                     Decisions[K].Kernel->Where,
+                     {}});
+          Changed = true;
+        }
+    }
+  }
+
+  // Edits: transformed kernels, the device functions they reach, their
+  // launches.
+  std::set<std::string> RewrittenFunctions;
+  for (const auto &[Key, D] : Decisions) {
+    if (D.Status != KernelStatus::Transformed)
+      continue;
+    const FunctionFacts &K = *D.Kernel;
+    std::set<Edit> &Out = Plan.EditsByFile[K.Body.File];
+    Out.insert(Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body)});
+    Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0, epilogue(K.Body)});
+    for (const Edit &E : K.Edits)
+      Plan.EditsByFile[E.File].insert(E);
+    RewrittenFunctions.insert(Reach[Key].begin(), Reach[Key].end());
+  }
+  for (const std::string &Key : RewrittenFunctions)
+    for (const Edit &E : Facts.Functions.at(Key).Edits)
+      Plan.EditsByFile[E.File].insert(E);
+  for (const LaunchFacts &L : Facts.Launches)
+    if (transformed(L.KernelKey))
+      for (const Edit &E : L.Edits)
+        Plan.EditsByFile[E.File].insert(E);
+
+  for (auto &[Key, D] : Decisions)
+    Plan.Kernels.push_back(std::move(D));
+  std::sort(Plan.Kernels.begin(), Plan.Kernels.end(),
+            [](const KernelDecision &A, const KernelDecision &B) {
+              return A.Kernel->Where < B.Kernel->Where;
+            });
+  return Plan;
+}
+
+} // namespace smpart

@@ -1,0 +1,56 @@
+// Decides, from the merged facts of both parses, which kernels are
+// transformed and which refused, and turns that into the edits of each file.
+//
+// A kernel is transformed unless it is excluded by the user, not fully
+// rewritable, or it (or a device function it reaches) has a hazard. Two
+// rules couple kernels, applied until nothing changes: a device function
+// that reads blockIdx/gridDim is rewritten for all its callers or none, and a
+// launch spelled in a macro body is rewritten for all its expansions or none.
+#pragma once
+
+#include "pipeline/Facts.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Regex.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace smpart {
+
+enum class KernelStatus { Transformed, Refused, Excluded };
+
+struct KernelDecision {
+  const FunctionFacts *Kernel = nullptr;
+  KernelStatus Status = KernelStatus::Transformed;
+  std::vector<Hazard> Reasons; ///< why refused
+};
+
+struct TransformPlan {
+  std::vector<KernelDecision> Kernels;      ///< in source order
+  std::map<std::string, std::set<Edit>> EditsByFile;
+};
+
+class TransformPlanner {
+public:
+  TransformPlanner(const FileFacts &Facts, const llvm::Regex *Only,
+                   const llvm::Regex *Exclude)
+      : Facts(Facts), Only(Only), Exclude(Exclude) {}
+
+  TransformPlan plan() const;
+
+  /// The text inserted after a kernel body's `{` and before its `}`.
+  static std::string prologue(const KernelBody &Body);
+  static std::string epilogue(const KernelBody &Body);
+
+private:
+  std::set<std::string> reachable(const std::string &Key) const;
+
+  const FileFacts &Facts;
+  const llvm::Regex *Only;
+  const llvm::Regex *Exclude;
+};
+
+} // namespace smpart

@@ -1,0 +1,35 @@
+// Routes loads through provably-global pointers in kernel bodies through
+// smpart::load(p, tag), which bypasses L1 (ld.global.cg) when the CTA's
+// bypass tag is set (the TLP paper's per-block 1-bit tags, Sec. 4.4).
+#pragma once
+
+#include "analysis/GlobalPointerProvenance.h"
+#include "pipeline/RewriteContext.h"
+
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+#include <map>
+#include <memory>
+
+namespace smpart {
+
+class BypassLoadRewrite
+    : public clang::ast_matchers::MatchFinder::MatchCallback {
+public:
+  explicit BypassLoadRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
+  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onStartOfTranslationUnit() override { Provenance.clear(); }
+
+  /// Types worth a bypass load: arithmetic scalars and CUDA vector types.
+  static bool isLoadableType(clang::QualType T);
+
+private:
+  RewriteContext &Ctx;
+  /// One provenance analysis per kernel (or instantiation) and parse.
+  std::map<const clang::FunctionDecl *,
+           std::unique_ptr<GlobalPointerProvenance>>
+      Provenance;
+};
+
+} // namespace smpart

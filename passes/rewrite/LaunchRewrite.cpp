@@ -1,0 +1,133 @@
+#include "rewrite/LaunchRewrite.h"
+
+#include "rewrite/LaunchSyntax.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/TemplateBase.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace smpart {
+
+void LaunchRewrite::registerMatchers(MatchFinder &Finder) {
+  // Device-side launches are refusals (KernelHazards), not rewrites.
+  // Launches in template instantiations are rewritten once, in the pattern.
+  Finder.addMatcher(
+      cudaKernelCallExpr(
+          unless(forFunction(functionDecl(anyOf(hasAttr(attr::CUDAGlobal),
+                                                hasAttr(attr::CUDADevice),
+                                                isTemplateInstantiation())))))
+          .bind("launch"),
+      this);
+}
+
+/// The kernel a launch calls, also when the call is dependent.
+static const FunctionDecl *launchedKernel(const CUDAKernelCallExpr &Call) {
+  if (const FunctionDecl *FD = Call.getDirectCallee())
+    return FD;
+  const Expr *Callee = Call.getCallee()->IgnoreParenImpCasts();
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
+    for (const NamedDecl *D : ULE->decls()) {
+      const NamedDecl *Under = D->getUnderlyingDecl();
+      if (const auto *FTD = dyn_cast<FunctionTemplateDecl>(Under))
+        return FTD->getTemplatedDecl();
+      if (const auto *FD = dyn_cast<FunctionDecl>(Under))
+        return FD;
+    }
+  return nullptr;
+}
+
+std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
+                                         llvm::StringRef CalleeText,
+                                         const ASTContext &AST) {
+  const auto *Ref =
+      dyn_cast<DeclRefExpr>(Call.getCallee()->IgnoreParenImpCasts());
+  const FunctionDecl *FD = Call.getDirectCallee();
+  if (!Ref || !FD)
+    return "nullptr";
+  std::string Address;
+  llvm::raw_string_ostream OS(Address);
+  if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs()) {
+    if (Ref->hasExplicitTemplateArgs() &&
+        Ref->getNumTemplateArgs() == Args->size()) {
+      OS << "&" << CalleeText;
+    } else if (!Ref->hasExplicitTemplateArgs()) {
+      // Deduced arguments: spell them.
+      OS << "&" << CalleeText;
+      printTemplateArgumentList(OS, Args->asArray(), AST.getPrintingPolicy());
+    } else {
+      return "nullptr";
+    }
+  } else if (Ref->hadMultipleCandidates()) {
+    // An overload set: name the one this call resolved to.
+    PrintingPolicy Policy = AST.getPrintingPolicy();
+    Policy.FullyQualifiedName = true;
+    OS << "static_cast<void (*)(smpart::LaunchControl";
+    for (const ParmVarDecl *P : FD->parameters())
+      OS << ", " << P->getType().getAsString(Policy);
+    OS << ")>(&" << CalleeText << ")";
+  } else {
+    OS << "&" << CalleeText;
+  }
+  return "reinterpret_cast<const void *>(" + OS.str() + ")";
+}
+
+void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
+  const SourceManager &SM = *Result.SourceManager;
+  const FunctionDecl *Kernel = Call ? launchedKernel(*Call) : nullptr;
+  if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>())
+    return;
+  const FunctionDecl *Pattern = RewriteContext::patternOf(Kernel);
+  // Kernels defined elsewhere keep their signature: leave the launch alone.
+  if (!Pattern->hasBody() || !Ctx.isRewritable(SM, Pattern->getLocation()))
+    return;
+  LaunchFacts L;
+  L.KernelKey = Ctx.functionFacts(SM, Pattern).Key;
+  L.Where = RewriteContext::placeOf(SM, Call->getBeginLoc());
+  std::optional<LaunchSyntax> S =
+      parseLaunch(*Call, SM, Result.Context->getLangOpts());
+  if (!S || !Ctx.isRewritable(SM, S->CalleeBegin)) {
+    Ctx.functionFacts(SM, Pattern)
+        .Hazards.insert({"launch at line " + std::to_string(L.Where.Line) +
+                             " is spelled across macros or files and cannot "
+                             "be rewritten",
+                         L.Where,
+                         {}});
+    return;
+  }
+  L.MacroName = S->MacroName;
+
+  std::string Name = Pattern->getQualifiedNameAsString();
+  // In a macro body one spelling serves every expansion: do not commit to
+  // one expansion's overload or template arguments.
+  std::string Address = S->MacroName.empty()
+                            ? kernelAddress(*Call, S->CalleeText, *Result.Context)
+                            : "nullptr";
+  std::string MissingConfig;
+  for (unsigned I = S->WrittenConfigArgs; I < 4; ++I)
+    MissingConfig += ", 0";
+
+  auto Add = [&](SourceLocation B, SourceLocation E, std::string Text) {
+    if (std::optional<Edit> Ed =
+            RewriteContext::replace(SM, B, E, Text, /*AllowMacro=*/true))
+      L.Edits.insert(*Ed);
+  };
+  Add(S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
+      "smpart::launch({\"" + Name + "\", " + Address + "}, ");
+  Add(S->ConfigClose, S->ArgsOpen.getLocWithOffset(1),
+      MissingConfig + ", [smpart_args = std::make_tuple(");
+  Add(S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
+      ")](const smpart::LaunchParams &smpart_p) { "
+      "std::apply([&](const auto &...smpart_a) { " +
+          S->CalleeText +
+          "<<<smpart_p.grid, smpart_p.block, smpart_p.smem, "
+          "smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); })");
+  Ctx.facts().Launches.push_back(std::move(L));
+}
+
+} // namespace smpart

@@ -1,0 +1,56 @@
+#include "rewrite/LaunchSyntax.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+
+namespace smpart {
+
+std::optional<LaunchSyntax> parseLaunch(const CUDAKernelCallExpr &Call,
+                                        const SourceManager &SM,
+                                        const LangOptions &LO) {
+  const CallExpr *Config = Call.getConfig();
+  if (!Config || !Config->getCallee())
+    return std::nullopt;
+  LaunchSyntax S;
+  SourceLocation Begin = Call.getCallee()->getBeginLoc();
+  if (Begin.isMacroID() && SM.isMacroBodyExpansion(Begin))
+    S.MacroName =
+        Lexer::getImmediateMacroName(Begin, SM, LO).str();
+  S.CalleeBegin = SM.getSpellingLoc(Begin);
+  // Sema builds the configuration call with its callee at `<<<` and its
+  // right parenthesis at `>>>`.
+  S.ConfigOpen = SM.getSpellingLoc(Config->getCallee()->getBeginLoc());
+  S.ConfigClose = SM.getSpellingLoc(Config->getRParenLoc());
+  S.ArgsClose = SM.getSpellingLoc(Call.getRParenLoc());
+  FileID File = SM.getFileID(S.CalleeBegin);
+  for (SourceLocation L : {S.ConfigOpen, S.ConfigClose, S.ArgsClose})
+    if (L.isInvalid() || SM.getFileID(L) != File)
+      return std::nullopt;
+  unsigned Open = SM.getFileOffset(S.ConfigOpen);
+  unsigned Close = SM.getFileOffset(S.ConfigClose);
+  unsigned Callee = SM.getFileOffset(S.CalleeBegin);
+  unsigned End = SM.getFileOffset(S.ArgsClose);
+  if (!(Callee < Open && Open < Close && Close < End))
+    return std::nullopt;
+
+  // The `(` is the first token after `>>>`.
+  std::optional<Token> Paren = Lexer::findNextToken(S.ConfigClose, SM, LO);
+  if (!Paren || Paren->isNot(tok::l_paren) ||
+      SM.getFileID(Paren->getLocation()) != File)
+    return std::nullopt;
+  S.ArgsOpen = Paren->getLocation();
+
+  for (const Expr *Arg : Config->arguments())
+    if (!isa<CXXDefaultArgExpr>(Arg))
+      ++S.WrittenConfigArgs;
+  bool Invalid = false;
+  llvm::StringRef Buffer = SM.getBufferData(File, &Invalid);
+  if (Invalid)
+    return std::nullopt;
+  S.CalleeText = Buffer.substr(Callee, Open - Callee).trim().str();
+  return S;
+}
+
+} // namespace smpart

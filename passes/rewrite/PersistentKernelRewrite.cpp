@@ -1,0 +1,171 @@
+#include "rewrite/PersistentKernelRewrite.h"
+
+#include "analysis/BarrierHazard.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Mangle.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace smpart {
+
+static constexpr llvm::StringLiteral ControlParam =
+    "smpart::LaunchControl smpart_ctl";
+
+void PersistentKernelRewrite::registerMatchers(MatchFinder &Finder) {
+  auto Kernel = functionDecl(hasAttr(attr::CUDAGlobal), isDefinition());
+  Finder.addMatcher(Kernel.bind("kernel"), this);
+  // Returns and blockIdx/gridDim uses that belong to the kernel itself, not
+  // to a lambda or local class inside it.
+  Finder.addMatcher(returnStmt(forFunction(Kernel.bind("kernel"))).bind("return"),
+                    this);
+  Finder.addMatcher(
+      declRefExpr(to(varDecl(hasAnyName("::blockIdx", "::gridDim"))),
+                  forFunction(Kernel.bind("kernel")))
+          .bind("blockid"),
+      this);
+}
+
+void PersistentKernelRewrite::run(const MatchFinder::MatchResult &Result) {
+  const auto *Kernel = Result.Nodes.getNodeAs<FunctionDecl>("kernel");
+  const SourceManager &SM = *Result.SourceManager;
+  if (!Kernel || !Ctx.isRewritable(SM, Kernel->getLocation()))
+    return;
+  if (const auto *Return = Result.Nodes.getNodeAs<ReturnStmt>("return"))
+    return recordReturn(*Return, *Kernel, SM);
+  if (const auto *Ref = Result.Nodes.getNodeAs<DeclRefExpr>("blockid"))
+    return recordBlockIdUse(*Ref, *Kernel, SM);
+  recordKernel(*Kernel, Result);
+}
+
+void PersistentKernelRewrite::recordReturn(const ReturnStmt &Return,
+                                           const FunctionDecl &Kernel,
+                                           const SourceManager &SM) {
+  FunctionFacts &F = Ctx.functionFacts(SM, &Kernel);
+  F.Body.HasReturn = true;
+  if (Return.getRetValue()) {
+    F.Hazards.insert({"`return` with an operand in a kernel",
+                      RewriteContext::placeOf(SM, Return.getBeginLoc()),
+                      {}});
+    return;
+  }
+  // `return` -> `goto smpart_next_block`: ends this logical block only.
+  std::optional<Edit> E = RewriteContext::replace(
+      SM, Return.getBeginLoc(), Return.getBeginLoc().getLocWithOffset(6),
+      "goto smpart_next_block");
+  if (!E) {
+    F.Hazards.insert({"early `return` spelled inside a macro",
+                      RewriteContext::placeOf(SM, Return.getBeginLoc()),
+                      {}});
+    return;
+  }
+  F.Edits.insert(*E);
+}
+
+void PersistentKernelRewrite::recordBlockIdUse(const DeclRefExpr &Ref,
+                                               const FunctionDecl &Kernel,
+                                               const SourceManager &SM) {
+  FunctionFacts &F = Ctx.functionFacts(SM, &Kernel);
+  if (Ref.getDecl()->getName() == "blockIdx")
+    F.Body.UsesBlockIdx = true;
+  else
+    F.Body.UsesGridDim = true;
+}
+
+/// Inserts the control parameter into one declaration's parameter list.
+static std::optional<Edit> addControlParam(const FunctionDecl &D,
+                                           const SourceManager &SM) {
+  FunctionTypeLoc FTL = D.getFunctionTypeLoc();
+  if (!FTL)
+    return std::nullopt;
+  SourceLocation AfterParen = FTL.getLParenLoc().getLocWithOffset(1);
+  if (D.getNumParams() > 0)
+    return RewriteContext::insert(SM, AfterParen,
+                                  (ControlParam + ", ").str());
+  // `()` or `(void)`: the control block becomes the only parameter.
+  return RewriteContext::replace(SM, AfterParen, FTL.getRParenLoc(),
+                                 ControlParam);
+}
+
+void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
+                                           const MatchFinder::MatchResult &R) {
+  const SourceManager &SM = *R.SourceManager;
+  ASTContext &AST = *R.Context;
+  // Instantiations share the pattern's text; the pattern is rewritten once.
+  if (Kernel.isTemplateInstantiation())
+    return;
+  FunctionFacts &F = Ctx.functionFacts(SM, &Kernel);
+  F.IsKernel = true;
+
+  if (F.Params.empty())
+    for (const ParmVarDecl *P : Kernel.parameters())
+      F.Params.push_back(
+          (P->getType().getAsString(AST.getPrintingPolicy()) +
+           (P->getName().empty() ? "" : " " + P->getName().str())));
+  if (F.MangledName.empty() && !Kernel.isDependentContext()) {
+    std::unique_ptr<MangleContext> Mangler(AST.createMangleContext());
+    std::string Name;
+    llvm::raw_string_ostream OS(Name);
+    Mangler->mangleName(GlobalDecl(&Kernel), OS);
+    F.MangledName = OS.str();
+  }
+  if (const auto *LB = Kernel.getAttr<CUDALaunchBoundsAttr>()) {
+    if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
+      F.ResourceHints["max_threads_per_block"] = llvm::toString(*V, 10);
+    if (LB->getMinBlocks())
+      if (auto V = LB->getMinBlocks()->getIntegerConstantExpr(AST))
+        F.ResourceHints["min_blocks_per_sm"] = llvm::toString(*V, 10);
+  }
+
+  // Every declaration gets the control parameter, so that all of them still
+  // declare the same function.
+  for (const FunctionDecl *D : Kernel.redecls()) {
+    if (!Ctx.isRewritable(SM, D->getLocation())) {
+      F.Rewritable = false;
+      F.Hazards.insert({"also declared in '" +
+                            RewriteContext::placeOf(SM, D->getLocation()).File +
+                            "', which is not rewritten (see --header-filter)",
+                        F.Where,
+                        {}});
+      continue;
+    }
+    if (std::optional<Edit> E = addControlParam(*D, SM))
+      F.Edits.insert(*E);
+    else
+      F.Hazards.insert({"parameter list spelled inside a macro",
+                        RewriteContext::placeOf(SM, D->getLocation()),
+                        {}});
+  }
+
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel.getBody());
+  if (!Body || Body->getLBracLoc().isMacroID() ||
+      Body->getRBracLoc().isMacroID()) {
+    F.Hazards.insert({"kernel body spelled inside a macro", F.Where, {}});
+    return;
+  }
+  KernelBody &B = F.Body;
+  B.Valid = true;
+  B.File = SM.getFilename(Body->getLBracLoc()).str();
+  B.LineFile = SM.getPresumedLoc(Body->getLBracLoc()).getFilename();
+  B.OpenOffset = SM.getFileOffset(Body->getLBracLoc());
+  B.OpenLine = SM.getSpellingLineNumber(Body->getLBracLoc());
+  B.CloseOffset = SM.getFileOffset(Body->getRBracLoc());
+  B.CloseLine = SM.getSpellingLineNumber(Body->getRBracLoc());
+
+  if (std::optional<BarrierAfterReturn> Hazard =
+          findBarrierAfterReturn(Kernel, AST)) {
+    Place Ret = RewriteContext::placeOf(SM, Hazard->Return->getBeginLoc());
+    Place Bar = RewriteContext::placeOf(SM, Hazard->Barrier->getBeginLoc());
+    F.Hazards.insert(
+        {"barrier at line " + std::to_string(Bar.Line) +
+             " is reachable after the early return at line " +
+             std::to_string(Ret.Line) +
+             " (threads that returned would wait at a different barrier)",
+         F.Where,
+         {{Ret, "early return here"}, {Bar, "barrier here"}}});
+  }
+}
+
+} // namespace smpart

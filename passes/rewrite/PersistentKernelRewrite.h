@@ -1,0 +1,34 @@
+// Turns each __global__ definition into the persistent form: adds the
+// `smpart::LaunchControl smpart_ctl` parameter to every declaration, wraps
+// the body in the loop over logical blocks (the prologue itself is generated
+// after both parses, see TransformPlanner), turns `return` into a jump to
+// the end of the current logical block, and records the kernel's facts
+// (name, parameters, resource hints) and its refusals.
+#pragma once
+
+#include "pipeline/RewriteContext.h"
+
+#include "clang/ASTMatchers/ASTMatchFinder.h"
+
+namespace smpart {
+
+class PersistentKernelRewrite
+    : public clang::ast_matchers::MatchFinder::MatchCallback {
+public:
+  explicit PersistentKernelRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
+  void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
+  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+
+private:
+  void recordKernel(const clang::FunctionDecl &Kernel,
+                    const clang::ast_matchers::MatchFinder::MatchResult &R);
+  void recordReturn(const clang::ReturnStmt &Return,
+                    const clang::FunctionDecl &Kernel,
+                    const clang::SourceManager &SM);
+  void recordBlockIdUse(const clang::DeclRefExpr &Ref,
+                        const clang::FunctionDecl &Kernel,
+                        const clang::SourceManager &SM);
+  RewriteContext &Ctx;
+};
+
+} // namespace smpart
