@@ -30,6 +30,14 @@ extern "C" cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim,
                                         dim3 blockDim, void **args,
                                         size_t sharedMem, cudaStream_t stream);
 
+// Device-side launches (dynamic parallelism, -fgpu-rdc) lower to these.
+extern "C" __device__ void *cudaGetParameterBuffer(size_t alignment,
+                                                  size_t size);
+extern "C" __device__ cudaError_t cudaLaunchDevice(void *func, void *params,
+                                                  dim3 gridDim, dim3 blockDim,
+                                                  unsigned sharedMem,
+                                                  cudaStream_t stream);
+
 struct __cuda_builtin_vars_t {
   __device__ operator uint3() const;
   __device__ operator dim3() const;

@@ -39,7 +39,7 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
       (Name == "this_grid" || Name == "this_multi_grid"))
     return "cooperative_groups::" + Name.str() +
            "() spans the physical grid (grid-wide sync or block ranks)";
-  if (Name == "cudaLaunchDevice" || Name == "cudaGetParameterBuffer")
+  if (Name == "cudaLaunchDevice" || Name == "cudaLaunchDeviceV2")
     return "device-side kernel launch (dynamic parallelism)";
   return {};
 }
@@ -53,6 +53,19 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
       functionDecl(anyOf(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDADevice)))
           .bind("fn"));
   Finder.addMatcher(cudaKernelCallExpr(InDeviceCode).bind("launch"), this);
+  // Launches that bypass `<<<>>>` pass the kernel's original parameter
+  // list, which the transformation changes: refuse the launched kernel.
+  auto KernelRef = declRefExpr(
+      to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("target")));
+  Finder.addMatcher(
+      callExpr(callee(functionDecl(hasAnyName(
+                   "cudaLaunchKernel", "cudaLaunchKernelEx",
+                   "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
+                   "cuLaunchKernel", "cudaGraphAddKernelNode"))),
+               hasAnyArgument(anyOf(ignoringParenImpCasts(KernelRef),
+                                    hasDescendant(KernelRef))))
+          .bind("apilaunch"),
+      this);
   Finder.addMatcher(callExpr(InDeviceCode).bind("call"), this);
   Finder.addMatcher(asmStmt(InDeviceCode).bind("asm"), this);
 }
@@ -60,12 +73,33 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {
   const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
   const SourceManager &SM = *Result.SourceManager;
+  if (const auto *Api = Result.Nodes.getNodeAs<CallExpr>("apilaunch")) {
+    const auto *Target = Result.Nodes.getNodeAs<FunctionDecl>("target");
+    if (!Ctx.isRewritable(SM, RewriteContext::patternOf(Target)->getLocation()))
+      return;
+    Ctx.functionFacts(SM, Target)
+        .Hazards.insert({"launched through " +
+                             Api->getDirectCallee()->getNameAsString() +
+                             ", whose argument list smpart cannot rewrite",
+                         RewriteContext::placeOf(SM, Api->getBeginLoc()),
+                         {}});
+    return;
+  }
   if (!Fn || !Ctx.isRewritable(SM, Fn->getLocation()))
     return;
   Hazard H;
   if (const auto *Launch = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch")) {
     H.Reason = "device-side kernel launch (dynamic parallelism)";
     H.Where = RewriteContext::placeOf(SM, Launch->getBeginLoc());
+    // The launched kernel keeps its signature for this launch to compile.
+    if (const FunctionDecl *Child = Launch->getDirectCallee())
+      if (Ctx.isRewritable(SM, RewriteContext::patternOf(Child)->getLocation()))
+        Ctx.functionFacts(SM, Child)
+            .Hazards.insert({"launched from device code in '" +
+                                 Fn->getQualifiedNameAsString() +
+                                 "' (dynamic parallelism)",
+                             H.Where,
+                             {}});
   } else if (const auto *Asm = Result.Nodes.getNodeAs<GCCAsmStmt>("asm")) {
     if (!readsPhysicalBlockId(Asm->getAsmString()))
       return;

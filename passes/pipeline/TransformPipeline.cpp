@@ -33,6 +33,20 @@ static std::string header(const std::string &File) {
       .str();
 }
 
+/// Replacements refuses two insertions at one offset (their order would be
+/// ambiguous); join them here, in the edits' order.
+static std::vector<Edit> coalesceInsertions(const std::set<Edit> &Edits) {
+  std::vector<Edit> Out;
+  for (const Edit &E : Edits) {
+    if (!Out.empty() && E.Length == 0 && Out.back().Length == 0 &&
+        Out.back().Offset == E.Offset && Out.back().File == E.File)
+      Out.back().Text += E.Text;
+    else
+      Out.push_back(E);
+  }
+  return Out;
+}
+
 static void printDiag(llvm::raw_ostream &OS, const Place &P,
                       llvm::StringRef Level, const llvm::Twine &Message) {
   if (!P.File.empty())
@@ -128,7 +142,7 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       return std::nullopt;
     }
     Replacements Reps;
-    for (const Edit &E : Edits)
+    for (const Edit &E : coalesceInsertions(Edits))
       if (llvm::Error Err =
               Reps.add(Replacement(E.File, E.Offset, E.Length, E.Text))) {
         llvm::errs() << "smpart-transform: error: conflicting rewrites in '"

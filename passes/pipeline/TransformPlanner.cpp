@@ -1,5 +1,7 @@
 #include "pipeline/TransformPlanner.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 namespace smpart {
@@ -75,6 +77,11 @@ TransformPlan TransformPlanner::plan() const {
                                F.Where,
                                {{H.Where, H.Reason}}});
       }
+      // The same construct seen by both parses, or twice on one line.
+      std::set<std::string> Seen;
+      llvm::erase_if(D.Reasons, [&](const Hazard &H) {
+        return !Seen.insert(H.Reason).second;
+      });
       if (!D.Reasons.empty())
         D.Status = KernelStatus::Refused;
     }
@@ -149,8 +156,14 @@ TransformPlan TransformPlanner::plan() const {
       continue;
     const FunctionFacts &K = *D.Kernel;
     std::set<Edit> &Out = Plan.EditsByFile[K.Body.File];
-    Out.insert(Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body)});
-    Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0, epilogue(K.Body)});
+    if (K.Body.OpenOffset + 1 == K.Body.CloseOffset) { // `{}`
+      Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0,
+                      prologue(K.Body) + epilogue(K.Body)});
+    } else {
+      Out.insert(
+          Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body)});
+      Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0, epilogue(K.Body)});
+    }
     for (const Edit &E : K.Edits)
       Plan.EditsByFile[E.File].insert(E);
     RewrittenFunctions.insert(Reach[Key].begin(), Reach[Key].end());

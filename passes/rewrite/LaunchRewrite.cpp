@@ -102,7 +102,11 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   L.MacroName = S->MacroName;
 
-  std::string Name = Pattern->getQualifiedNameAsString();
+  // In a macro body the callee may be a macro parameter: say so in the name
+  // rather than naming one expansion's kernel for all of them.
+  std::string Name = S->MacroName.empty()
+                         ? Pattern->getQualifiedNameAsString()
+                         : S->CalleeText + " in macro " + S->MacroName;
   // In a macro body one spelling serves every expansion: do not commit to
   // one expansion's overload or template arguments.
   std::string Address = S->MacroName.empty()

@@ -15,24 +15,29 @@ std::optional<LaunchSyntax> parseLaunch(const CUDAKernelCallExpr &Call,
     return std::nullopt;
   LaunchSyntax S;
   SourceLocation Begin = Call.getCallee()->getBeginLoc();
-  if (Begin.isMacroID() && SM.isMacroBodyExpansion(Begin))
-    S.MacroName =
-        Lexer::getImmediateMacroName(Begin, SM, LO).str();
+  SourceLocation Open = Config->getCallee()->getBeginLoc();
+  if (Open.isMacroID() && SM.isMacroBodyExpansion(Open)) {
+    S.MacroName = Lexer::getImmediateMacroName(Open, SM, LO).str();
+    // `k<<<...>>>` in a macro body with `k` a macro parameter: edit the
+    // parameter's use in the body, not the argument of one expansion.
+    while (Begin.isMacroID() && SM.isMacroArgExpansion(Begin))
+      Begin = SM.getImmediateExpansionRange(Begin).getBegin();
+  }
   S.CalleeBegin = SM.getSpellingLoc(Begin);
   // Sema builds the configuration call with its callee at `<<<` and its
   // right parenthesis at `>>>`.
-  S.ConfigOpen = SM.getSpellingLoc(Config->getCallee()->getBeginLoc());
+  S.ConfigOpen = SM.getSpellingLoc(Open);
   S.ConfigClose = SM.getSpellingLoc(Config->getRParenLoc());
   S.ArgsClose = SM.getSpellingLoc(Call.getRParenLoc());
   FileID File = SM.getFileID(S.CalleeBegin);
   for (SourceLocation L : {S.ConfigOpen, S.ConfigClose, S.ArgsClose})
     if (L.isInvalid() || SM.getFileID(L) != File)
       return std::nullopt;
-  unsigned Open = SM.getFileOffset(S.ConfigOpen);
+  unsigned OpenOffset = SM.getFileOffset(S.ConfigOpen);
   unsigned Close = SM.getFileOffset(S.ConfigClose);
   unsigned Callee = SM.getFileOffset(S.CalleeBegin);
   unsigned End = SM.getFileOffset(S.ArgsClose);
-  if (!(Callee < Open && Open < Close && Close < End))
+  if (!(Callee < OpenOffset && OpenOffset < Close && Close < End))
     return std::nullopt;
 
   // The `(` is the first token after `>>>`.
@@ -49,7 +54,7 @@ std::optional<LaunchSyntax> parseLaunch(const CUDAKernelCallExpr &Call,
   llvm::StringRef Buffer = SM.getBufferData(File, &Invalid);
   if (Invalid)
     return std::nullopt;
-  S.CalleeText = Buffer.substr(Callee, Open - Callee).trim().str();
+  S.CalleeText = Buffer.substr(Callee, OpenOffset - Callee).trim().str();
   return S;
 }
 

@@ -108,7 +108,8 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     std::unique_ptr<MangleContext> Mangler(AST.createMangleContext());
     std::string Name;
     llvm::raw_string_ostream OS(Name);
-    Mangler->mangleName(GlobalDecl(&Kernel), OS);
+    // The device symbol, not the host-side launch stub.
+    Mangler->mangleName(GlobalDecl(&Kernel, KernelReferenceKind::Kernel), OS);
     F.MangledName = OS.str();
   }
   if (const auto *LB = Kernel.getAttr<CUDALaunchBoundsAttr>()) {
