@@ -35,10 +35,19 @@ struct State {
   std::uint32_t reserved;
 };
 
+/// Written by the device at most once per launch, read by the host without a
+/// CUDA call: lives in host-mapped memory next to the knobs. One store per
+/// kernel, so its PCIe cost does not matter.
+struct Notices {
+  std::uint32_t last_block_taken; ///< nonzero once the last logical block is taken
+  std::uint32_t reserved;
+};
+
 /// Passed by value as the first parameter of every transformed kernel.
 struct LaunchControl {
   const volatile Knobs *knobs;
   State *state;
+  volatile Notices *notices;       ///< may be null (no early notification)
   unsigned grid_x, grid_y, grid_z; ///< the logical grid of the original launch
   unsigned long long total_blocks; ///< grid_x * grid_y * grid_z
 };

@@ -91,6 +91,10 @@ public:
         atomicAdd(&ctl_.state->blocks_done, 1ull);
       }
       shared = decide();
+#if defined(SMPART_EMULATION)
+      emulation::decided(sm_, slot_, shared.go, shared.block_x, shared.block_y,
+                         shared.block_z, shared.bypass);
+#endif
     }
     __syncthreads(); // the decision is published
     const Decision d = shared;
@@ -136,6 +140,10 @@ private:
       releaseSlot();
       return d;
     }
+    // The SiM paper's early notification: once the last block is taken no
+    // change of CTAs can help this kernel any more.
+    if (b + 1 == ctl_.total_blocks && ctl_.notices)
+      ctl_.notices->last_block_taken = 1u;
     const unsigned long long plane =
         static_cast<unsigned long long>(ctl_.grid_x) * ctl_.grid_y;
     d.block_x = static_cast<unsigned>(b % ctl_.grid_x);

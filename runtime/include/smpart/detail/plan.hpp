@@ -1,0 +1,90 @@
+// Host-side arithmetic of libsmpart that needs no CUDA: SM masks and the
+// size of the physical grid. Shared by the runtime and the CPU emulation so
+// that the emulation exercises the same decisions.
+#pragma once
+
+#include "smpart/control.hpp"
+
+#include <algorithm>
+#include <bitset>
+#include <cstdint>
+
+namespace smpart {
+
+/// A set of SM ids, [0, kMaxSms).
+using SmMask = std::bitset<kMaxSms>;
+
+/// SMs [first, first + count), clipped to kMaxSms.
+inline SmMask smRange(unsigned first, unsigned count) {
+  SmMask m;
+  for (unsigned s = first; s < first + count && s < kMaxSms; ++s)
+    m.set(s);
+  return m;
+}
+
+namespace detail {
+
+/// Writes `mask` into the knob words. Each word is one 32-bit store: a CTA
+/// reading meanwhile sees, per SM, either the old or the new bit.
+inline void storeMask(volatile Knobs &k, const SmMask &mask) {
+  for (unsigned w = 0; w < kMaxSms / 32; ++w) {
+    std::uint32_t bits = 0;
+    for (unsigned b = 0; b < 32; ++b)
+      if (mask.test(w * 32 + b))
+        bits |= 1u << b;
+    k.sm_mask[w] = bits;
+  }
+}
+
+inline SmMask loadMask(const volatile Knobs &k) {
+  SmMask m;
+  for (unsigned s = 0; s < kMaxSms; ++s)
+    if ((k.sm_mask[s / 32] >> (s % 32)) & 1u)
+      m.set(s);
+  return m;
+}
+
+/// Knobs of a fresh launch: every SM, `ctas_per_sm` CTAs each, no bypass.
+inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
+  SmMask all;
+  all.set();
+  storeMask(k, all);
+  k.ctas_per_sm = std::min(ctas_per_sm, kMaxCtasPerSm);
+  k.bypass_ctas_per_sm = 0;
+  k.preempt = 0;
+  k.reserved = 0;
+}
+
+/// Physical CTAs to launch for a transformed kernel.
+///
+/// `occupancy` is how many CTAs of the kernel fit on one SM. The hardware
+/// block scheduler, not us, picks the SM of each CTA, so we cannot aim CTAs
+/// at the SMs of a mask: we launch enough to fill every SM to occupancy,
+/// and CTAs that land on an SM outside the mask or on an SM whose target is
+/// met exit before taking work (they cost a few microseconds each). Only
+/// when every SM is allowed and the target is the occupancy can the grid
+/// be cut to the logical block count without starving an allowed SM.
+inline unsigned long long physicalCtas(unsigned num_sms, unsigned occupancy,
+                                       unsigned ctas_per_sm, bool all_sms,
+                                       unsigned long long remaining_blocks) {
+  occupancy = std::max(1u, std::min(occupancy, kMaxCtasPerSm));
+  const unsigned long long fill =
+      static_cast<unsigned long long>(std::max(1u, num_sms)) * occupancy;
+  if (all_sms && ctas_per_sm >= occupancy)
+    return std::max(1ull, std::min(fill, remaining_blocks));
+  return fill;
+}
+
+/// CTAs per SM when the kernel's address is unknown (a template the tool
+/// could not name): limited by threads and by the block-slot limit only.
+inline unsigned occupancyFromThreads(unsigned block_threads,
+                                     unsigned max_threads_per_sm,
+                                     unsigned max_blocks_per_sm) {
+  if (block_threads == 0)
+    return 1;
+  return std::max(1u, std::min(max_threads_per_sm / block_threads,
+                               std::min(max_blocks_per_sm, kMaxCtasPerSm)));
+}
+
+} // namespace detail
+} // namespace smpart

@@ -1,0 +1,28 @@
+// One error type for every problem with user input (profile files, plan
+// files, policy prerequisites). Its message is the one line smpart-plan
+// prints: "FILE: JSON.PATH: what was expected".
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace smpart::policy {
+
+class InputError : public std::runtime_error {
+public:
+  InputError(std::string File, std::string Path, std::string Expected)
+      : std::runtime_error(File + ": " + Path + ": " + Expected),
+        File(std::move(File)), Path(std::move(Path)),
+        Expected(std::move(Expected)) {}
+
+  const std::string &file() const { return File; }
+  const std::string &path() const { return Path; }
+  const std::string &expected() const { return Expected; }
+
+private:
+  std::string File;
+  std::string Path;
+  std::string Expected;
+};
+
+} // namespace smpart::policy

@@ -1,0 +1,120 @@
+// Host-side behaviour of libsmpart that needs no GPU: grid sizing, masks,
+// error reporting. On a machine without a GPU (CUDA returns
+// cudaErrorInsufficientDriver) the first call must say so clearly, and no
+// call may throw or abort.
+#include "smpart/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+bool gpuPresent() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+TEST(Plan, PhysicalCtasFillsEverySmOrCutsToTheGrid) {
+  using smpart::detail::physicalCtas;
+  // All SMs, full occupancy: no more CTAs than logical blocks.
+  EXPECT_EQ(physicalCtas(132, 8, 8, true, 100), 100u);
+  EXPECT_EQ(physicalCtas(132, 8, 8, true, 1u << 20), 132u * 8);
+  // A mask or a lower target: fill every SM, the extra CTAs exit.
+  EXPECT_EQ(physicalCtas(132, 8, 8, false, 100), 132u * 8);
+  EXPECT_EQ(physicalCtas(132, 8, 2, true, 100), 132u * 8);
+  // Occupancy is clamped to the per-SM slot word.
+  EXPECT_EQ(physicalCtas(2, 64, 64, true, 1000), 64u);
+  EXPECT_EQ(physicalCtas(4, 0, 0, false, 1), 4u);
+}
+
+TEST(Plan, OccupancyFromThreads) {
+  using smpart::detail::occupancyFromThreads;
+  EXPECT_EQ(occupancyFromThreads(256, 2048, 32), 8u);
+  EXPECT_EQ(occupancyFromThreads(32, 2048, 32), 32u);
+  EXPECT_EQ(occupancyFromThreads(1024, 2048, 32), 2u);
+  EXPECT_EQ(occupancyFromThreads(0, 2048, 32), 1u);
+}
+
+TEST(Plan, MaskRoundTripsThroughKnobWords) {
+  smpart::Knobs k{};
+  smpart::SmMask m = smpart::smRange(3, 70);
+  m.set(255);
+  smpart::detail::storeMask(k, m);
+  EXPECT_EQ(smpart::detail::loadMask(k), m);
+  EXPECT_EQ(k.sm_mask[0], 0xfffffff8u);
+  EXPECT_EQ(k.sm_mask[7], 0x80000000u);
+  smpart::detail::initKnobs(k, 40);
+  EXPECT_TRUE(smpart::detail::loadMask(k).all());
+  EXPECT_EQ(k.ctas_per_sm, smpart::kMaxCtasPerSm);
+  EXPECT_EQ(k.preempt, 0u);
+}
+
+TEST(Errors, InitNamesTheMissingGpu) {
+  smpart::Status st = smpart::init();
+  if (gpuPresent()) {
+    EXPECT_TRUE(st.ok()) << st.message();
+    return;
+  }
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), smpart::Errc::kNoDevice);
+  EXPECT_EQ(st.cudaError(), static_cast<int>(cudaErrorInsufficientDriver));
+  EXPECT_NE(st.message().find("no usable CUDA GPU"), std::string::npos);
+  EXPECT_NE(st.message().find("cudaGetDeviceCount"), std::string::npos);
+  EXPECT_NE(st.message().find("cudaErrorInsufficientDriver"),
+            std::string::npos);
+  EXPECT_NE(st.message().find("runtime.cpp:"), std::string::npos)
+      << st.message();
+  // The same answer on every later call.
+  EXPECT_EQ(smpart::init().message(), st.message());
+}
+
+TEST(Errors, LaunchWithoutGpuReportsLikeCudaGetLastError) {
+  if (gpuPresent())
+    GTEST_SKIP() << "a GPU is present; this test covers the no-GPU path";
+  bool called = false;
+  smpart::KernelHandle h = smpart::launch(
+      {"k", nullptr}, dim3(4), dim3(64), 0, nullptr,
+      [&](const smpart::LaunchParams &) { called = true; });
+  EXPECT_FALSE(called);
+  ASSERT_TRUE(h.valid());
+  EXPECT_EQ(h.status().code(), smpart::Errc::kNoDevice);
+  EXPECT_EQ(smpart::peekLastError().message(), h.status().message());
+  EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kNoDevice);
+  EXPECT_TRUE(smpart::getLastError().ok()); // reset like cudaGetLastError
+  // Every call on the failed handle answers with the launch's status.
+  EXPECT_EQ(h.preempt().code(), smpart::Errc::kNoDevice);
+  EXPECT_EQ(h.setCtasPerSm(2).code(), smpart::Errc::kNoDevice);
+  EXPECT_EQ(h.wait().code(), smpart::Errc::kNoDevice);
+  smpart::Progress p;
+  EXPECT_EQ(h.progress(p).code(), smpart::Errc::kNoDevice);
+  EXPECT_FALSE(h.lastBlockTaken());
+  EXPECT_EQ(h.doneEvent(), nullptr);
+  EXPECT_THROW(h.status().throwIfError(), smpart::Error);
+  EXPECT_TRUE(smpart::activeKernels().empty());
+}
+
+TEST(Errors, OpaqueLaunchWithoutGpu) {
+  if (gpuPresent())
+    GTEST_SKIP() << "a GPU is present; this test covers the no-GPU path";
+  bool called = false;
+  smpart::KernelHandle h = smpart::launchOpaque(
+      {"refused", nullptr}, dim3(2, 2), dim3(32), 0, nullptr,
+      [&](dim3, dim3, std::size_t, cudaStream_t) { called = true; });
+  EXPECT_FALSE(called);
+  EXPECT_EQ(h.status().code(), smpart::Errc::kNoDevice);
+  EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kNoDevice);
+}
+
+TEST(Errors, EmptyGridAndEmptyHandle) {
+  smpart::KernelHandle h = smpart::launch(
+      {"k", nullptr}, dim3(0, 4), dim3(64), 0, nullptr,
+      [](const smpart::LaunchParams &) {});
+  EXPECT_EQ(h.status().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("empty grid"), std::string::npos);
+  EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kInvalidArgument);
+  smpart::KernelHandle none;
+  EXPECT_FALSE(none.valid());
+  EXPECT_EQ(none.preempt().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_EQ(none.wait().code(), smpart::Errc::kInvalidArgument);
+}
+
+} // namespace
