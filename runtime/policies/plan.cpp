@@ -1,0 +1,88 @@
+#include "smpart/policy/plan.hpp"
+
+#include "json_reader.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace smpart::policy {
+
+using detail::JsonNode;
+
+nlohmann::json planToJson(const Plan &P) {
+  nlohmann::json Kernels = nlohmann::json::array();
+  for (const KernelDecision &K : P.kernels) {
+    nlohmann::json J = {{"name", K.name},
+                        {"sms", K.sms},
+                        {"sm_first", K.sm_first},
+                        {"ctas_per_sm", K.ctas_per_sm},
+                        {"bypass_ctas_per_sm", K.bypass_ctas_per_sm},
+                        {"class", K.klass}};
+    if (K.predicted_np)
+      J["predicted_np"] = *K.predicted_np;
+    if (K.round)
+      J["round"] = *K.round;
+    Kernels.push_back(std::move(J));
+  }
+  return {{"schema", PlanSchema},     {"policy", P.policy},
+          {"mode", P.mode},           {"num_sms", P.num_sms},
+          {"kernels", Kernels},       {"gated_sms", P.gated_sms},
+          {"notes", P.notes}};
+}
+
+Plan parsePlan(const std::string &Text, const std::string &Source) {
+  nlohmann::json Doc = detail::parseJsonDocument(Text, Source);
+  JsonNode Root(Doc, Source, "");
+  Root.requireObject();
+  JsonNode Schema = Root.member("schema");
+  if (Schema.asString() != PlanSchema)
+    Schema.fail(std::string("expected \"") + PlanSchema + "\", got \"" +
+                Schema.asString() + "\"");
+  Plan P;
+  if (auto N = Root.optionalMember("policy"))
+    P.policy = N->asString();
+  if (auto M = Root.optionalMember("mode"))
+    P.mode = M->asString();
+  if (auto N = Root.optionalMember("num_sms"))
+    P.num_sms = static_cast<int>(N->asInteger(1, 1 << 16, "a positive integer"));
+  if (auto G = Root.optionalMember("gated_sms"))
+    P.gated_sms =
+        static_cast<int>(G->asInteger(0, 1 << 16, "a non-negative integer"));
+  JsonNode Kernels = Root.member("kernels");
+  std::size_t N = Kernels.arraySize();
+  if (N == 0)
+    Kernels.fail("expected at least one kernel");
+  for (std::size_t I = 0; I < N; ++I) {
+    JsonNode K = Kernels.element(I);
+    K.requireObject();
+    KernelDecision D;
+    D.name = K.member("name").asString();
+    D.sms = static_cast<int>(
+        K.member("sms").asInteger(0, 1 << 16, "a non-negative integer"));
+    D.sm_first = static_cast<int>(
+        K.member("sm_first").asInteger(0, 1 << 16, "a non-negative integer"));
+    if (auto C = K.optionalMember("ctas_per_sm"))
+      D.ctas_per_sm =
+          static_cast<int>(C->asInteger(0, 1 << 16, "a non-negative integer"));
+    if (auto B = K.optionalMember("bypass_ctas_per_sm"))
+      D.bypass_ctas_per_sm =
+          static_cast<int>(B->asInteger(0, 1 << 16, "a non-negative integer"));
+    if (auto C = K.optionalMember("class"))
+      D.klass = C->asString();
+    if (auto NP = K.optionalMember("predicted_np"))
+      D.predicted_np = NP->asNumber(0, 1e9);
+    if (auto R = K.optionalMember("round"))
+      D.round = static_cast<int>(R->asInteger(0, 1 << 16, "a non-negative integer"));
+    P.kernels.push_back(std::move(D));
+  }
+  return P;
+}
+
+void layOutContiguously(Plan &P) {
+  int Next = 0;
+  for (KernelDecision &K : P.kernels) {
+    K.sm_first = Next;
+    Next += K.sms;
+  }
+}
+
+} // namespace smpart::policy

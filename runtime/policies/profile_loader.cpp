@@ -1,0 +1,274 @@
+// smpart.profiles/1 loader. Validation lives here, once, so policies can
+// trust the model: counts are positive and bounded, curves are sorted and
+// strictly increasing in their x, rates are fractions, names are unique.
+#include "smpart/policy/profile_loader.hpp"
+
+#include "json_reader.hpp"
+
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace smpart::policy {
+
+using detail::JsonNode;
+
+namespace {
+constexpr double Inf = std::numeric_limits<double>::infinity();
+// Generous bounds that keep every product below int64/double trouble.
+constexpr long long MaxSms = 1 << 16;
+constexpr long long MaxCount = 1LL << 40;
+constexpr long long MaxPerSm = 1LL << 30;
+constexpr long long MaxCtas = 1 << 16;
+
+std::optional<double> optNumber(const JsonNode &Obj, const char *Key,
+                                double Min, double Max,
+                                const char *What = "a number") {
+  if (auto M = Obj.optionalMember(Key))
+    return M->asNumber(Min, Max, What);
+  return std::nullopt;
+}
+
+std::optional<long long> optInteger(const JsonNode &Obj, const char *Key,
+                                    long long Min, long long Max,
+                                    const char *What) {
+  if (auto M = Obj.optionalMember(Key))
+    return M->asInteger(Min, Max, What);
+  return std::nullopt;
+}
+
+GpuSpec readGpu(const JsonNode &G) {
+  G.requireObject();
+  GpuSpec Gpu;
+  if (auto N = G.optionalMember("name"))
+    Gpu.name = N->asString();
+  Gpu.num_sms = static_cast<int>(
+      G.member("num_sms").asInteger(1, MaxSms, "a positive integer"));
+  Gpu.max_threads_per_sm = optInteger(G, "max_threads_per_sm", 1, MaxPerSm,
+                                      "a positive integer");
+  Gpu.max_blocks_per_sm =
+      optInteger(G, "max_blocks_per_sm", 1, MaxPerSm, "a positive integer");
+  Gpu.regs_per_sm =
+      optInteger(G, "regs_per_sm", 1, MaxPerSm, "a positive integer");
+  Gpu.smem_per_sm =
+      optInteger(G, "smem_per_sm", 0, MaxPerSm, "a non-negative integer");
+  const double Tiny = std::numeric_limits<double>::min();
+  Gpu.clock_ghz = optNumber(G, "clock_ghz", Tiny, 1e3, "a positive number");
+  Gpu.ipc_max_per_sm =
+      optNumber(G, "ipc_max_per_sm", Tiny, 1e6, "a positive number");
+  Gpu.cache_line_bytes =
+      optNumber(G, "cache_line_bytes", Tiny, 1e9, "a positive number");
+  Gpu.noc_bw_gbs = optNumber(G, "noc_bw_gbs", Tiny, 1e12, "a positive number");
+  Gpu.llc_bw_gbs = optNumber(G, "llc_bw_gbs", 0, 1e12, "a non-negative number");
+  Gpu.mem_bw_gbs = optNumber(G, "mem_bw_gbs", Tiny, 1e12, "a positive number");
+  Gpu.mem_bw_util = optNumber(G, "mem_bw_util", 0, 1, "a fraction");
+  if (auto H = G.optionalMember("hsm")) {
+    H->requireObject();
+    Gpu.hsm.c1 = optNumber(*H, "c1", -1e6, 1e6);
+    Gpu.hsm.c2 = optNumber(*H, "c2", -1e6, 1e6);
+    Gpu.hsm.epoch_cycles =
+        optNumber(*H, "epoch_cycles", Tiny, 1e15, "a positive number");
+  }
+  return Gpu;
+}
+
+BlockShape readBlock(const JsonNode &B) {
+  B.requireObject();
+  BlockShape Shape;
+  Shape.threads = B.member("threads").asInteger(1, 1 << 20,
+                                                "a positive integer");
+  if (auto R = B.optionalMember("regs_per_thread"))
+    Shape.regs_per_thread = R->asInteger(0, 1 << 16, "a non-negative integer");
+  if (auto S = B.optionalMember("smem_bytes"))
+    Shape.smem_bytes = S->asInteger(0, MaxPerSm, "a non-negative integer");
+  return Shape;
+}
+
+void readIsolated(const JsonNode &I, KernelProfile &K, int NumSms) {
+  I.requireObject();
+  const double Tiny = std::numeric_limits<double>::min();
+  if (auto S = I.optionalMember("by_sms")) {
+    std::size_t N = S->arraySize();
+    for (std::size_t Idx = 0; Idx < N; ++Idx) {
+      JsonNode P = S->element(Idx);
+      P.requireObject();
+      SmPoint Point;
+      JsonNode SmsNode = P.member("sms");
+      Point.sms = static_cast<int>(
+          SmsNode.asInteger(1, NumSms, "a positive integer (an SM count)"));
+      if (!K.by_sms.empty() && Point.sms <= K.by_sms.back().sms)
+        SmsNode.fail("expected SM counts in strictly increasing order (" +
+                     std::to_string(Point.sms) + " after " +
+                     std::to_string(K.by_sms.back().sms) + ")");
+      Point.time_ms =
+          P.member("time_ms").asNumber(Tiny, Inf, "a positive number");
+      Point.ipc = optNumber(P, "ipc", 0, Inf, "a non-negative number");
+      Point.power_w = optNumber(P, "power_w", Tiny, Inf, "a positive number");
+      K.by_sms.push_back(Point);
+    }
+  }
+  if (auto C = I.optionalMember("by_ctas_per_sm")) {
+    std::size_t N = C->arraySize();
+    for (std::size_t Idx = 0; Idx < N; ++Idx) {
+      JsonNode P = C->element(Idx);
+      P.requireObject();
+      CtaPoint Point;
+      JsonNode CtasNode = P.member("ctas");
+      Point.ctas =
+          static_cast<int>(CtasNode.asInteger(1, MaxCtas, "a positive integer"));
+      if (!K.by_ctas.empty() && Point.ctas <= K.by_ctas.back().ctas)
+        CtasNode.fail("expected CTA counts in strictly increasing order (" +
+                      std::to_string(Point.ctas) + " after " +
+                      std::to_string(K.by_ctas.back().ctas) + ")");
+      Point.time_ms =
+          P.member("time_ms").asNumber(Tiny, Inf, "a positive number");
+      K.by_ctas.push_back(Point);
+    }
+  }
+}
+
+KernelMetrics readMetrics(const JsonNode &M) {
+  M.requireObject();
+  KernelMetrics Out;
+  Out.llc_apki = optNumber(M, "llc_apki", 0, 1e9, "a non-negative number");
+  Out.llc_hit_rate = optNumber(M, "llc_hit_rate", 0, 1, "a fraction");
+  Out.bw_util = optNumber(M, "bw_util", 0, 1, "a fraction");
+  Out.rbh = optNumber(M, "rbh", 0, 1, "a fraction");
+  if (auto T = M.optionalMember("type")) {
+    std::string S = T->asString();
+    if (S == "Up")
+      Out.type = TlpType::Up;
+    else if (S == "Optimal")
+      Out.type = TlpType::Optimal;
+    else if (S == "Down")
+      Out.type = TlpType::Down;
+    else
+      T->fail("expected \"Up\", \"Optimal\" or \"Down\"");
+  }
+  if (auto O = optInteger(M, "opt_ctas_per_sm", 1, MaxCtas,
+                          "a positive integer"))
+    Out.opt_ctas_per_sm = static_cast<int>(*O);
+  return Out;
+}
+
+SharedSample readShared(const JsonNode &S, int NumSms) {
+  S.requireObject();
+  SharedSample Out;
+  const double Tiny = std::numeric_limits<double>::min();
+  if (auto N = optInteger(S, "sms", 1, NumSms,
+                          "a positive integer (an SM count)"))
+    Out.sms = static_cast<int>(*N);
+  Out.instructions =
+      optNumber(S, "instructions", Tiny, 1e30, "a positive number");
+  Out.cycles = optNumber(S, "cycles", Tiny, 1e30, "a positive number");
+  Out.mem_accesses =
+      optNumber(S, "mem_accesses", 0, 1e30, "a non-negative number");
+  Out.bw_util = optNumber(S, "bw_util", 0, 1, "a fraction");
+  Out.rbh = optNumber(S, "rbh", 0, 1, "a fraction");
+  return Out;
+}
+
+KernelProfile readKernel(const JsonNode &KN, int NumSms) {
+  KN.requireObject();
+  KernelProfile K;
+  JsonNode NameNode = KN.member("name");
+  K.name = NameNode.asString();
+  if (K.name.empty())
+    NameNode.fail("expected a non-empty string");
+  if (auto B = KN.optionalMember("block"))
+    K.block = readBlock(*B);
+  K.total_blocks =
+      optInteger(KN, "total_blocks", 1, MaxCount, "a positive integer");
+  if (auto E = KN.optionalMember("executed_blocks")) {
+    long long Max = K.total_blocks ? *K.total_blocks : MaxCount;
+    K.executed_blocks =
+        E->asInteger(0, Max, "a non-negative integer <= total_blocks");
+  }
+  if (auto I = KN.optionalMember("isolated"))
+    readIsolated(*I, K, NumSms);
+  if (auto M = KN.optionalMember("metrics"))
+    K.metrics = readMetrics(*M);
+  if (auto S = KN.optionalMember("shared"))
+    K.shared = readShared(*S, NumSms);
+  if (auto P = KN.optionalMember("priority")) {
+    std::string S = P->asString();
+    if (S == "high")
+      K.priority = Priority::High;
+    else if (S == "normal")
+      K.priority = Priority::Normal;
+    else if (S == "low")
+      K.priority = Priority::Low;
+    else
+      P->fail("expected \"high\", \"normal\" or \"low\"");
+  }
+  K.np_target = optNumber(KN, "np_target", std::numeric_limits<double>::min(),
+                          1, "a fraction in (0, 1]");
+  return K;
+}
+} // namespace
+
+std::string kernelPath(std::size_t Index) {
+  return "kernels[" + std::to_string(Index) + "]";
+}
+
+const char *tlpTypeName(TlpType Type) {
+  switch (Type) {
+  case TlpType::Up:
+    return "Up";
+  case TlpType::Optimal:
+    return "Optimal";
+  case TlpType::Down:
+    return "Down";
+  }
+  return "?";
+}
+
+ProfileSet parseProfiles(const std::string &Text, const std::string &Source) {
+  nlohmann::json Doc = detail::parseJsonDocument(Text, Source);
+  JsonNode Root(Doc, Source, "");
+  Root.requireObject();
+  JsonNode Schema = Root.member("schema");
+  if (Schema.asString() != ProfilesSchema)
+    Schema.fail(std::string("expected \"") + ProfilesSchema + "\", got \"" +
+                Schema.asString() + "\"");
+
+  ProfileSet Set;
+  Set.source = Source;
+  Set.gpu = readGpu(Root.member("gpu"));
+
+  JsonNode Kernels = Root.member("kernels");
+  std::size_t N = Kernels.arraySize();
+  if (N == 0)
+    Kernels.fail("expected at least one kernel");
+  if (N > static_cast<std::size_t>(Set.gpu.num_sms))
+    Kernels.fail("expected at most " + std::to_string(Set.gpu.num_sms) +
+                 " kernels (gpu.num_sms; each needs an SM), got " +
+                 std::to_string(N));
+  std::set<std::string> Names;
+  for (std::size_t I = 0; I < N; ++I) {
+    JsonNode KN = Kernels.element(I);
+    Set.kernels.push_back(readKernel(KN, Set.gpu.num_sms));
+    if (!Names.insert(Set.kernels.back().name).second)
+      KN.member("name").fail("expected a unique kernel name, \"" +
+                             Set.kernels.back().name + "\" repeats");
+  }
+  return Set;
+}
+
+std::string readTextFile(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In)
+    throw InputError(Path, "(file)", "expected a readable file");
+  std::ostringstream SS;
+  SS << In.rdbuf();
+  if (In.bad())
+    throw InputError(Path, "(file)", "read error");
+  return SS.str();
+}
+
+ProfileSet loadProfiles(const std::string &Path) {
+  return parseProfiles(readTextFile(Path), Path);
+}
+
+} // namespace smpart::policy

@@ -1,0 +1,197 @@
+// smpart-plan: computes an allocation decision (smpart.plan/1) from a
+// profile file (smpart.profiles/1) with one of the policies, evaluates a
+// plan offline, or fits HSM's c1/c2. Every input problem is one line on
+// stderr ("FILE: JSON.PATH: what was expected") and exit code 2.
+#include "smpart/policy/evaluator.hpp"
+#include "smpart/policy/hsm_model.hpp"
+#include "smpart/policy/policy.hpp"
+#include "smpart/policy/profile_loader.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+using namespace smpart::policy;
+
+namespace {
+
+constexpr int ExitInputError = 2;
+
+const char *Usage = R"(usage:
+  smpart-plan --policy NAME --profiles FILE [--out FILE] [--explain]
+              [--fair-threshold X] [--qos-target X] [--cd-loss X]
+  smpart-plan --evaluate PLAN --profiles FILE [--out FILE]
+  smpart-plan --fit-hsm FILE [--out FILE]
+  smpart-plan --list-policies
+  smpart-plan --help
+
+Computes which SMs and how many CTAs per SM each kernel gets, from isolated
+and shared-mode profiles (schema smpart.profiles/1), and prints one
+smpart.plan/1 JSON document.
+
+options:
+  --policy NAME        allocation policy (see --list-policies)
+  --profiles FILE      profile file (smpart.profiles/1)
+  --out FILE           write the JSON document to FILE instead of stdout
+  --explain            add the classification, the mode and every step taken
+                       (e.g. each CD-search probe) to "notes"
+  --fair-threshold X   hsm-fair: repartition while min/max NP < X (0.9)
+  --qos-target X       hsm-qos: NP target when a kernel has no np_target (0.8)
+  --cd-loss X          cd-search: tolerated performance loss (0.05)
+  --evaluate PLAN      predict time, NP, STP, ANTT and fairness of PLAN from
+                       the profile curves (no interference model; see README)
+  --fit-hsm FILE       least-squares fit of HSM's c1, c2 from private-mode
+                       kernels[].metrics.rbh / bw_util samples
+  --list-policies      print the policy names with a one-line summary
+  --help               print this help
+
+exit status: 0 success, 2 bad input or usage (one error line on stderr).
+)";
+
+struct Options {
+  std::optional<std::string> policy, profiles, out, evaluate, fit_hsm;
+  bool list = false, help = false;
+  PolicyOptions policy_options;
+};
+
+[[noreturn]] void usageError(const std::string &Msg) {
+  std::cerr << "smpart-plan: " << Msg << " (see --help)\n";
+  std::exit(ExitInputError);
+}
+
+double parseFraction(const std::string &Flag, const std::string &Text) {
+  errno = 0;
+  char *End = nullptr;
+  double V = std::strtod(Text.c_str(), &End);
+  if (Text.empty() || *End != '\0' || errno != 0 || !(V >= 0 && V <= 1))
+    usageError(Flag + ": expected a number in [0, 1], got '" + Text + "'");
+  return V;
+}
+
+Options parseArgs(int Argc, char **Argv) {
+  Options O;
+  for (int I = 1; I < Argc; ++I) {
+    std::string Arg = Argv[I];
+    std::string Value;
+    bool HasInline = false;
+    if (auto Eq = Arg.find('='); Arg.rfind("--", 0) == 0 && Eq != std::string::npos) {
+      Value = Arg.substr(Eq + 1);
+      Arg = Arg.substr(0, Eq);
+      HasInline = true;
+    }
+    auto Next = [&]() -> std::string {
+      if (HasInline)
+        return Value;
+      if (I + 1 >= Argc)
+        usageError(Arg + ": expected a value");
+      return Argv[++I];
+    };
+    if (Arg == "--help" || Arg == "-h")
+      O.help = true;
+    else if (Arg == "--list-policies")
+      O.list = true;
+    else if (Arg == "--explain")
+      O.policy_options.explain = true;
+    else if (Arg == "--policy")
+      O.policy = Next();
+    else if (Arg == "--profiles")
+      O.profiles = Next();
+    else if (Arg == "--out" || Arg == "-o")
+      O.out = Next();
+    else if (Arg == "--evaluate")
+      O.evaluate = Next();
+    else if (Arg == "--fit-hsm")
+      O.fit_hsm = Next();
+    else if (Arg == "--fair-threshold")
+      O.policy_options.fair_threshold = parseFraction(Arg, Next());
+    else if (Arg == "--qos-target")
+      O.policy_options.qos_target = parseFraction(Arg, Next());
+    else if (Arg == "--cd-loss")
+      O.policy_options.cd_loss = parseFraction(Arg, Next());
+    else
+      usageError("unknown argument '" + Arg + "'");
+  }
+  return O;
+}
+
+void emit(const nlohmann::json &Doc, const std::optional<std::string> &Out) {
+  std::string Text = Doc.dump(2) + "\n";
+  if (!Out) {
+    std::cout << Text;
+    return;
+  }
+  std::ofstream F(*Out, std::ios::binary | std::ios::trunc);
+  F << Text;
+  F.close();
+  if (!F)
+    throw InputError(*Out, "(file)", "expected a writable file");
+}
+
+int run(const Options &O) {
+  if (O.help) {
+    std::cout << Usage;
+    return 0;
+  }
+  if (O.list) {
+    for (const Policy *P : allPolicies())
+      std::printf("%-12s %.*s\n", std::string(P->name()).c_str(),
+                  static_cast<int>(P->summary().size()), P->summary().data());
+    return 0;
+  }
+  int Modes = bool(O.policy) + bool(O.evaluate) + bool(O.fit_hsm);
+  if (Modes != 1)
+    usageError("expected exactly one of --policy, --evaluate, --fit-hsm");
+  if (O.fit_hsm) {
+    ProfileSet Set = loadProfiles(*O.fit_hsm);
+    HsmFit Fit = fitHsmConstants(Set);
+    emit({{"schema", "smpart.hsm-fit/1"},
+          {"c1", Fit.c1},
+          {"c2", Fit.c2},
+          {"r2", Fit.r2},
+          {"samples", Fit.samples}},
+         O.out);
+    return 0;
+  }
+  if (!O.profiles)
+    usageError("--profiles FILE is required");
+  if (O.evaluate) {
+    Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate);
+    ProfileSet Set = loadProfiles(*O.profiles);
+    nlohmann::json Doc = evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
+    Doc["policy"] = P.policy;
+    emit(Doc, O.out);
+    return 0;
+  }
+  const Policy *Pol = findPolicy(*O.policy);
+  if (!Pol) {
+    std::string Names;
+    for (const Policy *P : allPolicies())
+      Names += (Names.empty() ? "" : ", ") + std::string(P->name());
+    usageError("unknown policy '" + *O.policy + "'; expected one of " + Names);
+  }
+  ProfileSet Set = loadProfiles(*O.profiles);
+  emit(planToJson(Pol->decide(Set, O.policy_options)), O.out);
+  return 0;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  try {
+    return run(parseArgs(Argc, Argv));
+  } catch (const InputError &E) {
+    std::cerr << "smpart-plan: " << E.what() << "\n";
+    return ExitInputError;
+  } catch (const std::exception &E) {
+    // Not expected: every input problem is an InputError. Still one line.
+    std::cerr << "smpart-plan: internal error: " << E.what() << "\n";
+    return 1;
+  }
+}
