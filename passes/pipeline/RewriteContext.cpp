@@ -1,6 +1,7 @@
 #include "pipeline/RewriteContext.h"
 
 #include "clang/AST/Attr.h"
+#include "llvm/Support/Path.h"
 
 using namespace clang;
 
@@ -34,12 +35,24 @@ Place RewriteContext::placeOf(const SourceManager &SM, SourceLocation Loc) {
   return {P.getFilename(), P.getLine(), P.getColumn()};
 }
 
+std::string RewriteContext::fileOf(const SourceManager &SM,
+                                   SourceLocation Loc) {
+  // With -p, the compile command may name the file relative to its own
+  // directory, which is the working directory of the parse but not of the
+  // tool: edits must name the file the tool will read and write.
+  llvm::SmallString<256> Path(SM.getFilename(SM.getSpellingLoc(Loc)));
+  if (Path.empty())
+    return {};
+  SM.getFileManager().makeAbsolutePath(Path);
+  llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+  return std::string(Path);
+}
+
 std::string RewriteContext::keyOf(const SourceManager &SM,
                                   const FunctionDecl *FD) {
   const FunctionDecl *P = patternOf(FD);
   SourceLocation Loc = SM.getSpellingLoc(P->getLocation());
-  return (SM.getFilename(Loc) + ":" + llvm::Twine(SM.getFileOffset(Loc)))
-      .str();
+  return (fileOf(SM, Loc) + ":" + llvm::Twine(SM.getFileOffset(Loc))).str();
 }
 
 FunctionFacts &RewriteContext::functionFacts(const SourceManager &SM,
@@ -70,7 +83,7 @@ std::optional<Edit> RewriteContext::replace(const SourceManager &SM,
   if (E < B)
     return std::nullopt;
   Edit Result;
-  Result.File = SM.getFilename(Begin).str();
+  Result.File = fileOf(SM, Begin);
   Result.Offset = B;
   Result.Length = E - B;
   Result.Text = Text.str();

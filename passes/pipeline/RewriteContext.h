@@ -28,6 +28,9 @@ public:
   bool isRewritable(const clang::SourceManager &SM,
                     clang::SourceLocation Loc) const;
 
+  /// The absolute name of the file Loc is spelled in.
+  static std::string fileOf(const clang::SourceManager &SM,
+                            clang::SourceLocation Loc);
   /// The key of a function: the place of its defining declaration (of the
   /// template pattern, for instantiations), stable across both parses.
   static std::string keyOf(const clang::SourceManager &SM,

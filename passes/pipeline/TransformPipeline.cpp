@@ -11,6 +11,7 @@
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -186,6 +187,15 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
 int TransformPipeline::run(const std::vector<std::string> &Files) {
   std::vector<FileOutcome> Outcomes;
   bool Failed = false;
+  // `--output-dir build/smpart` on a fresh build tree: make it, as the
+  // help's example expects.
+  if (!Options.OutputDir.empty())
+    if (std::error_code EC =
+            llvm::sys::fs::create_directories(Options.OutputDir)) {
+      llvm::errs() << "smpart-transform: error: cannot create '"
+                   << Options.OutputDir << "': " << EC.message() << "\n";
+      return 1;
+    }
   for (const std::string &File : Files) {
     FileOutcome Outcome;
     std::map<std::string, std::string> Others;

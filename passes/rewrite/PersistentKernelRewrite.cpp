@@ -4,7 +4,9 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Mangle.h"
+#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -89,6 +91,47 @@ static std::optional<Edit> addControlParam(const FunctionDecl &D,
                                  ControlParam);
 }
 
+/// Inserts the control parameter into an explicit instantiation
+/// (`template __global__ void k<int>(int *);`), whose written parameter list
+/// the AST does not keep: lex from the name past `<...>` to the `(`.
+static std::optional<Edit> addControlParamToInstantiation(
+    const FunctionDecl &Specialization, const SourceManager &SM,
+    const LangOptions &LO) {
+  SourceLocation Loc = Specialization.getPointOfInstantiation();
+  if (Loc.isInvalid() || Loc.isMacroID())
+    return std::nullopt;
+  std::optional<Token> Tok = Lexer::findNextToken(Loc, SM, LO);
+  if (Tok && Tok->is(tok::less)) {
+    int Depth = 0;
+    for (; Tok; Tok = Lexer::findNextToken(Tok->getLocation(), SM, LO)) {
+      if (Tok->is(tok::less))
+        ++Depth;
+      else if (Tok->is(tok::greater))
+        --Depth;
+      else if (Tok->is(tok::greatergreater))
+        Depth -= 2;
+      if (Depth <= 0)
+        break;
+    }
+    if (Tok)
+      Tok = Lexer::findNextToken(Tok->getLocation(), SM, LO);
+  }
+  if (!Tok || Tok->isNot(tok::l_paren) || Tok->getLocation().isMacroID())
+    return std::nullopt;
+  SourceLocation AfterParen = Tok->getLocation().getLocWithOffset(1);
+  if (Specialization.getNumParams() > 0)
+    return RewriteContext::insert(SM, AfterParen,
+                                  (ControlParam + ", ").str());
+  std::optional<Token> Next = Lexer::findNextToken(Tok->getLocation(), SM, LO);
+  if (Next && Next->is(tok::raw_identifier) &&
+      Next->getRawIdentifier() == "void")
+    Next = Lexer::findNextToken(Next->getLocation(), SM, LO);
+  if (!Next || Next->isNot(tok::r_paren))
+    return std::nullopt;
+  return RewriteContext::replace(SM, AfterParen, Next->getLocation(),
+                                 ControlParam);
+}
+
 void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
                                            const MatchFinder::MatchResult &R) {
   const SourceManager &SM = *R.SourceManager;
@@ -140,6 +183,26 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
                         {}});
   }
 
+  // Explicit instantiations name the old parameter list too.
+  if (const FunctionTemplateDecl *Template =
+          Kernel.getDescribedFunctionTemplate())
+    for (const FunctionDecl *Spec : Template->specializations()) {
+      TemplateSpecializationKind TSK = Spec->getTemplateSpecializationKind();
+      if (TSK != TSK_ExplicitInstantiationDeclaration &&
+          TSK != TSK_ExplicitInstantiationDefinition)
+        continue;
+      if (!Ctx.isRewritable(SM, Spec->getPointOfInstantiation()))
+        continue;
+      if (std::optional<Edit> E =
+              addControlParamToInstantiation(*Spec, SM, AST.getLangOpts()))
+        F.Edits.insert(*E);
+      else
+        F.Hazards.insert(
+            {"explicit instantiation cannot be rewritten",
+             RewriteContext::placeOf(SM, Spec->getPointOfInstantiation()),
+             {}});
+    }
+
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel.getBody());
   if (!Body || Body->getLBracLoc().isMacroID() ||
       Body->getRBracLoc().isMacroID()) {
@@ -148,8 +211,12 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   }
   KernelBody &B = F.Body;
   B.Valid = true;
-  B.File = SM.getFilename(Body->getLBracLoc()).str();
+  B.File = RewriteContext::fileOf(SM, Body->getLBracLoc());
   B.LineFile = SM.getPresumedLoc(Body->getLBracLoc()).getFilename();
+  // Unless a #line names another file, map back to the name the output's
+  // header uses.
+  if (B.LineFile == SM.getFilename(Body->getLBracLoc()))
+    B.LineFile = B.File;
   B.OpenOffset = SM.getFileOffset(Body->getLBracLoc());
   B.OpenLine = SM.getSpellingLineNumber(Body->getLBracLoc());
   B.CloseOffset = SM.getFileOffset(Body->getRBracLoc());

@@ -1,0 +1,12 @@
+// RUN: %smpart %s -- %stubflags | FileCheck %s
+// `*p` and `*(p + k)` through a parameter are loads too.
+#include "cuda.h"
+
+__global__ void first(const int *x, int *y) {
+  int a = *x;
+  int b = *(x + 2);
+  y[0] = a + b;
+}
+
+// CHECK: {{^}}  int a = smpart::load(&*x, smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  int b = smpart::load(&*(x + 2), smpart_cta.bypass());

@@ -1,0 +1,14 @@
+// RUN: %smpart %s -- %stubflags | FileCheck %s
+// A pointer whose address is taken can be changed unseen: loads through it
+// are left alone.
+#include "cuda.h"
+
+__device__ void redirect(const float **p);
+
+__global__ void escaped(const float *x, float *y) {
+  const float *p = x;
+  redirect(&p);
+  y[threadIdx.x] = p[threadIdx.x];
+}
+
+// CHECK: {{^}}  y[threadIdx.x] = p[threadIdx.x];

@@ -1,0 +1,9 @@
+// RUN: %smpart %s -- %stubflags | FileCheck %s
+// Volatile loads must reach memory as written: they are left alone.
+#include "cuda.h"
+
+__global__ void poll(volatile int *flag, int *out) {
+  out[threadIdx.x] = flag[0];
+}
+
+// CHECK: {{^}}  out[threadIdx.x] = flag[0];

@@ -1,0 +1,13 @@
+// RUN: %smpart %s -- %stubflags | FileCheck %s
+// A device function reached from a transformed kernel, directly or through
+// another device function, reads the logical blockIdx/gridDim.
+#include "cuda.h"
+
+__device__ unsigned blockRow() { return blockIdx.y * gridDim.x; }
+__device__ unsigned globalId() { return blockRow() + blockIdx.x; }
+
+__global__ void ids(unsigned *out) { out[threadIdx.x] = globalId(); }
+
+// CHECK: {{^}}__device__ unsigned blockRow() { return smpart::blockIdx().y * smpart::gridDim().x; }
+// CHECK-NEXT: {{^}}__device__ unsigned globalId() { return blockRow() + smpart::blockIdx().x; }
+// CHECK: {{^}}__global__ void ids(smpart::LaunchControl smpart_ctl, unsigned *out) {

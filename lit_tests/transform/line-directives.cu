@@ -1,0 +1,24 @@
+// RUN: %smpart %s -- %stubflags | FileCheck %s
+// The output starts with the marker line and maps every line back to the
+// original: `#line 1` after the inserted includes, and one `#line` after the
+// prologue and after the epilogue, naming the lines of `{` and `}`.
+#include "cuda.h"
+
+__global__ void scale(float a, float *y)
+{
+  y[threadIdx.x] *= a;
+}
+
+// CHECK: {{^}}// smpart-transform: rewritten from {{.*}}line-directives.cu; edit that file instead
+// CHECK-NEXT: {{^}}#include "smpart/device.cuh"
+// CHECK-NEXT: {{^}}#include "smpart/runtime.hpp"
+// CHECK-NEXT: {{^}}#line 1 "{{.*}}line-directives.cu"
+// CHECK-NEXT: {{^}}// RUN: %smpart %s
+// CHECK: {{^}}    {
+// CHECK-NEXT: {{^}}#line 8 "{{.*}}line-directives.cu"
+// CHECK-EMPTY:
+// CHECK-NEXT: {{^}}  y[threadIdx.x] *= a;
+// CHECK: {{^}}    }{{$}}
+// CHECK-NEXT: {{^}}  }{{$}}
+// CHECK-NEXT: {{^}}#line 10 "{{.*}}line-directives.cu"
+// CHECK-NEXT: {{^}}}
