@@ -1,0 +1,16 @@
+// RUN: %smpart %s --kernels='^only' -- %stubflags | FileCheck %s
+// --kernels transforms only the kernels whose name matches; the others and
+// their launches stay as written.
+#include "cuda.h"
+
+__global__ void onlyThis(int *p) { p[0] = 1; }
+__global__ void notThat(int *p) { p[0] = 2; }
+void run(int *p) {
+  onlyThis<<<1, 1>>>(p);
+  notThat<<<1, 1>>>(p);
+}
+
+// CHECK: {{^}}__global__ void onlyThis(smpart::LaunchControl smpart_ctl, int *p) {
+// CHECK: {{^}}__global__ void notThat(int *p) { p[0] = 2; }
+// CHECK: {{^}}  smpart::launch({"onlyThis"
+// CHECK-NEXT: {{^}}  notThat<<<1, 1>>>(p);
