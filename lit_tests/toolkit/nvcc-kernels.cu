@@ -1,0 +1,41 @@
+// REQUIRES: nvcc, cuda-toolkit
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %smpart %s -o %t/out.cu --cuda-path=%cuda_path --
+// RUN: %nvcc -arch=sm_90 -c -I %runtime_include %t/out.cu -o %t/out.o
+// The rewritten kernels compile with nvcc against the smpart runtime
+// headers: early return, empty and `(void)` bodies, forward declarations,
+// templates with explicit instantiations, __launch_bounds__, namespaces,
+// device functions and bypass loads of scalars and vectors. (nvcc rejects
+// static member kernels, which clang accepts, so they are not here.)
+#include <cuda_runtime.h>
+
+__device__ unsigned logicalRow() { return blockIdx.y * gridDim.x + blockIdx.x; }
+
+__global__ void early(int n, const float *x, float *y);
+__global__ void early(int n, const float *x, float *y) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const float *p = x + 1;
+  y[i] = x[i] + *p + y[i];
+}
+
+__global__ void empty() {}
+__global__ void noArgs(void) { __syncthreads(); }
+
+template <typename T>
+__global__ void __launch_bounds__(256, 2) scale(T *x, T a, int n = 8) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += blockDim.x * gridDim.x)
+    x[i] *= a;
+}
+template __global__ void scale<float>(float *, float, int);
+
+namespace app {
+__global__ void vec(const float4 *v, float *out) {
+  __shared__ float tile[32];
+  float4 f = v[threadIdx.x];
+  tile[threadIdx.x] = f.x + f.w;
+  __syncthreads();
+  out[logicalRow()] = tile[31 - threadIdx.x];
+}
+} // namespace app
