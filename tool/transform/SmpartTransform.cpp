@@ -4,6 +4,7 @@
 #include "pipeline/TransformPipeline.h"
 
 #include "clang/Tooling/CommonOptionsParser.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
@@ -73,8 +74,19 @@ static cl::opt<bool> RefusalsAreErrors(
     cl::cat(Category));
 
 int main(int argc, const char **argv) {
+  // Without `-p` or `--`, parse with no extra flags (the tool adds the CUDA
+  // ones) instead of searching for a compilation database and warning.
+  std::vector<const char *> Args(argv, argv + argc);
+  auto Given = [&](StringRef Flag) {
+    return llvm::any_of(Args, [&](const char *A) {
+      return StringRef(A) == Flag || StringRef(A).starts_with(Flag.str() + "=");
+    });
+  };
+  if (!Given("--") && !Given("-p"))
+    Args.push_back("--");
+  int ArgCount = static_cast<int>(Args.size());
   auto Parser = clang::tooling::CommonOptionsParser::create(
-      argc, argv, Category, cl::OneOrMore);
+      ArgCount, Args.data(), Category, cl::OneOrMore);
   if (!Parser) {
     errs() << toString(Parser.takeError());
     return 1;
