@@ -231,7 +231,7 @@ __device__ __forceinline__ dim3 gridDim() {
 template <class T>
 __device__ __forceinline__ T load(const T *p, bool bypass) {
 #if defined(SMPART_EMULATION)
-  emulation::recordLoad(bypass);
+  detail::emulation::recordLoad(bypass);
   return *p;
 #else
   if constexpr (detail::HasLdcg<T>::value) {

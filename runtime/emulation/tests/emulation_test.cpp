@@ -1,0 +1,153 @@
+// Property tests of the persistent-CTA protocol on the hand-rewritten
+// kernels in tests/kernels/ (reduce.cu vs reduce.smpart.cu).
+#include "emulation_harness.hpp"
+
+#include "smpart/control.hpp"
+
+#include <numeric>
+
+namespace emu_orig_reduce {
+void rowSums(const float *in, float *out, float *total, int width, int height);
+void smooth3d(const float *in, float *out, int nx, int ny, int nz);
+} // namespace emu_orig_reduce
+namespace emu_xf_reduce {
+void rowSums(smpart::LaunchControl, const float *in, float *out, float *total,
+             int width, int height);
+void smooth3d(smpart::LaunchControl, const float *in, float *out, int nx,
+              int ny, int nz);
+} // namespace emu_xf_reduce
+
+namespace {
+
+using smpart::emu::KernelCase;
+
+struct RowSums {
+  static constexpr int kWidth = 200, kHeight = 5;
+  std::vector<float> in, out;
+  float total = 0;
+  KernelCase make() {
+    KernelCase k;
+    k.name = "rowSums";
+    k.grid = dim3((kWidth + 63) / 64, kHeight);
+    k.block = dim3(64);
+    k.reset = [this] {
+      in.resize(kWidth * kHeight);
+      for (std::size_t i = 0; i < in.size(); ++i)
+        in[i] = static_cast<float>(i % 17); // integers: sums are exact
+      out.assign(k_tiles(), -1.f);
+      total = 0;
+    };
+    k.original = [this] {
+      emu_orig_reduce::rowSums(in.data(), out.data(), &total, kWidth, kHeight);
+    };
+    k.transformed = [this](const smpart::LaunchControl &c) {
+      emu_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth,
+                             kHeight);
+    };
+    k.outputs = [this] {
+      auto v = smpart::emu::asDoubles(out);
+      v.push_back(total);
+      return v;
+    };
+    return k;
+  }
+  static std::size_t k_tiles() { return ((kWidth + 63) / 64) * kHeight; }
+};
+
+struct Smooth3d {
+  static constexpr int kNx = 40, kNy = 3, kNz = 2;
+  std::vector<float> in, out;
+  KernelCase make() {
+    KernelCase k;
+    k.name = "smooth3d";
+    k.grid = dim3((kNx + 31) / 32, kNy, kNz);
+    k.block = dim3(32);
+    k.reset = [this] {
+      in.resize(kNx * kNy * kNz);
+      std::iota(in.begin(), in.end(), 1.f);
+      out.assign(in.size(), 0.f);
+    };
+    k.original = [this] {
+      emu_orig_reduce::smooth3d(in.data(), out.data(), kNx, kNy, kNz);
+    };
+    k.transformed = [this](const smpart::LaunchControl &c) {
+      emu_xf_reduce::smooth3d(c, in.data(), out.data(), kNx, kNy, kNz);
+    };
+    k.outputs = [this] { return smpart::emu::asDoubles(out); };
+    return k;
+  }
+};
+
+const unsigned kSchedules = smpart::emu::schedulesFromEnv(1000);
+
+TEST(EmulationProperty, RowSums2dSharedBarriersEarlyReturnAtomics) {
+  RowSums r;
+  EXPECT_EQ(smpart::emu::runProperty(r.make(), kSchedules), kSchedules);
+}
+
+TEST(EmulationProperty, Smooth3dWarpShuffle) {
+  Smooth3d s;
+  EXPECT_EQ(smpart::emu::runProperty(s.make(), kSchedules), kSchedules);
+}
+
+// The schedules really exercise the knobs.
+TEST(EmulationProperty, SchedulesPreemptResizeAndTag) {
+  RowSums r;
+  KernelCase k = r.make();
+  smpart::emu::Report sum;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    k.reset();
+    smpart::emu::Report one = smpart::emu::runTransformed(
+        k.grid, k.block, k.transformed, smpart::emu::configFor(seed));
+    ASSERT_TRUE(one.ok) << one.error;
+    sum.preemptions += one.preemptions;
+    sum.resumes += one.resumes;
+    sum.grows += one.grows;
+    sum.mask_changes += one.mask_changes;
+    sum.tagged_loads += one.tagged_loads;
+    sum.loads += one.loads;
+    sum.bypass_checks += one.bypass_checks;
+  }
+  EXPECT_GT(sum.preemptions, 20u);
+  EXPECT_GT(sum.resumes, 20u);
+  EXPECT_GT(sum.grows, 20u);
+  EXPECT_GT(sum.mask_changes, 20u);
+  EXPECT_GT(sum.tagged_loads, 0u);
+  EXPECT_LT(sum.tagged_loads, sum.loads);
+  EXPECT_GT(sum.bypass_checks, 100u);
+}
+
+// Without chaos every logical block still runs once, on any machine shape.
+TEST(EmulationProperty, CalmSchedules) {
+  Smooth3d s;
+  KernelCase k = s.make();
+  for (unsigned sms = 1; sms <= 3; ++sms) {
+    smpart::emu::Config cfg;
+    cfg.chaos = false;
+    cfg.num_sms = sms;
+    k.reset();
+    smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    EXPECT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.preemptions, 0u);
+  }
+}
+
+// The checker is not vacuous: a "rewritten" kernel that ignores the
+// protocol (runs the original body with physical indices) is caught.
+TEST(EmulationProperty, CatchesAKernelThatIgnoresTheProtocol) {
+  RowSums r;
+  KernelCase k = r.make();
+  k.transformed = [&r](const smpart::LaunchControl &) {
+    emu_orig_reduce::rowSums(r.in.data(), r.out.data(), &r.total,
+                             RowSums::kWidth, RowSums::kHeight);
+  };
+  k.reset();
+  smpart::emu::Report rep = smpart::emu::runTransformed(
+      k.grid, k.block, k.transformed, smpart::emu::configFor(7));
+  EXPECT_FALSE(rep.ok);
+  EXPECT_NE(rep.error.find("SMPART_EMU_SEED=7"), std::string::npos)
+      << rep.error;
+}
+
+} // namespace
