@@ -94,13 +94,13 @@ Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
   return E;
 }
 
-nlohmann::json evaluationToJson(const Evaluation &E) {
-  auto Num = [](double V) -> nlohmann::json {
+nlohmann::ordered_json evaluationToJson(const Evaluation &E) {
+  auto Num = [](double V) -> nlohmann::ordered_json {
     if (std::isfinite(V))
       return V;
     return nullptr; // JSON has no infinity
   };
-  nlohmann::json Kernels = nlohmann::json::array();
+  nlohmann::ordered_json Kernels = nlohmann::ordered_json::array();
   for (const KernelEvaluation &K : E.kernels)
     Kernels.push_back({{"name", K.name},
                        {"alone_ms", Num(K.alone_ms)},

@@ -148,6 +148,14 @@ nlohmann::json parseJsonDocument(const std::string &Text,
     throw InputError(File, "(root)",
                      "malformed JSON at line " + std::to_string(Line) +
                          ", column " + std::to_string(Col) + ": " + Msg);
+  } catch (const nlohmann::json::exception &E) {
+    // Not a parse_error: e.g. out_of_range.406 for a number literal that
+    // overflows a double ("1e999"). The parser reports no position.
+    std::string Msg = E.what();
+    auto Close = Msg.find("] ");
+    if (Close != std::string::npos)
+      Msg = Msg.substr(Close + 2);
+    throw InputError(File, "(root)", "malformed JSON: " + Msg);
   }
 }
 

@@ -8,10 +8,10 @@ namespace smpart::policy {
 
 using detail::JsonNode;
 
-nlohmann::json planToJson(const Plan &P) {
-  nlohmann::json Kernels = nlohmann::json::array();
+nlohmann::ordered_json planToJson(const Plan &P) {
+  nlohmann::ordered_json Kernels = nlohmann::ordered_json::array();
   for (const KernelDecision &K : P.kernels) {
-    nlohmann::json J = {{"name", K.name},
+    nlohmann::ordered_json J = {{"name", K.name},
                         {"sms", K.sms},
                         {"sm_first", K.sm_first},
                         {"ctas_per_sm", K.ctas_per_sm},

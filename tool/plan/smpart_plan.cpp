@@ -121,7 +121,7 @@ Options parseArgs(int Argc, char **Argv) {
   return O;
 }
 
-void emit(const nlohmann::json &Doc, const std::optional<std::string> &Out) {
+void emit(const nlohmann::ordered_json &Doc, const std::optional<std::string> &Out) {
   std::string Text = Doc.dump(2) + "\n";
   if (!Out) {
     std::cout << Text;
@@ -164,7 +164,7 @@ int run(const Options &O) {
   if (O.evaluate) {
     Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate);
     ProfileSet Set = loadProfiles(*O.profiles);
-    nlohmann::json Doc = evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
+    nlohmann::ordered_json Doc = evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
     Doc["policy"] = P.policy;
     emit(Doc, O.out);
     return 0;

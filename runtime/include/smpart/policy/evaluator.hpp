@@ -31,6 +31,6 @@ struct Evaluation {
 Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
                         const std::string &PlanSource);
 
-nlohmann::json evaluationToJson(const Evaluation &E);
+nlohmann::ordered_json evaluationToJson(const Evaluation &E);
 
 } // namespace smpart::policy

@@ -32,7 +32,7 @@ struct Plan {
   std::vector<std::string> notes;
 };
 
-nlohmann::json planToJson(const Plan &P);
+nlohmann::ordered_json planToJson(const Plan &P);
 
 /// Parses a plan document; errors name \p Source and the JSON path.
 Plan parsePlan(const std::string &Text, const std::string &Source);
