@@ -1,0 +1,29 @@
+# smpart_transform(<out_var> SOURCES <file.cu>... [OPTIONS <tool options>...])
+#
+# The build step a CUDA project adds: runs smpart-transform on each source
+# at build time into ${CMAKE_CURRENT_BINARY_DIR}/smpart/, and returns the
+# rewritten files in <out_var>, to be compiled (with
+# ${SMPART_RUNTIME_INCLUDE_DIR} on the include path) and linked with smpart.
+#
+#   include(SmpartTransform)
+#   smpart_transform(kernels SOURCES src/saxpy.cu OPTIONS --exclude-kernels=debug_)
+#   add_library(app_kernels ${kernels})
+#   target_link_libraries(app_kernels PRIVATE smpart)
+set(SMPART_RUNTIME_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../runtime/include)
+
+function(smpart_transform out_var)
+  cmake_parse_arguments(ARG "" "" "SOURCES;OPTIONS" ${ARGN})
+  set(outputs)
+  foreach(source IN LISTS ARG_SOURCES)
+    get_filename_component(abs ${source} ABSOLUTE)
+    get_filename_component(name ${source} NAME)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/smpart/${name})
+    add_custom_command(OUTPUT ${out}
+      COMMAND smpart-transform ${abs} -o ${out} ${ARG_OPTIONS}
+      DEPENDS ${abs} smpart-transform
+      COMMENT "smpart-transform ${name}"
+      VERBATIM)
+    list(APPEND outputs ${out})
+  endforeach()
+  set(${out_var} ${outputs} PARENT_SCOPE)
+endfunction()
