@@ -84,12 +84,8 @@ public:
     Decision &shared = currentDecision();
     __syncthreads(); // every thread is done with the previous block
     if (isThreadZero()) {
-      if (hasBlock_) {
-        // Make the block's writes (all threads: the barrier is cumulative)
-        // visible before it is counted as finished.
-        __threadfence();
-        atomicAdd(&ctl_.state->blocks_done, 1ull);
-      }
+      if (hasBlock_)
+        countDone();
       shared = decide();
 #if defined(SMPART_EMULATION)
       emulation::decided(sm_, slot_, shared.go, shared.block_x, shared.block_y,
@@ -112,24 +108,52 @@ public:
   __device__ bool bypass() const { return bypass_; }
 
 private:
-  /// Thread 0 only.
+  /// Thread 0 only. Counts the finished block with release semantics: the
+  /// block's writes (by every thread: the barrier before is cumulative) are
+  /// visible before the host or the join can see the count.
+  __device__ void countDone() {
+#if defined(SMPART_EMULATION)
+    __threadfence();
+    atomicAdd(&ctl_.state->blocks_done, 1ull);
+#else
+    // One release reduction instead of a full fence plus an atomic; the
+    // result is not needed, so thread 0 does not wait for it.
+    asm volatile("red.release.gpu.global.add.u64 [%0], 1;"
+                 :
+                 : "l"(&ctl_.state->blocks_done)
+                 : "memory");
+#endif
+  }
+
+  /// Thread 0 only. This is the per-logical-block hot path: the knob and
+  /// slot reads are issued together (one memory round trip), then one
+  /// atomic takes the block.
   __device__ Decision decide() {
     Decision d{};
     d.grid_x = ctl_.grid_x;
     d.grid_y = ctl_.grid_y;
     d.grid_z = ctl_.grid_z;
-    const volatile Knobs &k = *ctl_.knobs;
-    const unsigned allowed = k.ctas_per_sm;
-    if (slot_ < 0) {
+    if (slot_ < 0)
       sm_ = smid();
-      if (k.preempt || !inMask(k) || !claimSlot(allowed))
+    const volatile Knobs &k = *ctl_.knobs;
+    const unsigned preempt = k.preempt;
+    const unsigned maskWord = k.sm_mask[(sm_ % kMaxSms) / 32];
+    const unsigned allowed = k.ctas_per_sm;
+    const unsigned bypass = k.bypass_ctas_per_sm;
+    const unsigned slots =
+        slot_ < 0 ? 0u
+                  : *static_cast<volatile unsigned *>(
+                        &ctl_.state->sm_slots[sm_]);
+    const bool inMask = sm_ < kMaxSms && ((maskWord >> (sm_ % 32)) & 1u);
+    if (slot_ < 0) {
+      if (preempt || !inMask || !claimSlot(allowed))
         return d;
     } else {
-      if (k.preempt || !inMask(k)) {
+      if (preempt || !inMask) {
         releaseSlot();
         return d;
       }
-      compactSlot();
+      compactSlot(slots);
       if (static_cast<unsigned>(slot_) >= allowed) {
         releaseSlot();
         return d;
@@ -150,12 +174,8 @@ private:
     d.block_y = static_cast<unsigned>((b / ctl_.grid_x) % ctl_.grid_y);
     d.block_z = static_cast<unsigned>(b / plane);
     d.go = 1;
-    d.bypass = static_cast<unsigned>(slot_) < k.bypass_ctas_per_sm;
+    d.bypass = static_cast<unsigned>(slot_) < bypass;
     return d;
-  }
-
-  __device__ bool inMask(const volatile Knobs &k) const {
-    return sm_ < kMaxSms && ((k.sm_mask[sm_ / 32] >> (sm_ % 32)) & 1u);
   }
 
   /// Takes the lowest free slot below `allowed` on this SM.
@@ -179,9 +199,8 @@ private:
 
   /// Moves to a lower free slot if one opened, so that slots stay dense:
   /// the tag rule "slot < bypass count" then tags exactly that many CTAs.
-  __device__ void compactSlot() {
+  __device__ void compactSlot(unsigned old) {
     unsigned *word = &ctl_.state->sm_slots[sm_];
-    const unsigned old = atomicAdd(word, 0u);
     const unsigned free = ~old & lowBits(static_cast<unsigned>(slot_));
     if (free == 0)
       return;
