@@ -33,16 +33,21 @@ namespace smpart::policy {
 std::size_t powerOptIndex(const ProfileSet &Set, std::size_t Kernel) {
   const KernelProfile &K = Set.kernels[Kernel];
   const std::string Who = "policy power-aware";
-  std::string Path = kernelPath(Kernel) + ".isolated.by_sms";
+  // Paths are built only on the error path: this runs for every kernel of
+  // every decision and strings would dominate its cost.
+  auto Path = [&] { return kernelPath(Kernel) + ".isolated.by_sms"; };
   if (K.by_sms.empty())
-    throw InputError(Set.source, Path, "missing; required by " + Who);
+    throw InputError(Set.source, Path(), "missing; required by " + Who);
   std::size_t Best = 0;
   double BestEf = -1;
   for (std::size_t J = 0; J < K.by_sms.size(); ++J) {
-    std::string P = Path + "[" + std::to_string(J) + "]";
-    double Ipc = requireField(K.by_sms[J].ipc, Set, P + ".ipc", Who);
-    double Pow = requireField(K.by_sms[J].power_w, Set, P + ".power_w", Who);
-    double Ef = Ipc / Pow;
+    const SmPoint &Pt = K.by_sms[J];
+    if (!Pt.ipc || !Pt.power_w)
+      throw InputError(Set.source,
+                       Path() + "[" + std::to_string(J) + "]" +
+                           (Pt.ipc ? ".power_w" : ".ipc"),
+                       "missing; required by " + Who);
+    double Ef = *Pt.ipc / *Pt.power_w;
     if (Ef > BestEf) {
       BestEf = Ef;
       Best = J;
