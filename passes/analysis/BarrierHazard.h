@@ -23,8 +23,9 @@ struct BarrierAfterReturn {
 bool isBlockBarrier(const clang::CallExpr &Call);
 
 /// The first (return, barrier) pair such that some branch can send one
-/// thread to the return and another on to the barrier. Conservative: a
-/// branch is assumed divergent unless it is the same block as the barrier.
+/// thread to the return and another on to the barrier. A branch counts only
+/// if its condition may differ between threads (it reads threadIdx, memory,
+/// a call, or a local derived from them); loops over uniform bounds do not.
 std::optional<BarrierAfterReturn>
 findBarrierAfterReturn(const clang::FunctionDecl &Kernel,
                        clang::ASTContext &Ctx);

@@ -61,6 +61,33 @@ TEST(BarrierHazard, LoopBackEdgeReachesEarlierBarrier) {
   EXPECT_EQ(B, 3u);
 }
 
+TEST(BarrierHazard, UniformLoopBeforeTheReturnIsFine) {
+  // A tree reduction: the loop bound depends on blockDim only, so the whole
+  // CTA leaves the loop together; the divergent return has no barrier after.
+  unsigned R = 0, B = 0;
+  EXPECT_FALSE(hazardIn("__global__ void k(float *p, int n) {\n"
+                        "  int t = threadIdx.x;\n"
+                        "  for (int s = blockDim.x / 2; s > 0; s >>= 1) {\n"
+                        "    if (t < s) p[t] += p[t + s];\n"
+                        "    __syncthreads();\n"
+                        "  }\n"
+                        "  if (t != 0) return;\n"
+                        "  p[n] = p[0]; }",
+                        R, B));
+}
+
+TEST(BarrierHazard, LoopBoundReadFromMemoryIsDivergent) {
+  unsigned R = 0, B = 0;
+  EXPECT_TRUE(hazardIn("__global__ void k(float *p, int *len) {\n"
+                       "  int m = len[threadIdx.x];\n"
+                       "  for (int i = 0; i < m; ++i) {\n"
+                       "    __syncthreads();\n"
+                       "  }\n"
+                       "  if (threadIdx.x) return;\n"
+                       "  p[0] = 1; }",
+                       R, B));
+}
+
 TEST(BarrierHazard, NoReturnOrNoBarrierMeansNoHazard) {
   unsigned R = 0, B = 0;
   EXPECT_FALSE(hazardIn("__global__ void k(float *p, int n) {\n"
