@@ -65,7 +65,6 @@ struct FunctionFacts {
   std::string MangledName; ///< kernels only
   Place Where;
   bool IsKernel = false;
-  bool Rewritable = true;  ///< every declaration lies in a rewritten file
   std::vector<std::string> Params;   ///< "type name" as written
   std::map<std::string, std::string> ResourceHints;
   std::set<Hazard> Hazards;          ///< refusals found in this function
@@ -87,8 +86,6 @@ struct LaunchFacts {
 struct FileFacts {
   std::map<std::string, FunctionFacts> Functions;
   std::vector<LaunchFacts> Launches;
-  /// Non-kernel-specific problems, reported as warnings.
-  std::set<Hazard> Warnings;
 
   FunctionFacts &function(const std::string &Key) {
     FunctionFacts &F = Functions[Key];

@@ -44,14 +44,13 @@ public:
   /// Transforms every file; returns the process exit code (0 ok, 1 error).
   int run(const std::vector<std::string> &Files);
 
+private:
   /// The rewritten text of one file, or nullopt with diagnostics printed.
-  /// Exposed for tests; `run` calls it per file.
   std::optional<std::string> transformFile(const std::string &File,
                                            FileOutcome &Outcome,
                                            std::map<std::string, std::string>
                                                &OtherFiles);
 
-private:
   bool parse(const std::string &File, bool DeviceSide, FileFacts &Facts);
   void report(const FileOutcome &Outcome, bool &Failed) const;
 

@@ -167,7 +167,6 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   // declare the same function.
   for (const FunctionDecl *D : Kernel.redecls()) {
     if (!Ctx.isRewritable(SM, D->getLocation())) {
-      F.Rewritable = false;
       F.Hazards.insert({"also declared in '" +
                             RewriteContext::placeOf(SM, D->getLocation()).File +
                             "', which is not rewritten (see --header-filter)",
