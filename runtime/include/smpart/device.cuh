@@ -71,7 +71,8 @@ __device__ __forceinline__ unsigned lowBits(unsigned n) {
 /// slot fields is meaningful; the other threads follow its broadcast.
 class Cta {
 public:
-  __device__ explicit Cta(const LaunchControl &ctl) : ctl_(ctl) {}
+  __device__ explicit Cta(const LaunchControl &ctl)
+      : ctl_(ctl), sm_(smid()) {}
 
   /// Finishes the previous logical block (if any) and takes the next one.
   /// Returns false, uniformly across the CTA, when the CTA must leave: the
@@ -82,11 +83,17 @@ public:
     emulation::blockBoundary();
 #endif
     Decision &shared = currentDecision();
+    // Thread 0 issues its knob reads before the barrier: their latency (a
+    // PCIe round trip for host-mapped knobs) overlaps the wait for the
+    // slowest warp of the block instead of adding to it.
+    Snapshot seen{};
+    if (isThreadZero())
+      seen = snapshot();
     __syncthreads(); // every thread is done with the previous block
     if (isThreadZero()) {
       if (hasBlock_)
         countDone();
-      shared = decide();
+      shared = decide(seen);
 #if defined(SMPART_EMULATION)
       emulation::decided(sm_, slot_, shared.go, shared.block_x, shared.block_y,
                          shared.block_z, shared.bypass);
@@ -125,36 +132,41 @@ private:
 #endif
   }
 
-  /// Thread 0 only. This is the per-logical-block hot path: the knob and
-  /// slot reads are issued together (one memory round trip), then one
-  /// atomic takes the block.
-  __device__ Decision decide() {
+  /// The knobs and this SM's slot word, read together (one round trip).
+  struct Snapshot {
+    unsigned preempt, maskWord, allowed, bypass, slots;
+  };
+  __device__ Snapshot snapshot() const {
+    const volatile Knobs &k = *ctl_.knobs;
+    Snapshot s;
+    s.preempt = k.preempt;
+    s.maskWord = k.sm_mask[(sm_ % kMaxSms) / 32];
+    s.allowed = k.ctas_per_sm;
+    s.bypass = k.bypass_ctas_per_sm;
+    s.slots = slot_ < 0 ? 0u
+                        : *static_cast<volatile unsigned *>(
+                              &ctl_.state->sm_slots[sm_ % kMaxSms]);
+    return s;
+  }
+
+  /// Thread 0 only: the per-logical-block hot path. Besides the snapshot,
+  /// one atomic takes the block.
+  __device__ Decision decide(const Snapshot &k) {
     Decision d{};
     d.grid_x = ctl_.grid_x;
     d.grid_y = ctl_.grid_y;
     d.grid_z = ctl_.grid_z;
-    if (slot_ < 0)
-      sm_ = smid();
-    const volatile Knobs &k = *ctl_.knobs;
-    const unsigned preempt = k.preempt;
-    const unsigned maskWord = k.sm_mask[(sm_ % kMaxSms) / 32];
-    const unsigned allowed = k.ctas_per_sm;
-    const unsigned bypass = k.bypass_ctas_per_sm;
-    const unsigned slots =
-        slot_ < 0 ? 0u
-                  : *static_cast<volatile unsigned *>(
-                        &ctl_.state->sm_slots[sm_]);
-    const bool inMask = sm_ < kMaxSms && ((maskWord >> (sm_ % 32)) & 1u);
+    const bool inMask = sm_ < kMaxSms && ((k.maskWord >> (sm_ % 32)) & 1u);
     if (slot_ < 0) {
-      if (preempt || !inMask || !claimSlot(allowed))
+      if (k.preempt || !inMask || !claimSlot(k.allowed))
         return d;
     } else {
-      if (preempt || !inMask) {
+      if (k.preempt || !inMask) {
         releaseSlot();
         return d;
       }
-      compactSlot(slots);
-      if (static_cast<unsigned>(slot_) >= allowed) {
+      compactSlot(k.slots);
+      if (static_cast<unsigned>(slot_) >= k.allowed) {
         releaseSlot();
         return d;
       }
@@ -174,7 +186,7 @@ private:
     d.block_y = static_cast<unsigned>((b / ctl_.grid_x) % ctl_.grid_y);
     d.block_z = static_cast<unsigned>(b / plane);
     d.go = 1;
-    d.bypass = static_cast<unsigned>(slot_) < bypass;
+    d.bypass = static_cast<unsigned>(slot_) < k.bypass;
     return d;
   }
 
@@ -221,7 +233,7 @@ private:
   bool hasBlock_ = false;
   bool bypass_ = false;
   int slot_ = -1;    // thread 0: slot held on sm_, -1 if none
-  unsigned sm_ = 0;  // thread 0: SM this CTA runs on
+  unsigned sm_;      // SM this CTA runs on
 };
 
 template <class T, class = void> struct HasLdcg : std::false_type {};
