@@ -10,17 +10,29 @@
 #   add_library(app_kernels ${kernels})
 #   target_link_libraries(app_kernels PRIVATE smpart)
 set(SMPART_RUNTIME_INCLUDE_DIR ${CMAKE_CURRENT_LIST_DIR}/../runtime/include)
+# The tool: the smpart-transform target when it is built in this project,
+# else an installed or separately built binary.
+set(SMPART_TRANSFORM_EXE "" CACHE FILEPATH
+  "smpart-transform to run when the tool is not built in this project")
 
 function(smpart_transform out_var)
   cmake_parse_arguments(ARG "" "" "SOURCES;OPTIONS" ${ARGN})
+  if(TARGET smpart-transform)
+    set(tool smpart-transform)
+  elseif(SMPART_TRANSFORM_EXE)
+    set(tool ${SMPART_TRANSFORM_EXE})
+  else()
+    message(FATAL_ERROR "smpart_transform: no smpart-transform target and "
+                        "no SMPART_TRANSFORM_EXE")
+  endif()
   set(outputs)
   foreach(source IN LISTS ARG_SOURCES)
     get_filename_component(abs ${source} ABSOLUTE)
     get_filename_component(name ${source} NAME)
     set(out ${CMAKE_CURRENT_BINARY_DIR}/smpart/${name})
     add_custom_command(OUTPUT ${out}
-      COMMAND smpart-transform ${abs} -o ${out} ${ARG_OPTIONS}
-      DEPENDS ${abs} smpart-transform
+      COMMAND ${tool} ${abs} -o ${out} ${ARG_OPTIONS}
+      DEPENDS ${abs} ${tool}
       COMMENT "smpart-transform ${name}"
       VERBATIM)
     list(APPEND outputs ${out})

@@ -100,11 +100,9 @@ std::vector<int> iramp(std::size_t n, int mod, int shift) {
 class GpuInputs : public ::testing::Test {
 protected:
   void SetUp() override {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0)
-      GTEST_SKIP() << "no GPU: cudaGetDeviceCount: "
-                   << (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    // The runtime's own check: it names the failing call and CUDA's reason.
+    if (const smpart::Status st = smpart::init(); !st.ok())
+      GTEST_SKIP() << st.message();
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {

@@ -1,6 +1,7 @@
 // GPU tests of libsmpart (label gpu). Each test skips, with the reason,
 // when no GPU is usable; none passes silently.
 #include "gpu_kernels.cuh"
+#include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>
 
@@ -25,11 +26,9 @@ using smpart_test::BlockRecord;
 class Gpu : public ::testing::Test {
 protected:
   void SetUp() override {
-    int n = 0;
-    const cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess || n == 0)
-      GTEST_SKIP() << "no GPU: cudaGetDeviceCount: "
-                   << (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    // The runtime's own check: it names the failing call and CUDA's reason.
+    if (const smpart::Status st = smpart::init(); !st.ok())
+      GTEST_SKIP() << st.message();
     CHECK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CHECK_CUDA(cudaHostAlloc(&gate_, sizeof(unsigned), cudaHostAllocMapped));
