@@ -78,8 +78,10 @@ static Status launchTransformed(Kernel &k) {
 
 using detail::Kernel;
 
-KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
-                    std::size_t smem, cudaStream_t stream, Relaunch relaunch) {
+/// A kernel record for one launch, before anything is enqueued.
+static std::shared_ptr<Kernel> newKernel(const KernelInfo &kernel, dim3 grid,
+                                         dim3 block, std::size_t smem,
+                                         cudaStream_t stream) {
   auto k = std::make_shared<Kernel>();
   k->name = kernel.name ? kernel.name : "(unnamed)";
   k->fn = kernel.fn;
@@ -87,6 +89,12 @@ KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
   k->block = block;
   k->smem = smem;
   k->stream = stream;
+  return k;
+}
+
+KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
+                    std::size_t smem, cudaStream_t stream, Relaunch relaunch) {
+  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = detail::validate(grid, k->total); !st.ok())
     return detail::failed(std::move(k), std::move(st));
@@ -109,14 +117,8 @@ KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher) {
-  auto k = std::make_shared<Kernel>();
-  k->name = kernel.name ? kernel.name : "(unnamed)";
-  k->fn = kernel.fn;
+  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->opaque = true;
-  k->grid = grid;
-  k->block = block;
-  k->smem = smem;
-  k->stream = stream;
   if (Status st = detail::validate(grid, k->total); !st.ok())
     return detail::failed(std::move(k), std::move(st));
   Status st = [&]() -> Status {
