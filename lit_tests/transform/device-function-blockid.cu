@@ -11,3 +11,5 @@ __global__ void ids(unsigned *out) { out[threadIdx.x] = globalId(); }
 // CHECK: {{^}}__device__ unsigned blockRow() { return smpart::blockIdx().y * smpart::gridDim().x; }
 // CHECK-NEXT: {{^}}__device__ unsigned globalId() { return blockRow() + smpart::blockIdx().x; }
 // CHECK: {{^}}__global__ void ids(smpart::LaunchControl smpart_ctl, unsigned *out) {
+// The kernel publishes each logical block for its device functions.
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {

@@ -16,11 +16,16 @@ static std::string lineDirective(unsigned Line, const std::string &File) {
   return "#line " + std::to_string(Line) + " \"" + Escaped + "\"\n";
 }
 
-std::string TransformPlanner::prologue(const KernelBody &Body) {
+std::string TransformPlanner::prologue(const KernelBody &Body,
+                                       bool PublishBlockIdx) {
+  // A kernel whose device functions read smpart::blockIdx() needs the
+  // logical block published in shared memory at every block (a second
+  // barrier); the others do without.
   std::string S = "\n  // smpart: this CTA runs logical blocks until the grid "
                   "is done or it must yield\n"
-                  "  for (smpart::detail::Cta smpart_cta(smpart_ctl); "
-                  "smpart_cta.next();) {\n";
+                  "  for (smpart::detail::";
+  S += PublishBlockIdx ? "PublishingCta" : "Cta";
+  S += " smpart_cta(smpart_ctl); smpart_cta.next();) {\n";
   if (Body.UsesBlockIdx)
     S += "    const uint3 blockIdx = smpart_cta.blockIdx();\n";
   if (Body.UsesGridDim)
@@ -156,12 +161,16 @@ TransformPlan TransformPlanner::plan() const {
       continue;
     const FunctionFacts &K = *D.Kernel;
     std::set<Edit> &Out = Plan.EditsByFile[K.Body.File];
+    const bool Publish =
+        llvm::any_of(Reach[Key], [&](const std::string &Callee) {
+          return Facts.Functions.at(Callee).ReadsBlockId;
+        });
     if (K.Body.OpenOffset + 1 == K.Body.CloseOffset) { // `{}`
       Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0,
-                      prologue(K.Body) + epilogue(K.Body)});
+                      prologue(K.Body, Publish) + epilogue(K.Body)});
     } else {
       Out.insert(
-          Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body)});
+          Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body, Publish)});
       Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0, epilogue(K.Body)});
     }
     for (const Edit &E : K.Edits)

@@ -42,7 +42,7 @@ public:
   TransformPlan plan() const;
 
   /// The text inserted after a kernel body's `{` and before its `}`.
-  static std::string prologue(const KernelBody &Body);
+  static std::string prologue(const KernelBody &Body, bool PublishBlockIdx);
   static std::string epilogue(const KernelBody &Body);
 
 private:

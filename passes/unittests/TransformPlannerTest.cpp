@@ -74,7 +74,11 @@ TEST(TransformPlanner, PrologueShadowsOnlyWhatTheBodyUses) {
   Body.LineFile = "k.cu";
   Body.OpenLine = 7;
   Body.UsesGridDim = true;
-  std::string P = TransformPlanner::prologue(Body);
+  std::string P = TransformPlanner::prologue(Body, false);
+  EXPECT_NE(P.find("smpart::detail::Cta smpart_cta"), std::string::npos);
+  EXPECT_NE(TransformPlanner::prologue(Body, true)
+                .find("smpart::detail::PublishingCta smpart_cta"),
+            std::string::npos);
   EXPECT_NE(P.find("const dim3 gridDim"), std::string::npos);
   EXPECT_EQ(P.find("const uint3 blockIdx"), std::string::npos);
   EXPECT_NE(P.find("#line 7 \"k.cu\""), std::string::npos);

@@ -1,6 +1,6 @@
 // Private to libsmpart: one launch (detail::Kernel), its control block
 // (Slot, HostSlot), the per-device context and the registry that owns them,
-// shared by the registry, launch and KernelHandle sources.
+// shared by the registry, launch, KernelHandle and notice sources.
 #pragma once
 
 #include "smpart/runtime.hpp"
@@ -8,6 +8,7 @@
 #include "smpart/detail/cuda_check.hpp"
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,23 +20,24 @@ namespace smpart {
 namespace detail {
 
 /// Host-mapped part of a control block: knobs (host writes, device reads),
-/// notices (device writes once, host reads) and the landing area of
-/// progress copies.
+/// notices (device writes, host reads), and the image of the State header
+/// that the launch copies to the device before the kernel.
 struct alignas(128) HostSlot {
   Knobs knobs;
-  Notices notices;
-  State snapshot;
+  alignas(64) Notices notices;
+  State image;
 };
 
-/// One reusable control block.
+/// One reusable control block. Reused only once every instance launched
+/// on it has completed (events), and each use has a new generation, which
+/// a CTA checks before it touches the state.
 struct Slot {
-  HostSlot *host = nullptr;     // host address
-  HostSlot *mapped = nullptr;   // the same memory, device address
-  State *state = nullptr;       // device memory
-  cudaEvent_t zeroed = nullptr; // state cleared (side stream)
-  cudaEvent_t started = nullptr; // user stream reached the launch
-  cudaEvent_t first_done = nullptr; // first instance finished
-  cudaEvent_t done = nullptr;   // every logical block finished
+  HostSlot *host = nullptr;   // host address
+  HostSlot *mapped = nullptr; // the same memory, device address
+  State *state = nullptr;     // device memory
+  cudaEvent_t started = nullptr; // user stream reached the kernel
+  cudaEvent_t done = nullptr;    // the kernel (first instance) completed
+  unsigned generation = 0;
 };
 
 constexpr unsigned kSlotsPerChunk = 64;
@@ -43,78 +45,76 @@ constexpr unsigned kRelaunchStreams = 8;
 
 struct DeviceCtx {
   DeviceInfo info;
-  cudaStream_t side = nullptr; // progress copies and state clearing
   cudaStream_t relaunch[kRelaunchStreams] = {};
   unsigned next_relaunch = 0;
   std::vector<Slot *> free_slots;
+  void *sentinel = nullptr;   // pinned: gone after cudaDeviceReset
+  unsigned *probe = nullptr;  // device: SM-id bitmap of the probe kernel
+  unsigned *probe_host = nullptr;
+  cudaEvent_t probe_done = nullptr;
+  bool probe_read = false;
+};
+
+/// Occupancy and attributes of one kernel function, computed once.
+struct FnInfo {
+  unsigned threads = 0;
+  std::size_t smem = 0;
+  unsigned occupancy = 1;
 };
 
 /// One launch. Owned by the registry until done and unreferenced.
 class Kernel {
 public:
-  ~Kernel() {
-    stop_watch = true;
-    if (watcher.joinable())
-      watcher.join();
-    for (cudaEvent_t e : relaunch_done)
-      cudaEventDestroy(e);
-  }
-
+  unsigned long long id = 0;
   std::string name;
   const void *fn = nullptr;
   bool opaque = false;
+  bool captured = false;
   Status status;
   dim3 grid, block;
-  std::size_t smem = 0;
+  std::size_t smem = 0;        // the user's dynamic shared memory
+  std::size_t launch_smem = 0; // plus the protocol's tail
   cudaStream_t stream = nullptr;
   Relaunch relaunch;
   unsigned long long total = 0;
   unsigned occupancy = 1;
   DeviceCtx *ctx = nullptr;
   Slot *slot = nullptr;
+  unsigned generation = 0;
   cudaEvent_t opaque_done = nullptr;
+  /// Set (once) when cudaDeviceReset destroyed the kernel's control block:
+  /// nothing of it may be touched any more.
+  std::atomic<bool> reset{false};
 
-  std::mutex mu; // guards the fields below
+  /// status, or why the kernel became unusable later.
+  Status current() const {
+    if (reset)
+      return Status(Errc::kDeviceReset, "kernel " + name + ": its device was "
+                                        "reset (cudaDeviceReset) after launch");
+    return status;
+  }
+
+  std::mutex mu; // guards the fields below and serialises knob writers
   unsigned long long launched = 0;
   bool preempted = false;
   std::vector<cudaEvent_t> relaunch_done;
+  std::function<void()> on_last_block;
 
-  std::thread watcher;
-  std::atomic<bool> stop_watch{false};
+  // Notice thread only.
+  bool saw_last_block = false;
+  bool saw_done = false;
 
   cudaEvent_t doneEvent() const { return opaque ? opaque_done : slot->done; }
-
-  LaunchControl control() const {
-    LaunchControl c{};
-    c.knobs = &slot->mapped->knobs;
-    c.state = slot->state;
-    c.notices = &slot->mapped->notices;
-    c.grid_x = grid.x;
-    c.grid_y = grid.y;
-    c.grid_z = grid.z;
-    c.total_blocks = total;
-    return c;
+  const volatile Notices &notices() const { return slot->host->notices; }
+  bool finished() const {
+    return !opaque && notices().finished == generation;
   }
 
-  Status launchInstance(unsigned long long ctas, cudaStream_t s) {
-    LaunchParams p{dim3(static_cast<unsigned>(ctas)), block, smem, s,
-                   control()};
-    relaunch(p);
-    // Peek, not get: the error stays visible to the user's own
-    // cudaGetLastError() as it would after their `<<<>>>`.
-    const cudaError_t err = cudaPeekAtLastError();
-    if (err != cudaSuccess)
-      return cudaFailure(err, ("launch of kernel " + name).c_str(), __FILE__,
-                         __LINE__);
-    launched += ctas;
-    return Status();
-  }
-
-  unsigned long long ctasToLaunch() const {
-    const volatile Knobs &k = slot->host->knobs;
-    return physicalCtas(ctx->info.num_sms, occupancy, k.ctas_per_sm,
-                        loadMask(k).all(), total);
-  }
+  LaunchControl control(bool first) const;
+  /// Enqueues `ctas` CTAs through the relaunch closure on `s`. Caller
+  /// holds mu.
+  Status launchInstance(unsigned long long ctas, cudaStream_t s, bool first);
+  unsigned long long ctasToLaunch() const;
 };
 
 struct Runtime {
@@ -123,6 +123,9 @@ struct Runtime {
   Status init_status;
   std::map<int, DeviceCtx> devices;
   std::vector<std::shared_ptr<Kernel>> live;
+  std::size_t reclaim_cursor = 0;
+  std::map<std::pair<const void *, std::size_t>, FnInfo> fns;
+  std::atomic<unsigned long long> next_id{1};
 };
 
 /// The one registry of the process (see runtime.cpp).
@@ -131,7 +134,18 @@ Runtime &runtime();
 Status deviceCtxLocked(Runtime &r, DeviceCtx *&out);
 Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out);
 bool eventDone(cudaEvent_t e);
-void reclaimLocked(Runtime &r);
+/// Returns finished, unreferenced kernels' slots to their pools: at most a
+/// few per call, or every kernel when `all` (the pool is empty).
+void reclaimLocked(Runtime &r, bool all);
+/// Launches the SM-id probe for a new device context (asynchronous).
+Status startSmProbe(DeviceCtx &ctx);
+/// Reads the probe's result if it is done, or after waiting up to
+/// `timeout_ms`; falls back to dense ids.
+void finishSmProbe(DeviceCtx &ctx, int timeout_ms);
+
+/// The notice thread: fires onLastBlockTaken callbacks and the observer.
+void watch(const std::shared_ptr<Kernel> &k);
+void notifyLaunch(const std::shared_ptr<Kernel> &k);
 
 } // namespace detail
 } // namespace smpart

@@ -1,40 +1,64 @@
 // libsmpart host runtime: KernelHandle, the user's view of one launch
 // (knobs, progress, completion). See smpart/runtime.hpp for the contract.
+//
+// Nothing here blocks on a GPU queue: knobs are stores into host-mapped
+// memory, progress and completion are read from the device's mirror in
+// host-mapped memory (smpart::Notices), and the only CUDA calls are
+// launches (grow) and event queries.
 #include "kernel.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <thread>
 
 namespace smpart {
 
-namespace detail {
 namespace {
-Status notSupported(const Kernel &k, const char *what) {
-  return Status(Errc::kNotSupported,
-                std::string(what) + " on opaque kernel " + k.name +
-                    ": it was not transformed and takes no knobs");
-}
-} // namespace
-} // namespace detail
 
-namespace {
 Status emptyHandle() {
   return Status(Errc::kInvalidArgument, "empty smpart::KernelHandle");
 }
+
+Status notSupported(const detail::Kernel &k, const char *what,
+                    const char *why) {
+  return Status(Errc::kNotSupported,
+                std::string(what) + " on kernel " + k.name + ": " + why);
+}
+
+/// Sleeps a little longer each round: from a yield to 100 us.
+class Backoff {
+public:
+  void pause() {
+    if (us_ == 0)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(us_));
+    us_ = us_ == 0 ? 1 : std::min(us_ * 2, 100u);
+  }
+
+private:
+  unsigned us_ = 0;
+};
+
 } // namespace
 
 /// Common prologue of knob calls: a usable, transformed kernel.
 #define SMPART_KNOB_PROLOGUE(what)                                             \
   if (!k_)                                                                     \
     return emptyHandle();                                                      \
-  if (!k_->status.ok())                                                        \
-    return k_->status;                                                         \
+  if (Status st_ = k_->current(); !st_.ok())                                   \
+    return st_;                                                                \
   if (k_->opaque)                                                              \
-    return detail::notSupported(*k_, what)
+    return notSupported(*k_, what,                                             \
+                        "it was not transformed and takes no knobs")
 
-Status KernelHandle::status() const { return k_ ? k_->status : emptyHandle(); }
+unsigned long long KernelHandle::id() const { return k_ ? k_->id : 0; }
+Status KernelHandle::status() const {
+  return k_ ? k_->current() : emptyHandle();
+}
 bool KernelHandle::opaque() const { return k_ && k_->opaque; }
+bool KernelHandle::captured() const { return k_ && k_->captured; }
 const char *KernelHandle::name() const { return k_ ? k_->name.c_str() : ""; }
 unsigned long long KernelHandle::totalBlocks() const {
   return k_ ? k_->total : 0;
@@ -47,24 +71,35 @@ unsigned long long KernelHandle::launchedCtas() const {
 }
 unsigned KernelHandle::occupancy() const { return k_ ? k_->occupancy : 0; }
 DeviceInfo KernelHandle::device() const {
-  return k_ && k_->ctx ? k_->ctx->info : DeviceInfo{};
+  if (!k_ || !k_->ctx || k_->reset)
+    return DeviceInfo{};
+  std::lock_guard<std::mutex> lock(detail::runtime().mu);
+  return k_->ctx->info;
 }
 
 Status KernelHandle::setSmMask(const SmMask &mask) {
   SMPART_KNOB_PROLOGUE("setSmMask");
-  detail::storeMask(k_->slot->host->knobs, mask);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (mask.none())
+    return Status(Errc::kInvalidArgument,
+                  "setSmMask on kernel " + k_->name +
+                      ": an empty mask leaves no SM to run on; use preempt()");
+  std::lock_guard<std::mutex> lock(k_->mu);
+  detail::writeKnobs(k_->slot->host->knobs,
+                     [&](volatile Knobs &k) { detail::storeMask(k, mask); });
   return Status();
 }
 
 Status KernelHandle::setCtasPerSm(unsigned n) {
   SMPART_KNOB_PROLOGUE("setCtasPerSm");
-  if (n > kMaxCtasPerSm)
+  if (n == 0 || n > kMaxCtasPerSm)
     return Status(Errc::kInvalidArgument,
-                  "setCtasPerSm(" + std::to_string(n) + "): at most " +
-                      std::to_string(kMaxCtasPerSm));
-  k_->slot->host->knobs.ctas_per_sm = n;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+                  "setCtasPerSm(" + std::to_string(n) + ") on kernel " +
+                      k_->name + ": must be 1.." +
+                      std::to_string(kMaxCtasPerSm) +
+                      " (preempt() stops every CTA)");
+  std::lock_guard<std::mutex> lock(k_->mu);
+  detail::writeKnobs(k_->slot->host->knobs,
+                     [&](volatile Knobs &k) { k.ctas_per_sm = n; });
   return Status();
 }
 
@@ -74,8 +109,17 @@ Status KernelHandle::setBypassCtasPerSm(unsigned n) {
     return Status(Errc::kInvalidArgument,
                   "setBypassCtasPerSm(" + std::to_string(n) + "): at most " +
                       std::to_string(kMaxCtasPerSm));
-  k_->slot->host->knobs.bypass_ctas_per_sm = n;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  std::lock_guard<std::mutex> lock(k_->mu);
+  detail::writeKnobs(k_->slot->host->knobs,
+                     [&](volatile Knobs &k) { k.bypass_ctas_per_sm = n; });
+  return Status();
+}
+
+Status KernelHandle::setChunkTargetNs(unsigned ns) {
+  SMPART_KNOB_PROLOGUE("setChunkTargetNs");
+  std::lock_guard<std::mutex> lock(k_->mu);
+  detail::writeKnobs(k_->slot->host->knobs,
+                     [&](volatile Knobs &k) { k.chunk_target_ns = ns; });
   return Status();
 }
 
@@ -83,8 +127,8 @@ Status KernelHandle::preempt() {
   SMPART_KNOB_PROLOGUE("preempt");
   std::lock_guard<std::mutex> lock(k_->mu);
   k_->preempted = true;
-  k_->slot->host->knobs.preempt = 1;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  detail::writeKnobs(k_->slot->host->knobs,
+                     [](volatile Knobs &k) { k.preempt = 1; });
   return Status();
 }
 
@@ -93,18 +137,27 @@ Status KernelHandle::resume(unsigned long long ctas) {
   {
     std::lock_guard<std::mutex> lock(k_->mu);
     k_->preempted = false;
-    k_->slot->host->knobs.preempt = 0;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    detail::writeKnobs(k_->slot->host->knobs,
+                       [](volatile Knobs &k) { k.preempt = 0; });
   }
+  // The anchor resumes on its own; new CTAs only add speed.
+  if (k_->captured)
+    return Status();
   return grow(ctas);
 }
 
 Status KernelHandle::grow(unsigned long long ctas) {
   SMPART_KNOB_PROLOGUE("grow");
+  if (k_->captured)
+    return notSupported(*k_, "grow",
+                        "it was captured into a graph; a replay runs the "
+                        "CTAs the capture launched");
   std::lock_guard<std::mutex> lock(k_->mu);
   if (k_->preempted)
     return Status(Errc::kPreempted,
                   "grow on preempted kernel " + k_->name + ": resume it");
+  if (k_->finished() || k_->notices().last_block_taken)
+    return Status(); // nothing left that new CTAs could take
   if (ctas == 0)
     ctas = k_->ctasToLaunch();
   cudaStream_t s;
@@ -113,134 +166,156 @@ Status KernelHandle::grow(unsigned long long ctas) {
     detail::DeviceCtx &ctx = *k_->ctx;
     s = ctx.relaunch[ctx.next_relaunch++ % detail::kRelaunchStreams];
   }
-  // Same inputs as the first instance: after the user's earlier work.
-  SMPART_CUDA_CHECK(cudaStreamWaitEvent(s, k_->slot->started, 0));
-  SMPART_RETURN_IF_ERROR(k_->launchInstance(ctas, s));
   cudaEvent_t e = nullptr;
   SMPART_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  // Same inputs as the first instance: after the user's earlier work.
+  cudaError_t err = cudaStreamWaitEvent(s, k_->slot->started, 0);
+  Status st = err == cudaSuccess
+                  ? k_->launchInstance(ctas, s, false)
+                  : detail::cudaFailure(err, "cudaStreamWaitEvent", __FILE__,
+                                        __LINE__);
+  // Recorded even after a failure, so that the slot is reclaimed only once
+  // this stream is past whatever was enqueued.
+  cudaEventRecord(e, s);
   k_->relaunch_done.push_back(e);
-  SMPART_CUDA_CHECK(cudaEventRecord(e, s));
-  return Status();
+  return st;
 }
 
 Knobs KernelHandle::knobs() const {
   Knobs out{};
-  if (!k_ || !k_->slot)
+  if (!k_ || !k_->slot || k_->reset)
     return out;
   const volatile Knobs &k = k_->slot->host->knobs;
-  for (unsigned w = 0; w < kMaxSms / 32; ++w)
+  for (unsigned w = 0; w < kMaskWords; ++w)
     out.sm_mask[w] = k.sm_mask[w];
   out.ctas_per_sm = k.ctas_per_sm;
   out.bypass_ctas_per_sm = k.bypass_ctas_per_sm;
   out.preempt = k.preempt;
+  out.chunk_target_ns = k.chunk_target_ns;
+  out.stall_grace_ns = k.stall_grace_ns;
+  out.epoch = k.epoch;
   return out;
 }
 
 Status KernelHandle::progress(Progress &out) const {
   if (!k_)
     return emptyHandle();
-  if (!k_->status.ok())
-    return k_->status;
+  SMPART_RETURN_IF_ERROR(k_->current());
   out = Progress{};
   out.total = k_->total;
   if (k_->opaque) {
-    const cudaError_t q = cudaEventQuery(k_->opaque_done);
-    if (q != cudaSuccess && q != cudaErrorNotReady)
-      SMPART_CUDA_CHECK(q);
-    out.taken = out.done = q == cudaSuccess ? k_->total : 0;
+    const bool done = detail::eventDone(k_->opaque_done);
+    out.taken = out.done = done ? k_->total : 0;
+    out.started = out.finished = done;
     return Status();
   }
-  detail::Slot &s = *k_->slot;
-  cudaStream_t side = k_->ctx->side;
-  // One asynchronous copy on the side stream: it runs beside the kernel,
-  // never behind it.
-  SMPART_CUDA_CHECK(cudaMemcpyAsync(&s.host->snapshot, s.state, sizeof(State),
-                                    cudaMemcpyDeviceToHost, side));
-  SMPART_CUDA_CHECK(cudaStreamSynchronize(side));
-  const State &st = s.host->snapshot;
-  out.taken = std::min(st.next_block, k_->total);
-  out.done = st.blocks_done;
-  out.resident_ctas = st.resident_ctas;
+  const volatile Notices &n = k_->notices();
+  out.finished = k_->finished();
+  out.taken = out.finished ? k_->total : std::min<unsigned long long>(static_cast<unsigned long long>(n.taken), k_->total);
+  out.done = out.finished ? k_->total : n.done;
+  out.resident_ctas = out.finished ? 0 : n.resident_ctas;
+  out.started = n.started != 0 || out.finished;
+  out.parked = !out.finished && n.parked != 0;
+  out.stalls = n.stalls;
   return Status();
 }
 
 bool KernelHandle::lastBlockTaken() const {
-  if (!k_ || !k_->status.ok())
+  if (!k_ || !k_->current().ok())
     return false;
   if (k_->opaque)
     return detail::eventDone(k_->opaque_done);
-  return k_->slot->host->notices.last_block_taken != 0;
+  return k_->notices().last_block_taken != 0;
 }
 
 Status KernelHandle::onLastBlockTaken(std::function<void()> cb) {
   SMPART_KNOB_PROLOGUE("onLastBlockTaken");
-  std::lock_guard<std::mutex> lock(k_->mu);
-  if (k_->watcher.joinable())
-    return Status(Errc::kInvalidArgument,
-                  "onLastBlockTaken: a callback is already set for " +
-                      k_->name);
-  detail::Kernel *k = k_.get();
-  k_->watcher = std::thread([k, cb = std::move(cb)] {
-    const volatile Notices &n = k->slot->host->notices;
-    while (!n.last_block_taken) {
-      if (k->stop_watch)
-        return;
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
-    cb();
-  });
+  {
+    std::lock_guard<std::mutex> lock(k_->mu);
+    if (k_->on_last_block)
+      return Status(Errc::kInvalidArgument,
+                    "onLastBlockTaken: a callback is already set for " +
+                        k_->name);
+    k_->on_last_block = std::move(cb);
+  }
+  detail::watch(k_);
   return Status();
 }
+
+namespace {
+
+/// No CTA of the kernel works: only the parked anchor is left, or none
+/// ever ran.
+bool drained(const detail::Kernel &k) {
+  const volatile Notices &n = k.notices();
+  return k.finished() || !n.started || (n.parked && n.resident_ctas == 0);
+}
+
+/// The kernel completed on its stream; say whether it ran its blocks.
+Status completed(const detail::Kernel &k) {
+  if (k.captured || k.finished())
+    return Status();
+  return Status(Errc::kCuda,
+                "kernel " + k.name + " completed without running its " +
+                    std::to_string(k.total) +
+                    " logical blocks: its launch failed (see "
+                    "cudaGetLastError())");
+}
+
+} // namespace
 
 Status KernelHandle::wait() {
   if (!k_)
     return emptyHandle();
-  if (!k_->status.ok())
-    return k_->status;
-  if (!k_->opaque) {
+  SMPART_RETURN_IF_ERROR(k_->current());
+  if (k_->captured)
+    return notSupported(*k_, "wait",
+                        "it was captured into a graph; synchronise the "
+                        "stream the graph is launched on");
+  for (Backoff b;; b.pause()) {
+    SMPART_RETURN_IF_ERROR(k_->current());
+    const cudaError_t q = cudaEventQuery(k_->doneEvent());
+    if (q == cudaSuccess)
+      return k_->opaque ? Status() : completed(*k_);
+    if (q != cudaErrorNotReady)
+      SMPART_CUDA_CHECK(q);
+    if (k_->opaque)
+      continue;
     bool preempted;
     {
       std::lock_guard<std::mutex> lock(k_->mu);
       preempted = k_->preempted;
     }
-    if (preempted) {
-      SMPART_RETURN_IF_ERROR(drain());
+    if (preempted && drained(*k_)) {
       Progress p;
       SMPART_RETURN_IF_ERROR(progress(p));
-      if (p.done < p.total)
-        return Status(Errc::kPreempted,
-                      "wait on preempted kernel " + k_->name + ": " +
-                          std::to_string(p.done) + " of " +
-                          std::to_string(p.total) +
-                          " logical blocks done; resume it first");
+      if (p.finished)
+        continue; // completes on the stream at once
+      return Status(Errc::kPreempted,
+                    "wait on preempted kernel " + k_->name + ": " +
+                        std::to_string(p.done) + " of " +
+                        std::to_string(p.total) +
+                        " logical blocks done; resume it first");
     }
   }
-  SMPART_CUDA_CHECK(cudaEventSynchronize(k_->doneEvent()));
-  return Status();
 }
 
 Status KernelHandle::drain() {
   if (!k_)
     return emptyHandle();
-  if (!k_->status.ok())
-    return k_->status;
-  if (k_->opaque) {
-    SMPART_CUDA_CHECK(cudaEventSynchronize(k_->opaque_done));
-    return Status();
+  SMPART_RETURN_IF_ERROR(k_->current());
+  for (Backoff b;; b.pause()) {
+    SMPART_RETURN_IF_ERROR(k_->current());
+    const cudaError_t q = cudaEventQuery(k_->doneEvent());
+    if (q == cudaSuccess || (!k_->opaque && drained(*k_)))
+      return Status();
+    if (q != cudaErrorNotReady)
+      SMPART_CUDA_CHECK(q);
   }
-  SMPART_CUDA_CHECK(cudaEventSynchronize(k_->slot->first_done));
-  std::vector<cudaEvent_t> events;
-  {
-    std::lock_guard<std::mutex> lock(k_->mu);
-    events = k_->relaunch_done;
-  }
-  for (cudaEvent_t e : events)
-    SMPART_CUDA_CHECK(cudaEventSynchronize(e));
-  return Status();
 }
 
 cudaEvent_t KernelHandle::doneEvent() const {
-  return k_ && k_->status.ok() ? k_->doneEvent() : nullptr;
+  return k_ && k_->current().ok() ? k_->doneEvent() : nullptr;
 }
 
 } // namespace smpart

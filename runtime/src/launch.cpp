@@ -2,13 +2,11 @@
 // thread's last launch error. See smpart/runtime.hpp for the contract.
 #include "kernel.hpp"
 
+#include <cstring>
 #include <string>
 
 namespace smpart {
 namespace detail {
-
-cudaError_t launchJoin(const State *state, unsigned long long total,
-                       cudaStream_t stream);
 
 namespace {
 
@@ -31,120 +29,273 @@ Status validate(dim3 grid, unsigned long long &total) {
   return Status();
 }
 
-} // namespace
+/// The user's dynamic shared memory, padded to 16 bytes, plus the
+/// protocol's tail (device.cuh: Tail), which lives at its end.
+std::size_t launchSmem(std::size_t user) {
+  return ((user + 15) & ~std::size_t{15}) + kTailBytes;
+}
 
-/// The steps of a transformed launch; any failure leaves a status.
-static Status launchTransformed(Kernel &k) {
-  Runtime &r = runtime();
-  unsigned threads = k.block.x * k.block.y * k.block.z;
-  {
-    std::lock_guard<std::mutex> lock(r.mu);
-    SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k.ctx));
-    reclaimLocked(r);
-    SMPART_RETURN_IF_ERROR(acquireSlotLocked(*k.ctx, k.slot));
-  }
-  if (k.fn) {
-    int occ = 0;
-    SMPART_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &occ, k.fn, static_cast<int>(threads), k.smem));
-    // 0: the configuration cannot run at all; the launch below reports why.
-    k.occupancy = occ > 0 ? static_cast<unsigned>(occ) : 1u;
-  } else {
+/// Occupancy of `fn` at this block size and shared memory, computed once
+/// per (fn, size). When the tail pushes the dynamic shared memory over the
+/// kernel's current limit (a kernel that opted into more than 48 KB), the
+/// limit is raised by the tail's size.
+Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
+  if (!k.fn) {
     k.occupancy = occupancyFromThreads(threads, k.ctx->info.max_threads_per_sm,
                                        k.ctx->info.max_blocks_per_sm);
+    return Status();
   }
-  Slot &s = *k.slot;
-  initKnobs(s.host->knobs, k.occupancy);
-  s.host->notices.last_block_taken = 0;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Clear the state on the side stream, so that progress() copies (also on
-  // the side stream) never see the previous user of the slot.
-  SMPART_CUDA_CHECK(cudaMemsetAsync(s.state, 0, sizeof(State), k.ctx->side));
-  SMPART_CUDA_CHECK(cudaEventRecord(s.zeroed, k.ctx->side));
-  SMPART_CUDA_CHECK(cudaStreamWaitEvent(k.stream, s.zeroed, 0));
-  // Relaunches wait for this point: the user's earlier work is done.
-  SMPART_CUDA_CHECK(cudaEventRecord(s.started, k.stream));
-  {
-    std::lock_guard<std::mutex> lock(k.mu);
-    SMPART_RETURN_IF_ERROR(k.launchInstance(k.ctasToLaunch(), k.stream));
+  const auto key = std::make_pair(k.fn, k.launch_smem ^ (std::size_t{threads} << 40));
+  auto it = r.fns.find(key);
+  if (it != r.fns.end()) {
+    k.occupancy = it->second.occupancy;
+    return Status();
   }
-  SMPART_CUDA_CHECK(cudaEventRecord(s.first_done, k.stream));
-  SMPART_CUDA_CHECK(launchJoin(s.state, k.total, k.stream));
-  SMPART_CUDA_CHECK(cudaEventRecord(s.done, k.stream));
+  cudaFuncAttributes attr{};
+  SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.fn));
+  if (k.launch_smem > static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) &&
+      k.smem <= static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes))
+    SMPART_CUDA_CHECK(cudaFuncSetAttribute(
+        k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        static_cast<int>(k.launch_smem)));
+  int occ = 0;
+  SMPART_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &occ, k.fn, static_cast<int>(threads), k.launch_smem));
+  // 0: the configuration cannot run at all; the launch reports why.
+  FnInfo info;
+  info.threads = threads;
+  info.smem = k.launch_smem;
+  info.occupancy = occ > 0 ? static_cast<unsigned>(occ) : 1u;
+  r.fns.emplace(key, info);
+  k.occupancy = info.occupancy;
   return Status();
 }
 
-} // namespace detail
+/// Relaxed stream-capture mode for the calling thread, for one scope.
+class CaptureModeRelaxed {
+public:
+  CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  CaptureModeRelaxed(const CaptureModeRelaxed &) = delete;
+  CaptureModeRelaxed &operator=(const CaptureModeRelaxed &) = delete;
 
-using detail::Kernel;
+private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
 
-/// A kernel record for one launch, before anything is enqueued.
-static std::shared_ptr<Kernel> newKernel(const KernelInfo &kernel, dim3 grid,
-                                         dim3 block, std::size_t smem,
-                                         cudaStream_t stream) {
+/// A captured launch keeps its control block as long as the graph lives:
+/// the graph owns a user object whose destructor returns the slot.
+struct CapturedSlot {
+  DeviceCtx *ctx;
+  Slot *slot;
+};
+
+void releaseCapturedSlot(void *p) {
+  auto *c = static_cast<CapturedSlot *>(p);
+  {
+    Runtime &r = runtime();
+    std::lock_guard<std::mutex> lock(r.mu);
+    c->ctx->free_slots.push_back(c->slot);
+  }
+  delete c;
+}
+
+Status retainForGraph(Kernel &k) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  SMPART_CUDA_CHECK(cudaStreamGetCaptureInfo(k.stream, &cs, nullptr, &graph));
+  auto *owner = new CapturedSlot{k.ctx, k.slot};
+  cudaUserObject_t obj = nullptr;
+  const cudaError_t err = cudaUserObjectCreate(
+      &obj, owner, &releaseCapturedSlot, 1, cudaUserObjectNoDestructorSync);
+  if (err != cudaSuccess) {
+    delete owner;
+    SMPART_CUDA_CHECK(err);
+  }
+  SMPART_CUDA_CHECK(
+      cudaGraphRetainUserObject(graph, obj, 1, cudaGraphUserObjectMove));
+  return Status();
+}
+
+} // namespace
+
+LaunchControl Kernel::control(bool first) const {
+  LaunchControl c{};
+  c.knobs = &slot->mapped->knobs;
+  c.state = slot->state;
+  c.notices = &slot->mapped->notices;
+  c.grid_x = grid.x;
+  c.grid_y = grid.y;
+  c.grid_z = grid.z;
+  c.generation = generation;
+  c.total_blocks = total;
+  c.first_instance = first ? 1u : 0u;
+  return c;
+}
+
+Status Kernel::launchInstance(unsigned long long ctas, cudaStream_t s,
+                              bool first) {
+  LaunchParams p{dim3(static_cast<unsigned>(ctas)), block, launch_smem, s,
+                 control(first)};
+  // The closure launches with <<<>>>, whose error lands in CUDA's
+  // per-thread last error. Peek before and after, without clearing: the
+  // error stays visible to the user's own cudaGetLastError(), and an error
+  // that was already pending is not taken for this launch's (if this
+  // launch failed the same way, wait() finds the kernel never ran).
+  const cudaError_t before = cudaPeekAtLastError();
+  relaunch(p);
+  const cudaError_t after = cudaPeekAtLastError();
+  if (after != cudaSuccess && after != before)
+    return cudaFailure(after, ("launch of kernel " + name).c_str(), __FILE__,
+                       __LINE__);
+  launched += ctas;
+  return Status();
+}
+
+unsigned long long Kernel::ctasToLaunch() const {
+  const volatile Knobs &k = slot->host->knobs;
+  return physicalCtas(ctx->info.num_sms, occupancy, k.ctas_per_sm,
+                      loadMask(k).all(), total);
+}
+
+/// The steps of a transformed launch; any failure leaves a status. Once
+/// the kernel may have been enqueued, the slot stays with the kernel until
+/// its events say it completed (reclaimLocked), whatever the status says.
+static Status launchTransformedSteps(Kernel &k, bool &enqueued) {
+  Runtime &r = runtime();
+  const unsigned threads = k.block.x * k.block.y * k.block.z;
+  k.launch_smem = launchSmem(k.smem);
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  SMPART_CUDA_CHECK(cudaStreamIsCapturing(k.stream, &cs));
+  k.captured = cs == cudaStreamCaptureStatusActive;
+  {
+    // Set-up calls (first-use allocations, event queries of finished
+    // kernels) must not invalidate a capture in progress on the caller's
+    // stream: relaxed capture mode for this thread meanwhile.
+    CaptureModeRelaxed relaxed;
+    std::lock_guard<std::mutex> lock(r.mu);
+    SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k.ctx));
+    finishSmProbe(*k.ctx, 0);
+    reclaimLocked(r, false);
+    if (k.ctx->free_slots.empty())
+      reclaimLocked(r, true);
+    SMPART_RETURN_IF_ERROR(acquireSlotLocked(*k.ctx, k.slot));
+    k.generation = ++k.slot->generation;
+    if (k.generation == 0) // 0 means "never finished" in Notices
+      k.generation = ++k.slot->generation;
+    SMPART_RETURN_IF_ERROR(fnInfoLocked(r, k, threads));
+  }
+  Slot &s = *k.slot;
+  HostSlot &h = *s.host;
+  initKnobs(h.knobs, k.occupancy);
+  std::memset(const_cast<Notices *>(&h.notices), 0, sizeof(Notices));
+  const unsigned long long ctas = k.ctasToLaunch();
+  std::memset(static_cast<void *>(&h.image), 0, kStateInitBytes);
+  copyKnobs(h.knobs, h.image.knobs);
+  h.image.first_live = static_cast<std::uint32_t>(ctas);
+  h.image.generation = k.generation;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (k.captured)
+    SMPART_RETURN_IF_ERROR(retainForGraph(k));
+  // The state header goes in the stream right before the kernel (a graph
+  // node under capture): each launch, and each replay, starts afresh.
+  SMPART_CUDA_CHECK(cudaMemcpyAsync(s.state, &h.image, kStateInitBytes,
+                                    cudaMemcpyHostToDevice, k.stream));
+  if (!k.captured) // relaunches wait for the user's earlier work
+    SMPART_CUDA_CHECK(cudaEventRecord(s.started, k.stream));
+  {
+    std::lock_guard<std::mutex> lock(k.mu);
+    enqueued = true;
+    SMPART_RETURN_IF_ERROR(k.launchInstance(ctas, k.stream, true));
+  }
+  if (!k.captured)
+    SMPART_CUDA_CHECK(cudaEventRecord(s.done, k.stream));
+  return Status();
+}
+
+KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
+                               std::size_t smem, cudaStream_t stream,
+                               Relaunch relaunch) {
   auto k = std::make_shared<Kernel>();
+  k->id = runtime().next_id++;
   k->name = kernel.name ? kernel.name : "(unnamed)";
   k->fn = kernel.fn;
   k->grid = grid;
   k->block = block;
   k->smem = smem;
   k->stream = stream;
-  return k;
-}
-
-KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
-                    std::size_t smem, cudaStream_t stream, Relaunch relaunch) {
-  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
-  if (Status st = detail::validate(grid, k->total); !st.ok())
-    return detail::failed(std::move(k), std::move(st));
-  if (Status st = detail::launchTransformed(*k); !st.ok()) {
-    // A slot whose kernel never got enqueued can be reused.
-    if (k->slot && k->launched == 0) {
-      std::lock_guard<std::mutex> lock(detail::runtime().mu);
-      k->ctx->free_slots.push_back(k->slot);
+  if (Status st = validate(grid, k->total); !st.ok())
+    return failed(std::move(k), std::move(st));
+  bool enqueued = false;
+  Status st = launchTransformedSteps(*k, enqueued);
+  if (k->slot) {
+    std::lock_guard<std::mutex> lock(runtime().mu);
+    if (!enqueued) {
+      k->ctx->free_slots.push_back(k->slot); // nothing can use it
       k->slot = nullptr;
+    } else if (!k->captured) {
+      // Make sure the done event exists in the stream even after a failed
+      // step, so that the slot is reclaimed only once the stream passed.
+      if (!st.ok())
+        cudaEventRecord(k->slot->done, k->stream);
+      runtime().live.push_back(k);
     }
-    return detail::failed(std::move(k), std::move(st));
   }
-  {
-    std::lock_guard<std::mutex> lock(detail::runtime().mu);
-    detail::runtime().live.push_back(k);
-  }
+  if (!st.ok())
+    return failed(std::move(k), std::move(st));
+  notifyLaunch(k);
   return KernelHandle(std::move(k));
 }
 
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher) {
-  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
+  auto k = std::make_shared<Kernel>();
+  k->id = runtime().next_id++;
+  k->name = kernel.name ? kernel.name : "(unnamed)";
+  k->fn = kernel.fn;
+  k->grid = grid;
+  k->block = block;
+  k->smem = smem;
+  k->stream = stream;
   k->opaque = true;
-  if (Status st = detail::validate(grid, k->total); !st.ok())
-    return detail::failed(std::move(k), std::move(st));
+  if (Status st = validate(grid, k->total); !st.ok())
+    return failed(std::move(k), std::move(st));
   Status st = [&]() -> Status {
-    detail::Runtime &r = detail::runtime();
+    Runtime &r = runtime();
     {
       std::lock_guard<std::mutex> lock(r.mu);
-      SMPART_RETURN_IF_ERROR(detail::deviceCtxLocked(r, k->ctx));
-      detail::reclaimLocked(r);
+      SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k->ctx));
+      reclaimLocked(r, false);
     }
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    SMPART_CUDA_CHECK(cudaStreamIsCapturing(stream, &cs));
+    k->captured = cs == cudaStreamCaptureStatusActive;
     SMPART_CUDA_CHECK(
         cudaEventCreateWithFlags(&k->opaque_done, cudaEventDisableTiming));
+    const cudaError_t before = cudaPeekAtLastError();
     launcher(grid, block, smem, stream);
-    const cudaError_t err = cudaPeekAtLastError();
-    if (err != cudaSuccess)
-      return detail::cudaFailure(err, ("launch of kernel " + k->name).c_str(),
-                                 __FILE__, __LINE__);
+    const cudaError_t after = cudaPeekAtLastError();
+    if (after != cudaSuccess && after != before)
+      return cudaFailure(after, ("launch of kernel " + k->name).c_str(),
+                         __FILE__, __LINE__);
     k->launched = k->total;
-    SMPART_CUDA_CHECK(cudaEventRecord(k->opaque_done, stream));
+    if (!k->captured)
+      SMPART_CUDA_CHECK(cudaEventRecord(k->opaque_done, stream));
     return Status();
   }();
   if (!st.ok())
-    return detail::failed(std::move(k), std::move(st));
-  std::lock_guard<std::mutex> lock(detail::runtime().mu);
-  detail::runtime().live.push_back(k);
+    return failed(std::move(k), std::move(st));
+  if (!k->captured) {
+    std::lock_guard<std::mutex> lock(runtime().mu);
+    runtime().live.push_back(k);
+  }
+  notifyLaunch(k);
   return KernelHandle(std::move(k));
 }
+
+} // namespace detail
 
 Status init() {
   detail::Runtime &r = detail::runtime();
@@ -166,7 +317,7 @@ std::vector<KernelHandle> activeKernels() {
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<KernelHandle> out;
   for (const auto &k : r.live)
-    if (!detail::eventDone(k->doneEvent()))
+    if (!k->reset && !detail::eventDone(k->doneEvent()))
       out.emplace_back(k);
   return out;
 }

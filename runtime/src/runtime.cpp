@@ -33,6 +33,34 @@ Status initLocked(Runtime &r) {
   return r.init_status;
 }
 
+/// cudaDeviceReset destroys every stream, event and allocation of the
+/// device behind the runtime's back. The pinned sentinel tells: after a
+/// reset it is no longer a registered allocation. The query is host-side
+/// and sets no CUDA error.
+bool wasReset(const DeviceCtx &ctx) {
+  cudaPointerAttributes a{};
+  return cudaPointerGetAttributes(&a, ctx.sentinel) != cudaSuccess ||
+         a.type != cudaMemoryTypeHost;
+}
+
+/// Forgets a reset device: its handles are dead (never destroyed: they
+/// belong to a context that no longer exists), and its live kernels fail.
+void forgetDeviceLocked(Runtime &r, int dev) {
+  for (std::size_t i = 0; i < r.live.size();) {
+    Kernel &k = *r.live[i];
+    if (k.ctx && k.ctx->info.device == dev) {
+      k.reset = true;
+      r.live[i] = r.live.back();
+      r.live.pop_back();
+      continue;
+    }
+    ++i;
+  }
+  r.reclaim_cursor = 0;
+  r.fns.clear();
+  r.devices.erase(dev);
+}
+
 } // namespace
 
 Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
@@ -41,8 +69,11 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   SMPART_CUDA_CHECK(cudaGetDevice(&dev));
   auto it = r.devices.find(dev);
   if (it != r.devices.end()) {
-    out = &it->second;
-    return Status();
+    if (!wasReset(it->second)) {
+      out = &it->second;
+      return Status();
+    }
+    forgetDeviceLocked(r, dev);
   }
   DeviceCtx ctx;
   ctx.info.device = dev;
@@ -56,37 +87,47 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   SMPART_CUDA_CHECK(cudaDeviceGetAttribute(
       &v, cudaDevAttrMaxBlocksPerMultiprocessor, dev));
   ctx.info.max_blocks_per_sm = static_cast<unsigned>(v);
-  SMPART_CUDA_CHECK(cudaStreamCreateWithFlags(&ctx.side, cudaStreamNonBlocking));
+  SMPART_CUDA_CHECK(cudaHostAlloc(&ctx.sentinel, 64, cudaHostAllocDefault));
   for (cudaStream_t &s : ctx.relaunch)
     SMPART_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   out = &r.devices.emplace(dev, std::move(ctx)).first->second;
-  return Status();
+  return startSmProbe(*out);
 }
 
 /// Control blocks come in chunks that are never freed (pinned allocation
-/// costs far more than a launch); finished kernels return their slot.
+/// costs far more than a launch); finished kernels return their slot. The
+/// caller may be capturing a stream: launch() switches the thread to
+/// relaxed capture mode around this, as CUDA's own libraries do.
 Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
   if (ctx.free_slots.empty()) {
-    HostSlot *host = nullptr;
-    SMPART_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&host),
-                                    sizeof(HostSlot) * kSlotsPerChunk,
-                                    cudaHostAllocMapped));
-    HostSlot *mapped = nullptr;
-    SMPART_CUDA_CHECK(
-        cudaHostGetDevicePointer(reinterpret_cast<void **>(&mapped), host, 0));
-    State *state = nullptr;
-    SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&state),
-                                 sizeof(State) * kSlotsPerChunk));
-    std::memset(host, 0, sizeof(HostSlot) * kSlotsPerChunk);
-    for (unsigned i = 0; i < kSlotsPerChunk; ++i) {
-      auto *s = new Slot;
-      s->host = host + i;
-      s->mapped = mapped + i;
-      s->state = state + i;
-      for (cudaEvent_t *e : {&s->zeroed, &s->started, &s->first_done, &s->done})
-        SMPART_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming));
-      ctx.free_slots.push_back(s);
-    }
+    Status st = [&]() -> Status {
+      HostSlot *host = nullptr;
+      SMPART_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&host),
+                                      sizeof(HostSlot) * kSlotsPerChunk,
+                                      cudaHostAllocMapped));
+      HostSlot *mapped = nullptr;
+      SMPART_CUDA_CHECK(cudaHostGetDevicePointer(
+          reinterpret_cast<void **>(&mapped), host, 0));
+      State *state = nullptr;
+      SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&state),
+                                   sizeof(State) * kSlotsPerChunk));
+      // The slot words must start at zero; every CTA leaves them so.
+      SMPART_CUDA_CHECK(cudaMemset(state, 0, sizeof(State) * kSlotsPerChunk));
+      std::memset(static_cast<void *>(host), 0,
+                  sizeof(HostSlot) * kSlotsPerChunk);
+      for (unsigned i = 0; i < kSlotsPerChunk; ++i) {
+        auto *s = new Slot;
+        s->host = host + i;
+        s->mapped = mapped + i;
+        s->state = state + i;
+        for (cudaEvent_t *e : {&s->started, &s->done})
+          SMPART_CUDA_CHECK(
+              cudaEventCreateWithFlags(e, cudaEventDisableTiming));
+        ctx.free_slots.push_back(s);
+      }
+      return Status();
+    }();
+    SMPART_RETURN_IF_ERROR(st);
   }
   out = ctx.free_slots.back();
   ctx.free_slots.pop_back();
@@ -95,26 +136,54 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
 
 bool eventDone(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; }
 
-/// Releases kernels that are done and no longer referenced by a handle.
-void reclaimLocked(Runtime &r) {
-  for (std::size_t i = 0; i < r.live.size();) {
-    Kernel &k = *r.live[i];
-    bool done = r.live[i].use_count() == 1 && eventDone(k.doneEvent());
-    if (done && !k.opaque) {
-      std::lock_guard<std::mutex> lock(k.mu);
-      done = eventDone(k.slot->first_done);
-      for (cudaEvent_t e : k.relaunch_done)
-        done = done && eventDone(e);
-    }
-    if (!done) {
-      ++i;
+namespace {
+
+/// A kernel's slot can go back to the pool once nothing can touch it any
+/// more: no handle refers to the kernel, its own kernel completed and every
+/// relaunched instance completed too.
+bool reclaimable(const std::shared_ptr<Kernel> &p) {
+  Kernel &k = *p;
+  if (p.use_count() != 1 || k.captured)
+    return false;
+  if (!eventDone(k.doneEvent()))
+    return false;
+  if (k.opaque)
+    return true;
+  std::lock_guard<std::mutex> lock(k.mu);
+  for (cudaEvent_t e : k.relaunch_done)
+    if (!eventDone(e))
+      return false;
+  return true;
+}
+
+void release(Kernel &k) {
+  if (k.slot && k.ctx)
+    k.ctx->free_slots.push_back(k.slot);
+  k.slot = nullptr;
+  if (k.opaque_done)
+    cudaEventDestroy(k.opaque_done);
+  k.opaque_done = nullptr;
+  for (cudaEvent_t e : k.relaunch_done)
+    cudaEventDestroy(e);
+  k.relaunch_done.clear();
+}
+
+} // namespace
+
+void reclaimLocked(Runtime &r, bool all) {
+  // A few kernels per launch keep a loop of asynchronous launches linear;
+  // a full pass only when the pool would otherwise grow.
+  std::size_t budget = all ? r.live.size() : 4;
+  while (budget-- > 0 && !r.live.empty()) {
+    if (r.reclaim_cursor >= r.live.size())
+      r.reclaim_cursor = 0;
+    std::shared_ptr<Kernel> &p = r.live[r.reclaim_cursor];
+    if (!reclaimable(p)) {
+      ++r.reclaim_cursor;
       continue;
     }
-    if (k.slot)
-      k.ctx->free_slots.push_back(k.slot);
-    if (k.opaque_done)
-      cudaEventDestroy(k.opaque_done);
-    r.live[i] = r.live.back();
+    release(*p);
+    p = std::move(r.live.back());
     r.live.pop_back();
   }
 }

@@ -1,55 +1,111 @@
 // Layout shared by the host runtime and the device code that
 // smpart-transform generates. Plain C++ (no CUDA), so that the host
 // library, the CPU emulation and the device header agree on one definition.
+//
+// Three memories, each written by one side:
+//   Knobs   host-mapped, written by the host, read by one polling CTA at a
+//           time (a PCIe round trip, a few times per ten microseconds);
+//   State   device memory, the per-launch counters and a copy of the knobs
+//           that every CTA reads from L2 at each chunk of logical blocks;
+//   Notices host-mapped, written by the device (progress mirror, early
+//           notification, completion), read by the host without a CUDA call.
+// See runtime/README.md for the protocol and its liveness argument.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace smpart {
 
-/// Largest SM id a mask can name. An H200 has 132 SMs; 256 leaves headroom.
-inline constexpr unsigned kMaxSms = 256;
+/// Largest %smid + 1 a mask can name. %smid is neither dense nor bounded by
+/// the SM count (PTX only promises it is below %nsmid); 512 covers every
+/// GPU so far with room for sparse numbering.
+inline constexpr unsigned kMaxSms = 512;
+inline constexpr unsigned kMaskWords = kMaxSms / 32;
 /// Hardware limit of resident CTAs per SM on every CUDA GPU so far (32);
 /// per-SM slot occupancy is one 32-bit word.
 inline constexpr unsigned kMaxCtasPerSm = 32;
+/// Default target duration of one chunk of logical blocks, and the default
+/// time the last CTA of a kernel waits, unable to run, before it runs
+/// outside its allocation (a reported stall) rather than hang.
+inline constexpr std::uint32_t kDefaultChunkTargetNs = 8000;
+inline constexpr std::uint32_t kDefaultStallGraceNs = 200000;
+/// Dynamic shared memory the runtime adds at the end of every transformed
+/// launch: the protocol's decisions and thread 0's state (device.cuh).
+inline constexpr unsigned kTailBytes = 128;
+/// Upper bound of logical blocks taken with one atomic.
+inline constexpr std::uint32_t kMaxChunkBlocks = 64;
 
-/// Knobs written by the host while the kernel runs and read by thread 0 of
-/// each CTA between logical blocks. The host runtime keeps them in
-/// host-mapped (zero-copy) memory: a host store becomes visible to the GPU
-/// within the PCIe round trip, without a stream operation that could queue
-/// behind the kernel itself.
+/// Knobs written by the host while the kernel runs (host-mapped memory).
+/// `epoch` is a sequence lock: odd while the host writes, bumped to the
+/// next even value when done. The device copies a consistent snapshot into
+/// State::knobs and publishes it under the same epoch.
 struct Knobs {
-  std::uint32_t sm_mask[kMaxSms / 32]; ///< bit s set: SM s may run CTAs
-  std::uint32_t ctas_per_sm;           ///< allowed CTAs of this kernel per SM
-  std::uint32_t bypass_ctas_per_sm;    ///< CTAs per SM whose loads bypass L1
-  std::uint32_t preempt;               ///< nonzero: every CTA yields
-  std::uint32_t reserved;
+  std::uint32_t sm_mask[kMaskWords]; ///< bit s set: SM id s may run CTAs
+  std::uint32_t ctas_per_sm;         ///< allowed CTAs of this kernel per SM
+  std::uint32_t bypass_ctas_per_sm;  ///< CTAs per SM whose loads bypass L1
+  std::uint32_t preempt;             ///< nonzero: every CTA yields
+  std::uint32_t chunk_target_ns;     ///< target chunk duration (0: 1 block)
+  std::uint32_t stall_grace_ns;      ///< see kDefaultStallGraceNs
+  std::uint32_t epoch;               ///< sequence lock, see above
 };
 
-/// Progress and occupancy written by the device with atomics (device memory).
+/// The device's copy of the knobs: one cache line, read by thread 0 of
+/// every CTA at every chunk. The first 16 bytes are the steady-state read.
+struct alignas(128) DeviceKnobs {
+  std::uint32_t epoch;      ///< host epoch this copy was taken at (even)
+  std::uint32_t slot_epoch; ///< bumped whenever a CTA releases an SM slot
+  unsigned long long last_poll_ns; ///< %globaltimer of the last host poll
+  std::uint32_t ctas_per_sm;
+  std::uint32_t bypass_ctas_per_sm;
+  std::uint32_t preempt;
+  std::uint32_t chunk_target_ns;
+  std::uint32_t stall_grace_ns;
+  std::uint32_t reserved[3];
+  std::uint32_t sm_mask[kMaskWords];
+};
+static_assert(sizeof(DeviceKnobs) == 128, "one cache line");
+
+/// Per-launch state in device memory. Each hot counter has a cache line of
+/// its own. Everything before `sm_slots` is initialised by one copy on the
+/// launch stream before the kernel; `sm_slots` is all zero between
+/// launches because every CTA releases its slot before it exits.
 struct State {
-  unsigned long long next_block;  ///< logical blocks taken (may overshoot)
-  unsigned long long blocks_done; ///< logical blocks finished
-  std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k on that SM is occupied
-  std::uint32_t resident_ctas;     ///< CTAs currently holding a slot
+  DeviceKnobs knobs;
+  alignas(128) unsigned long long next_block; ///< logical blocks taken (may overshoot)
+  alignas(128) unsigned long long blocks_done; ///< added by each CTA as it leaves
+  alignas(128) std::uint32_t resident_ctas; ///< CTAs holding a slot
+  std::uint32_t first_live;  ///< CTAs of the first instance not yet gone
+  std::uint32_t generation;  ///< must equal LaunchControl::generation
   std::uint32_t reserved;
+  alignas(128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
 };
+inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 
-/// Written by the device at most once per launch, read by the host without a
-/// CUDA call: lives in host-mapped memory next to the knobs. One store per
-/// kernel, so its PCIe cost does not matter.
+/// Written by the device, read by the host without a CUDA call
+/// (host-mapped). The progress mirror is refreshed by the CTA that polls
+/// the knobs, by the parked anchor CTA, and finally at completion.
 struct Notices {
-  std::uint32_t last_block_taken; ///< nonzero once the last logical block is taken
-  std::uint32_t reserved;
+  std::uint32_t last_block_taken; ///< nonzero once the last block is taken
+  std::uint32_t finished;   ///< the launch's generation once every block is done
+  std::uint32_t parked;     ///< nonzero while the anchor CTA waits for work
+  std::uint32_t stalls;     ///< times the anchor ran outside its allocation
+  unsigned long long taken; ///< mirror of State::next_block
+  unsigned long long done;  ///< mirror of State::blocks_done
+  std::uint32_t resident_ctas; ///< mirror of State::resident_ctas
+  std::uint32_t started;    ///< nonzero once a CTA of the launch ran
 };
 
 /// Passed by value as the first parameter of every transformed kernel.
 struct LaunchControl {
-  const volatile Knobs *knobs;
-  State *state;
-  volatile Notices *notices;       ///< may be null (no early notification)
+  const volatile Knobs *knobs;     ///< host-mapped, device address
+  State *state;                    ///< device memory
+  volatile Notices *notices;       ///< host-mapped, device address
   unsigned grid_x, grid_y, grid_z; ///< the logical grid of the original launch
+  unsigned generation;             ///< identifies the launch using `state`
   unsigned long long total_blocks; ///< grid_x * grid_y * grid_z
+  unsigned first_instance;         ///< 1: launched on the user's stream
+  unsigned reserved;
 };
 
 } // namespace smpart

@@ -1,21 +1,42 @@
 // Device side of smpart: what code rewritten by smpart-transform includes.
 //
-// A transformed kernel looks like this (see tool/README or lit_tests/):
+// A transformed kernel looks like this (see README.md or lit_tests/):
 //
 //   __global__ void k(smpart::LaunchControl smpart_ctl, ...) {
 //     for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
 //       const uint3 blockIdx = smpart_cta.blockIdx();
-//       const dim3 gridDim = smpart_cta.gridDim();
 //       { /* original body */ } smpart_next_block:;
 //     }
 //   }
 //
-// Each physical CTA loops over logical blocks. Cta::next() is the only place
-// where a CTA synchronises with the runtime; every decision it makes is taken
-// by thread 0 and broadcast through shared memory, so all threads of a CTA
-// agree (the SiM paper's Fig. 5 lets each thread read the knobs on its own
-// and overwrites the shared logical index while others may still read it;
-// here both barriers below close those races).
+// Each physical CTA loops over chunks of logical blocks. Thread 0 decides
+// (takes a chunk, or leaves) and every other thread follows what it wrote
+// to shared memory, so a CTA never disagrees with itself. The protocol, its
+// cost per logical block and why it cannot hang are in runtime/README.md;
+// in short:
+//
+// * Steady state, per chunk of K logical blocks: one 16-byte L2 read of the
+//   device knob line (epoch, slot epoch, last poll time), one atomic on the
+//   block counter's own cache line, a %globaltimer and a %smid read, all by
+//   thread 0 before the barrier that ends the chunk, so they overlap the
+//   slowest warp. Per logical block: one barrier (shared memory reuse).
+//   K adapts so that a chunk lasts about Knobs::chunk_target_ns.
+// * Host knobs live in host-mapped memory. Every few microseconds one CTA
+//   polls them (one PCIe read of the epoch) and, when they changed, copies
+//   them into the device knob line under a sequence lock; every CTA sees
+//   the new epoch at its next chunk.
+// * Finished blocks are counted locally and added to State::blocks_done
+//   once, with release semantics, when the CTA leaves.
+// * Liveness: the CTAs of the first instance (the one on the user's stream)
+//   count themselves out; the last one never leaves while blocks remain. It
+//   parks (polling with back-off), takes blocks again when allowed, waits
+//   for relaunched CTAs to finish theirs, and only then exits, so the
+//   kernel finishes by itself and the user's stream order is the kernel's
+//   own. If nothing else can run and its own SM is not allowed, it runs
+//   outside its allocation after Knobs::stall_grace_ns and reports a stall.
+// * No static shared memory: the decisions live in the last 128 bytes of
+//   the dynamic shared memory, which the runtime adds to each launch; the
+//   user's dynamic base and alignment are unchanged.
 #pragma once
 
 #include "smpart/control.hpp"
@@ -31,7 +52,15 @@
 namespace smpart {
 namespace detail {
 
-/// The SM this thread runs on (PTX %smid; the CD-search paper's Listing 1).
+/// How often (ns) the CTAs of a kernel poll the host knobs, at most.
+inline constexpr unsigned long long kPollIntervalNs = 4000;
+/// Longest back-off (ns) of the parked anchor between two polls.
+inline constexpr unsigned kParkMaxSleepNs = 16000;
+
+// ---- Hardware access (PTX), or the emulator's stand-ins ------------------
+
+/// The SM this thread runs on now (PTX %smid; not dense, read at every
+/// decision because a CTA may be moved by compute preemption).
 __device__ __forceinline__ unsigned smid() {
 #if defined(SMPART_EMULATION)
   return emulation::smid();
@@ -42,20 +71,142 @@ __device__ __forceinline__ unsigned smid() {
 #endif
 }
 
-/// What thread 0 decided for the next logical block. Plain fields only:
-/// __shared__ variables cannot have constructors.
-struct Decision {
-  unsigned block_x, block_y, block_z;
-  unsigned grid_x, grid_y, grid_z;
-  int go;     ///< 1: run block_*, 0: this CTA leaves
-  int bypass; ///< this CTA's L1-bypass tag for the block
+__device__ __forceinline__ unsigned long long globalTimerNs() {
+#if defined(SMPART_EMULATION)
+  return emulation::globalTimerNs();
+#else
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#endif
+}
+
+/// A point between two protocol steps (the emulator may switch CTAs here).
+__device__ __forceinline__ void protocolStep() {
+#if defined(SMPART_EMULATION)
+  emulation::step();
+#endif
+}
+
+__device__ __forceinline__ void pauseNs(unsigned ns) {
+#if defined(SMPART_EMULATION)
+  (void)ns;
+  emulation::step();
+#else
+  __nanosleep(ns);
+#endif
+}
+
+__device__ __forceinline__ unsigned char *dynamicSmemEnd() {
+#if defined(SMPART_EMULATION)
+  return static_cast<unsigned char *>(emulation::dynamicSmem()) +
+         emulation::dynamicSmemSize();
+#else
+  extern __shared__ __align__(16) unsigned char smpart_dynamic_smem[];
+  unsigned size;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(size));
+  return smpart_dynamic_smem + size;
+#endif
+}
+
+/// Device-scope loads that read L2 (never a stale L1 line).
+__device__ __forceinline__ unsigned loadRelaxed(const unsigned *p) {
+  protocolStep();
+  return *static_cast<const volatile unsigned *>(p);
+}
+__device__ __forceinline__ unsigned long long
+loadRelaxed(const unsigned long long *p) {
+  protocolStep();
+  return *static_cast<const volatile unsigned long long *>(p);
+}
+__device__ __forceinline__ unsigned long long
+loadAcquire(const unsigned long long *p) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return *p;
+#else
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];"
+               : "=l"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+#endif
+}
+
+/// The steady-state read: epoch, slot epoch and last poll time, 16 bytes.
+struct KnobHead {
+  unsigned epoch, slot_epoch;
+  unsigned long long last_poll_ns;
+};
+__device__ __forceinline__ KnobHead loadKnobHead(const DeviceKnobs *k) {
+  protocolStep();
+  KnobHead h;
+#if defined(SMPART_EMULATION)
+  h.epoch = k->epoch;
+  h.slot_epoch = k->slot_epoch;
+  h.last_poll_ns = k->last_poll_ns;
+#else
+  const uint4 v = *reinterpret_cast<const volatile uint4 *>(k);
+  h.epoch = v.x;
+  h.slot_epoch = v.y;
+  h.last_poll_ns =
+      (static_cast<unsigned long long>(v.w) << 32) | static_cast<unsigned>(v.z);
+#endif
+  return h;
+}
+
+/// Adds the CTA's finished blocks with release semantics: the blocks'
+/// writes (by every thread: the barrier before is cumulative) are visible
+/// before anyone can see the count.
+__device__ __forceinline__ void releaseAdd(unsigned long long *p,
+                                           unsigned long long v) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  *p += v;
+#else
+  asm volatile("red.release.gpu.global.add.u64 [%0], %1;"
+               :
+               : "l"(p), "l"(v)
+               : "memory");
+#endif
+}
+
+// ---- What thread 0 shares with the CTA ------------------------------------
+
+enum : unsigned { kGo = 1u, kBypass = 2u };
+enum : unsigned { kFirst = 1u, kAnchor = 2u, kStalled = 4u, kStale = 8u,
+                  kHasChunk = 16u };
+
+/// A chunk decision: logical blocks [base, base + count), flags kGo/kBypass.
+struct alignas(16) ChunkDecision {
+  unsigned long long base;
+  unsigned count;
+  unsigned flags;
 };
 
-/// The CTA's current decision. Device functions that read blockIdx/gridDim
-/// in rewritten files read them from here (smpart::blockIdx()).
-__device__ inline Decision &currentDecision() {
-  __shared__ Decision decision;
-  return decision;
+/// The last bytes of the dynamic shared memory of a transformed CTA.
+/// Double-buffered decisions let thread 0 write the next chunk before the
+/// barrier that ends the current one. The rest is thread 0's protocol
+/// state, kept here rather than in registers that would stay live across
+/// the user's code.
+struct alignas(16) Tail {
+  ChunkDecision chunk[2];
+  unsigned block[4]; ///< current logical block, for device functions
+  unsigned grid[4];  ///< logical grid
+  // Thread 0 only.
+  unsigned sm;
+  int slot;          ///< slot held on `sm`, -1 if none
+  unsigned epoch;    ///< device knob epoch of the cached values below
+  unsigned slot_epoch;
+  unsigned allowed, bypass, mask_word, preempt;
+  unsigned k, target_ns, grace_ns, flags;
+  unsigned long long chunk_start_ns, local_done;
+};
+static_assert(sizeof(Tail) == kTailBytes, "Tail layout");
+
+__device__ __forceinline__ Tail &tail() {
+  return *reinterpret_cast<Tail *>(dynamicSmemEnd() - kTailBytes);
 }
 
 __device__ __forceinline__ bool isThreadZero() {
@@ -67,44 +218,415 @@ __device__ __forceinline__ unsigned lowBits(unsigned n) {
   return n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
 }
 
-/// One physical CTA of a transformed kernel. Only thread 0's copy of the
-/// slot fields is meaningful; the other threads follow its broadcast.
-class Cta {
-public:
-  __device__ explicit Cta(const LaunchControl &ctl)
-      : ctl_(ctl), sm_(smid()) {}
+// ---- The protocol (thread 0 only) -----------------------------------------
 
-  /// Finishes the previous logical block (if any) and takes the next one.
-  /// Returns false, uniformly across the CTA, when the CTA must leave: the
-  /// grid is exhausted, the kernel is preempted, its SM left the mask, or
-  /// the SM has more CTAs of this kernel than allowed.
+class Protocol {
+public:
+  __device__ Protocol(const LaunchControl &ctl, Tail &t) : c_(ctl), t_(t) {}
+
+  /// First decision of the CTA: initialise the tail.
+  __device__ void start() {
+    t_.grid[0] = c_.grid_x;
+    t_.grid[1] = c_.grid_y;
+    t_.grid[2] = c_.grid_z;
+    t_.grid[3] = 0;
+    t_.sm = smid();
+    t_.slot = -1;
+    t_.epoch = 1u; // odd: never a published epoch, forces a first read
+    t_.slot_epoch = 0;
+    t_.allowed = t_.bypass = t_.mask_word = t_.preempt = 0;
+    t_.k = 1;
+    t_.target_ns = t_.grace_ns = 0;
+    t_.flags = c_.first_instance ? kFirst : 0u;
+    t_.chunk_start_ns = globalTimerNs();
+    t_.local_done = 0;
+    // A relaunched CTA that starts after its control block went to another
+    // launch must not touch it (the runtime prevents this; this is the
+    // check that makes it safe by construction).
+    if (loadRelaxed(&c_.state->generation) != c_.generation)
+      t_.flags = kStale;
+  }
+
+  /// Decides the CTA's next chunk into t.chunk[out].
+  __device__ void decide(unsigned out) {
+    ChunkDecision &d = t_.chunk[out];
+    d = ChunkDecision{0, 0, 0};
+    if (t_.flags & kStale)
+      return;
+    const unsigned long long now = globalTimerNs();
+    if (t_.flags & kHasChunk) {
+      t_.local_done += t_.chunk[out ^ 1u].count;
+      adaptChunk(now);
+    }
+    KnobHead h = loadKnobHead(&c_.state->knobs);
+    if (now - h.last_poll_ns >= kPollIntervalNs && pollIfDue(now, h))
+      h = loadKnobHead(&c_.state->knobs);
+    refreshIfChanged(h);
+    if (t_.slot >= 0 && take(d, now, false))
+      return;
+    leave(d);
+  }
+
+private:
+  DeviceKnobs &knobs() const { return c_.state->knobs; }
+
+  /// K follows the measured chunk time (halve or double), and near the end
+  /// of the grid shrinks so that the last chunks spread over all CTAs.
+  __device__ void adaptChunk(unsigned long long now) {
+    const unsigned long long dur = now - t_.chunk_start_ns;
+    unsigned k = t_.k;
+    if (t_.target_ns == 0)
+      k = 1;
+    else if (dur * 2 < t_.target_ns && k < kMaxChunkBlocks)
+      k *= 2;
+    else if (dur > 2ull * t_.target_ns && k > 1)
+      k /= 2;
+    const unsigned long long base = t_.chunk[0].base > t_.chunk[1].base
+                                        ? t_.chunk[0].base
+                                        : t_.chunk[1].base;
+    const unsigned long long left =
+        c_.total_blocks > base ? c_.total_blocks - base : 0;
+    const unsigned long long ctas =
+        2ull * ::gridDim.x * ::gridDim.y * ::gridDim.z;
+    const unsigned long long cap = left / ctas;
+    if (k > cap)
+      k = cap > 0 ? static_cast<unsigned>(cap) : 1u;
+    t_.k = k;
+  }
+
+  /// Takes the next chunk. `outside`: the anchor of a stall, with no slot.
+  __device__ bool take(ChunkDecision &d, unsigned long long now,
+                       bool outside) {
+    protocolStep();
+    const unsigned long long b = atomicAdd(&c_.state->next_block,
+                                           static_cast<unsigned long long>(t_.k));
+    if (b >= c_.total_blocks)
+      return false;
+    const unsigned long long left = c_.total_blocks - b;
+    const unsigned count = left < t_.k ? static_cast<unsigned>(left) : t_.k;
+    // The SiM paper's early notification: once the last block is taken no
+    // change of CTAs can help this kernel any more. One PCIe store.
+    if (b + count == c_.total_blocks && c_.notices)
+      c_.notices->last_block_taken = 1u;
+    const bool tag = !outside && static_cast<unsigned>(t_.slot) < t_.bypass;
+    d = ChunkDecision{b, count, kGo | (tag ? kBypass : 0u)};
+    t_.chunk_start_ns = now;
+    t_.flags |= kHasChunk;
+#if defined(SMPART_EMULATION)
+    emulation::decided(t_.sm, outside ? -1 : t_.slot, true, b, count, tag,
+                       t_.epoch, outside);
+#endif
+    return true;
+  }
+
+  /// Leaves: gives the slot back and reports the finished blocks. The last
+  /// CTA of the first instance becomes the anchor and parks instead.
+  __device__ void leave(ChunkDecision &d) {
+    releaseSlot();
+    flushDone();
+    if ((t_.flags & (kFirst | kAnchor)) == kFirst) {
+      protocolStep();
+      if (atomicSub(&c_.state->first_live, 1u) == 1u)
+        t_.flags |= kAnchor;
+    }
+    if ((t_.flags & kAnchor) && park(d))
+      return;
+#if defined(SMPART_EMULATION)
+    emulation::decided(t_.sm, -1, false, 0, 0, false, t_.epoch, false);
+#endif
+    d = ChunkDecision{0, 0, 0};
+  }
+
+  __device__ void flushDone() {
+    if (t_.local_done == 0)
+      return;
+    releaseAdd(&c_.state->blocks_done, t_.local_done);
+    t_.local_done = 0;
+  }
+
+  /// The anchor: waits for work it may take, or for every block to be
+  /// done. Returns true with a chunk in `d`, false when the kernel is done.
+  __device__ bool park(ChunkDecision &d) {
+    unsigned sleep = 500;
+    unsigned long long stuck_since = 0;
+    for (;;) {
+      const unsigned long long done = loadAcquire(&c_.state->blocks_done);
+      if (done >= c_.total_blocks) {
+        finish();
+        return false;
+      }
+      const unsigned long long now = globalTimerNs();
+      KnobHead h = loadKnobHead(&c_.state->knobs);
+      if (pollIfDue(now, h))
+        h = loadKnobHead(&c_.state->knobs);
+      refreshIfChanged(h);
+      const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
+      if (left && !t_.preempt) {
+        if (t_.slot >= 0) {
+          t_.flags &= ~kStalled;
+          if (c_.notices)
+            c_.notices->parked = 0;
+          if (take(d, now, false))
+            return true;
+          releaseSlot();
+        } else if (loadRelaxed(&c_.state->resident_ctas) == 0) {
+          // Nothing of this kernel can run: after the grace period, run
+          // outside the allocation and say so, rather than hang.
+          if (!(t_.flags & kStalled)) {
+            if (stuck_since == 0)
+              stuck_since = now | 1u;
+            else if (now - stuck_since >= t_.grace_ns) {
+              t_.flags |= kStalled;
+              if (c_.notices)
+                c_.notices->stalls = c_.notices->stalls + 1u;
+            }
+          }
+          if ((t_.flags & kStalled) && take(d, now, true)) {
+            if (c_.notices)
+              c_.notices->parked = 0;
+            return true;
+          }
+        } else {
+          stuck_since = 0;
+        }
+      }
+      if (c_.notices)
+        c_.notices->parked = 1;
+      pauseNs(sleep);
+      sleep = sleep * 2 < kParkMaxSleepNs ? sleep * 2 : kParkMaxSleepNs;
+    }
+  }
+
+  /// Last act of the kernel: the final progress mirror, then `finished`.
+  __device__ void finish() {
+    if (!c_.notices)
+      return;
+    volatile Notices &n = *c_.notices;
+    n.taken = c_.total_blocks;
+    n.done = c_.total_blocks;
+    n.resident_ctas = 0;
+    n.parked = 0;
+    n.started = 1;
+#if !defined(SMPART_EMULATION)
+    __threadfence_system();
+#endif
+    n.finished = c_.generation;
+  }
+
+  /// One CTA at a time polls the host knobs: the one that moves
+  /// last_poll_ns forward and takes the poll lock. Returns true if it
+  /// published new knobs.
+  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
+    protocolStep();
+    if (atomicCAS(&knobs().last_poll_ns, h.last_poll_ns, now) !=
+        h.last_poll_ns)
+      return false;
+    unsigned *lock = &knobs().reserved[0];
+    protocolStep();
+    if (atomicCAS(lock, 0u, 1u) != 0u)
+      return false;
+    const bool changed = poll();
+    protocolStep();
+    atomicExch(lock, 0u);
+    return changed;
+  }
+
+  /// Mirrors progress to the host and copies the host knobs if their epoch
+  /// moved (host sequence lock read, device sequence lock write).
+  __device__ bool poll() {
+    if (c_.notices) {
+      volatile Notices &n = *c_.notices;
+      n.taken = loadRelaxed(&c_.state->next_block);
+      n.done = loadRelaxed(&c_.state->blocks_done);
+      n.resident_ctas = loadRelaxed(&c_.state->resident_ctas);
+      n.started = 1;
+    }
+    const volatile Knobs &hk = *c_.knobs;
+    protocolStep();
+    const unsigned e = hk.epoch;
+    if ((e & 1u) || e == loadRelaxed(&knobs().epoch))
+      return false;
+#if !defined(SMPART_EMULATION)
+    __threadfence_system();
+#endif
+    DeviceKnobs copy;
+    for (unsigned w = 0; w < kMaskWords; ++w)
+      copy.sm_mask[w] = hk.sm_mask[w];
+    copy.ctas_per_sm = hk.ctas_per_sm;
+    copy.bypass_ctas_per_sm = hk.bypass_ctas_per_sm;
+    copy.preempt = hk.preempt;
+    copy.chunk_target_ns = hk.chunk_target_ns;
+    copy.stall_grace_ns = hk.stall_grace_ns;
+#if !defined(SMPART_EMULATION)
+    __threadfence_system();
+#endif
+    protocolStep();
+    if (hk.epoch != e)
+      return false; // the host wrote meanwhile; the next poll retries
+    volatile DeviceKnobs &dk = knobs();
+    dk.epoch = e - 1u; // odd: readers keep their cached values
+    __threadfence();
+    protocolStep();
+    for (unsigned w = 0; w < kMaskWords; ++w)
+      dk.sm_mask[w] = copy.sm_mask[w];
+    dk.ctas_per_sm = copy.ctas_per_sm;
+    dk.bypass_ctas_per_sm = copy.bypass_ctas_per_sm;
+    dk.preempt = copy.preempt;
+    dk.chunk_target_ns = copy.chunk_target_ns;
+    dk.stall_grace_ns = copy.stall_grace_ns;
+    __threadfence();
+    protocolStep();
+    dk.epoch = e;
+    return true;
+  }
+
+  /// Slow path, taken when the knobs, another CTA's slot or this CTA's SM
+  /// changed since the last decision: re-reads the knobs and re-checks the
+  /// slot (claim, compact, or release).
+  __device__ void refreshIfChanged(const KnobHead &h) {
+    const unsigned sm = smid();
+    const bool knobsMoved = h.epoch != t_.epoch && !(h.epoch & 1u);
+    if (!knobsMoved && h.slot_epoch == t_.slot_epoch && sm == t_.sm)
+      return;
+    if (sm != t_.sm) {
+      releaseSlot(); // on the SM it was claimed on
+      t_.sm = sm;
+      t_.mask_word = sm < kMaxSms ? loadRelaxed(&knobs().sm_mask[sm / 32]) : 0u;
+    }
+    if (knobsMoved && !readKnobs(h.epoch))
+      return; // torn by a concurrent publish: decide again next time
+    t_.slot_epoch = h.slot_epoch;
+    const bool inMask = sm < kMaxSms && ((t_.mask_word >> (sm % 32)) & 1u);
+    if (t_.preempt || !inMask) {
+      releaseSlot();
+      return;
+    }
+    if (t_.slot < 0) {
+      claimSlot();
+      return;
+    }
+    compactSlot();
+    if (static_cast<unsigned>(t_.slot) >= t_.allowed)
+      releaseSlot();
+  }
+
+  /// Reads the device knob copy published under `epoch`.
+  __device__ bool readKnobs(unsigned epoch) {
+    __threadfence();
+    const volatile DeviceKnobs &k = knobs();
+    protocolStep();
+    const unsigned allowed = k.ctas_per_sm, bypass = k.bypass_ctas_per_sm,
+                   preempt = k.preempt, target = k.chunk_target_ns,
+                   grace = k.stall_grace_ns;
+    const unsigned mask = t_.sm < kMaxSms ? k.sm_mask[t_.sm / 32] : 0u;
+    __threadfence();
+    if (loadRelaxed(&knobs().epoch) != epoch)
+      return false;
+    t_.epoch = epoch;
+    t_.allowed = allowed < kMaxCtasPerSm ? allowed : kMaxCtasPerSm;
+    t_.bypass = bypass;
+    t_.preempt = preempt;
+    t_.target_ns = target;
+    t_.grace_ns = grace;
+    t_.mask_word = mask;
+    return true;
+  }
+
+  /// Takes the lowest free slot below `allowed` on this SM.
+  __device__ void claimSlot() {
+    unsigned *word = &c_.state->sm_slots[t_.sm];
+    unsigned old = loadRelaxed(word);
+    for (;;) {
+      const unsigned free = ~old & lowBits(t_.allowed);
+      if (free == 0)
+        return;
+      const int bit = __ffs(free) - 1;
+      protocolStep();
+      const unsigned seen = atomicCAS(word, old, old | (1u << bit));
+      if (seen == old) {
+        t_.slot = bit;
+        protocolStep();
+        atomicAdd(&c_.state->resident_ctas, 1u);
+        return;
+      }
+      old = seen;
+    }
+  }
+
+  /// Moves to a lower free slot if one opened, so that slots stay dense:
+  /// the tag rule "slot < bypass count" then tags exactly that many CTAs.
+  __device__ void compactSlot() {
+    unsigned *word = &c_.state->sm_slots[t_.sm];
+    const unsigned old = loadRelaxed(word);
+    const unsigned free = ~old & lowBits(static_cast<unsigned>(t_.slot));
+    if (free == 0)
+      return;
+    const int bit = __ffs(free) - 1;
+    const unsigned moved = (old & ~(1u << t_.slot)) | (1u << bit);
+    protocolStep();
+    if (atomicCAS(word, old, moved) == old)
+      t_.slot = bit;
+  }
+
+  __device__ void releaseSlot() {
+    if (t_.slot < 0)
+      return;
+    protocolStep();
+    atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
+    protocolStep();
+    atomicSub(&c_.state->resident_ctas, 1u);
+    // Others compact into the hole at their next chunk.
+    protocolStep();
+    atomicAdd(&knobs().slot_epoch, 1u);
+    t_.slot = -1;
+  }
+
+  const LaunchControl &c_;
+  Tail &t_;
+};
+
+/// One physical CTA of a transformed kernel. `Publish`: device functions
+/// of the kernel read smpart::blockIdx(), so each logical block is
+/// published in shared memory behind a second barrier.
+template <bool Publish> class BasicCta {
+public:
+  __device__ explicit BasicCta(const LaunchControl &ctl) : ctl_(ctl) {}
+
+  /// Ends the current logical block and starts the next one. Returns
+  /// false, uniformly across the CTA, when the CTA must leave.
   __device__ bool next() {
 #if defined(SMPART_EMULATION)
     emulation::blockBoundary();
 #endif
-    Decision &shared = currentDecision();
-    // Thread 0 issues its knob reads before the barrier: their latency (a
-    // PCIe round trip for host-mapped knobs) overlaps the wait for the
-    // slowest warp of the block instead of adding to it.
-    Snapshot seen{};
-    if (isThreadZero())
-      seen = snapshot();
-    __syncthreads(); // every thread is done with the previous block
-    if (isThreadZero()) {
-      if (hasBlock_)
-        countDone();
-      shared = decide(seen);
-#if defined(SMPART_EMULATION)
-      emulation::decided(sm_, slot_, shared.go, shared.block_x, shared.block_y,
-                         shared.block_z, shared.bypass);
-#endif
+    Tail &t = tail();
+    if (remaining_ > 1) {
+      --remaining_;
+      advance();
+      __syncthreads(); // the previous block is done with shared memory
+      publish(t);
+      return true;
     }
-    __syncthreads(); // the decision is published
-    const Decision d = shared;
-    hasBlock_ = d.go != 0;
-    block_ = make_uint3(d.block_x, d.block_y, d.block_z);
-    bypass_ = d.bypass != 0;
-    return hasBlock_;
+    if (isThreadZero()) {
+      Protocol p(ctl_, t);
+      if (!started_)
+        p.start();
+      p.decide(cur_ ^ 1u);
+    }
+    started_ = true;
+    __syncthreads(); // the previous block is done; the decision is visible
+    cur_ ^= 1u;
+    const ChunkDecision d = t.chunk[cur_];
+    if (!(d.flags & kGo))
+      return false;
+    remaining_ = d.count;
+    bypass_ = (d.flags & kBypass) != 0;
+    const unsigned long long plane =
+        static_cast<unsigned long long>(ctl_.grid_x) * ctl_.grid_y;
+    block_.x = static_cast<unsigned>(d.base % ctl_.grid_x);
+    block_.y = static_cast<unsigned>((d.base / ctl_.grid_x) % ctl_.grid_y);
+    block_.z = static_cast<unsigned>(d.base / plane);
+    publish(t);
+    return true;
   }
 
   __device__ uint3 blockIdx() const { return block_; }
@@ -115,126 +637,40 @@ public:
   __device__ bool bypass() const { return bypass_; }
 
 private:
-  /// Thread 0 only. Counts the finished block with release semantics: the
-  /// block's writes (by every thread: the barrier before is cumulative) are
-  /// visible before the host or the join can see the count.
-  __device__ void countDone() {
-#if defined(SMPART_EMULATION)
-    __threadfence();
-    atomicAdd(&ctl_.state->blocks_done, 1ull);
-#else
-    // One release reduction instead of a full fence plus an atomic; the
-    // result is not needed, so thread 0 does not wait for it.
-    asm volatile("red.release.gpu.global.add.u64 [%0], 1;"
-                 :
-                 : "l"(&ctl_.state->blocks_done)
-                 : "memory");
-#endif
-  }
-
-  /// The knobs and this SM's slot word, read together (one round trip).
-  struct Snapshot {
-    unsigned preempt, maskWord, allowed, bypass, slots;
-  };
-  __device__ Snapshot snapshot() const {
-    const volatile Knobs &k = *ctl_.knobs;
-    Snapshot s;
-    s.preempt = k.preempt;
-    s.maskWord = k.sm_mask[(sm_ % kMaxSms) / 32];
-    s.allowed = k.ctas_per_sm;
-    s.bypass = k.bypass_ctas_per_sm;
-    s.slots = slot_ < 0 ? 0u
-                        : *static_cast<volatile unsigned *>(
-                              &ctl_.state->sm_slots[sm_ % kMaxSms]);
-    return s;
-  }
-
-  /// Thread 0 only: the per-logical-block hot path. Besides the snapshot,
-  /// one atomic takes the block.
-  __device__ Decision decide(const Snapshot &k) {
-    Decision d{};
-    d.grid_x = ctl_.grid_x;
-    d.grid_y = ctl_.grid_y;
-    d.grid_z = ctl_.grid_z;
-    const bool inMask = sm_ < kMaxSms && ((k.maskWord >> (sm_ % 32)) & 1u);
-    if (slot_ < 0) {
-      if (k.preempt || !inMask || !claimSlot(k.allowed))
-        return d;
-    } else {
-      if (k.preempt || !inMask) {
-        releaseSlot();
-        return d;
-      }
-      compactSlot(k.slots);
-      if (static_cast<unsigned>(slot_) >= k.allowed) {
-        releaseSlot();
-        return d;
-      }
-    }
-    const unsigned long long b = atomicAdd(&ctl_.state->next_block, 1ull);
-    if (b >= ctl_.total_blocks) {
-      releaseSlot();
-      return d;
-    }
-    // The SiM paper's early notification: once the last block is taken no
-    // change of CTAs can help this kernel any more.
-    if (b + 1 == ctl_.total_blocks && ctl_.notices)
-      ctl_.notices->last_block_taken = 1u;
-    const unsigned long long plane =
-        static_cast<unsigned long long>(ctl_.grid_x) * ctl_.grid_y;
-    d.block_x = static_cast<unsigned>(b % ctl_.grid_x);
-    d.block_y = static_cast<unsigned>((b / ctl_.grid_x) % ctl_.grid_y);
-    d.block_z = static_cast<unsigned>(b / plane);
-    d.go = 1;
-    d.bypass = static_cast<unsigned>(slot_) < k.bypass;
-    return d;
-  }
-
-  /// Takes the lowest free slot below `allowed` on this SM.
-  __device__ bool claimSlot(unsigned allowed) {
-    unsigned *word = &ctl_.state->sm_slots[sm_];
-    unsigned old = atomicAdd(word, 0u);
-    for (;;) {
-      const unsigned free = ~old & lowBits(allowed);
-      if (free == 0)
-        return false;
-      const int bit = __ffs(free) - 1;
-      const unsigned seen = atomicCAS(word, old, old | (1u << bit));
-      if (seen == old) {
-        slot_ = bit;
-        atomicAdd(&ctl_.state->resident_ctas, 1u);
-        return true;
-      }
-      old = seen;
-    }
-  }
-
-  /// Moves to a lower free slot if one opened, so that slots stay dense:
-  /// the tag rule "slot < bypass count" then tags exactly that many CTAs.
-  __device__ void compactSlot(unsigned old) {
-    unsigned *word = &ctl_.state->sm_slots[sm_];
-    const unsigned free = ~old & lowBits(static_cast<unsigned>(slot_));
-    if (free == 0)
+  /// The next block of the chunk: x, then y, then z, without division.
+  __device__ void advance() {
+    if (++block_.x < ctl_.grid_x)
       return;
-    const int bit = __ffs(free) - 1;
-    const unsigned moved = (old & ~(1u << slot_)) | (1u << bit);
-    if (atomicCAS(word, old, moved) == old)
-      slot_ = bit;
+    block_.x = 0;
+    if (++block_.y < ctl_.grid_y)
+      return;
+    block_.y = 0;
+    ++block_.z;
   }
 
-  __device__ void releaseSlot() {
-    atomicAnd(&ctl_.state->sm_slots[sm_], ~(1u << slot_));
-    atomicSub(&ctl_.state->resident_ctas, 1u);
-    slot_ = -1;
+  __device__ void publish(Tail &t) {
+    if (!Publish)
+      return;
+    if (isThreadZero()) {
+      t.block[0] = block_.x;
+      t.block[1] = block_.y;
+      t.block[2] = block_.z;
+    }
+    __syncthreads();
   }
 
   LaunchControl ctl_;
   uint3 block_{};
-  bool hasBlock_ = false;
+  unsigned remaining_ = 0;
+  unsigned cur_ = 1;
+  bool started_ = false;
   bool bypass_ = false;
-  int slot_ = -1;    // thread 0: slot held on sm_, -1 if none
-  unsigned sm_;      // SM this CTA runs on
 };
+
+/// What smpart-transform instantiates: kernels whose device functions read
+/// no logical block index, and those that do.
+using Cta = BasicCta<false>;
+using PublishingCta = BasicCta<true>;
 
 template <class T, class = void> struct HasLdcg : std::false_type {};
 template <class T>
@@ -244,16 +680,17 @@ struct HasLdcg<T, std::void_t<decltype(__ldcg(std::declval<const T *>()))>>
 } // namespace detail
 
 /// The logical block index, for device functions called from a transformed
-/// kernel (the kernel body itself sees a local `blockIdx`).
+/// kernel (the kernel body itself sees a local `blockIdx`). The kernel uses
+/// detail::PublishingCta, which keeps it current.
 __device__ __forceinline__ uint3 blockIdx() {
-  const detail::Decision &d = detail::currentDecision();
-  return make_uint3(d.block_x, d.block_y, d.block_z);
+  const detail::Tail &t = detail::tail();
+  return make_uint3(t.block[0], t.block[1], t.block[2]);
 }
 
 /// The logical grid, for device functions called from a transformed kernel.
 __device__ __forceinline__ dim3 gridDim() {
-  const detail::Decision &d = detail::currentDecision();
-  return dim3(d.grid_x, d.grid_y, d.grid_z);
+  const detail::Tail &t = detail::tail();
+  return dim3(t.grid[0], t.grid[1], t.grid[2]);
 }
 
 /// A load through a pointer into global memory. A tagged CTA reads through

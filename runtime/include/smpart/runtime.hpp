@@ -9,14 +9,15 @@
 // callers that prefer exceptions.
 //
 // Knob delivery: each launch owns a smpart::Knobs block in host-mapped
-// pinned memory (cudaHostAllocMapped). A knob call is a plain store into
-// it; running CTAs read it between logical blocks over PCIe. No stream
-// operation is involved, so a knob cannot queue behind the kernel it is
-// meant to change and takes effect within about one PCIe round trip (~1-2
-// us) plus the current logical block. Progress counters are device memory
-// (they are hit by an atomic per logical block, which over PCIe would slow
-// the kernel) and are read with an asynchronous copy on a runtime-owned
-// non-blocking stream.
+// pinned memory. A knob call writes it under a sequence lock; one CTA of
+// the kernel polls it every few microseconds (one PCIe read) and copies a
+// changed snapshot into device memory, where every CTA sees it at its next
+// chunk of logical blocks. No stream operation is involved, so a knob can
+// never queue behind the kernel it is meant to change. Progress, the early
+// notification and completion come back the same way (smpart::Notices):
+// progress(), lastBlockTaken(), drain() and wait() read host memory and
+// never block on a GPU queue. runtime/README.md has the protocol, its costs
+// and why a launch cannot hang.
 #pragma once
 
 #include "smpart/control.hpp"
@@ -26,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <tuple>   // rewritten launches capture their arguments in a tuple
@@ -59,14 +61,20 @@ using OpaqueLaunch =
     std::function<void(dim3 grid, dim3 block, std::size_t smem,
                        cudaStream_t stream)>;
 
-/// Logical blocks of one kernel. taken may exceed total by up to the
-/// number of CTAs (each leaving CTA overshoots the counter once); it is
-/// clamped here.
+/// Logical blocks of one kernel, from the device's mirror in host memory
+/// (no CUDA call; a few microseconds old while the kernel runs).
+/// `taken` counts blocks handed to CTAs (the live measure of progress);
+/// `done` counts blocks of CTAs that have left, so it is exact once the
+/// kernel finished or drained, and lags while CTAs work.
 struct Progress {
   unsigned long long taken = 0;
   unsigned long long done = 0;
   unsigned long long total = 0;
-  unsigned resident_ctas = 0; ///< CTAs holding a slot at the time of the copy
+  unsigned resident_ctas = 0; ///< CTAs holding an SM slot
+  bool started = false;  ///< a CTA of the launch has run
+  bool finished = false; ///< every logical block is done
+  bool parked = false;   ///< only the anchor CTA is left, waiting for work
+  unsigned stalls = 0;   ///< times the anchor ran outside its allocation
 };
 
 /// The GPU a kernel was launched on, as the runtime sized it.
@@ -75,7 +83,21 @@ struct DeviceInfo {
   unsigned num_sms = 0;
   unsigned max_threads_per_sm = 0;
   unsigned max_blocks_per_sm = 0;
+  /// The SMs' real %smid values, ascending (not dense on every GPU), as
+  /// seen by a probe kernel at initialisation.
+  std::vector<unsigned> sm_ids;
+  /// False when the probe could not see every SM in time (the GPU was
+  /// busy): sm_ids is then 0..num_sms-1.
+  bool sm_ids_probed = false;
 };
+
+/// The SMs at positions [first, first + count) of info.sm_ids, as a mask of
+/// real ids: how plans and controllers name "count SMs from the first".
+SmMask smSet(const DeviceInfo &info, unsigned first, unsigned count);
+
+/// The current device as the runtime sees it (initialising it if needed).
+/// Waits at most about two seconds for the SM-id probe.
+Status deviceInfo(DeviceInfo &out);
 
 namespace detail {
 class Kernel;
@@ -90,6 +112,8 @@ public:
   explicit KernelHandle(std::shared_ptr<detail::Kernel> k) : k_(std::move(k)) {}
 
   bool valid() const { return k_ != nullptr; }
+  /// Unique per launch in this process (0 for an empty handle).
+  unsigned long long id() const;
   /// How the launch went (ok, or why it failed).
   Status status() const;
   /// True for kernels launched with launchOpaque(): they take no knobs.
@@ -106,56 +130,119 @@ public:
   // next logical-block boundary of each CTA, without stopping the kernel.
   /// SMs the kernel may use. CTAs on other SMs leave after their block.
   Status setSmMask(const SmMask &mask);
-  /// CTAs of this kernel allowed per SM (0..32). Lowering it makes the CTAs
+  /// CTAs of this kernel allowed per SM (1..32). Lowering it makes the CTAs
   /// in the highest slots leave; raising it needs grow() for new CTAs.
+  /// 0 is refused: preempt() is how a kernel gives up every SM.
   Status setCtasPerSm(unsigned n);
   /// CTAs per SM whose loads bypass L1 (tag: per-SM slot < n).
   Status setBypassCtasPerSm(unsigned n);
-  /// Every CTA leaves after its current logical block.
+  /// Target duration of a chunk of logical blocks taken with one atomic
+  /// (default 8 us): longer chunks cost less per block, shorter ones bound
+  /// preemption latency tighter. 0: one block at a time.
+  Status setChunkTargetNs(unsigned ns);
+  /// Every CTA leaves after its current chunk, except the anchor, which
+  /// waits (one CTA slot on one SM) so that the kernel can finish later
+  /// without anything new being enqueued.
   Status preempt();
-  /// Clears preemption and relaunches `ctas` CTAs (0: enough to fill the
-  /// GPU under the current knobs) on a runtime-owned stream.
+  /// Clears preemption (the anchor takes blocks again at once) and
+  /// relaunches `ctas` CTAs (0: enough to fill the GPU under the current
+  /// knobs) on a runtime-owned stream. If the relaunch fails the kernel is
+  /// still resumed and finishes on the anchor; the failure is returned.
   Status resume(unsigned long long ctas = 0);
   /// Relaunches more CTAs while the kernel runs (after raising the mask or
-  /// CTAs per SM). Fails with kPreempted on a preempted kernel.
+  /// CTAs per SM); they only add speed. Fails with kPreempted on a
+  /// preempted kernel, kNotSupported on a launch captured into a graph.
   Status grow(unsigned long long ctas = 0);
   /// A copy of the knobs in force.
   Knobs knobs() const;
 
-  // Observation.
+  // Observation. None of these makes a CUDA call that can wait on a queue.
   Status progress(Progress &out) const;
+  /// True when the launch was captured into a CUDA graph: knobs apply to
+  /// its replays, grow/resume relaunches and wait() do not.
+  bool captured() const;
   /// The SiM paper's early notification: nonzero once the last logical
   /// block was taken (no change of CTAs can help the kernel any more).
   /// A read of host memory, no CUDA call.
   bool lastBlockTaken() const;
-  /// Calls `cb` once, from a runtime thread, when lastBlockTaken() becomes
-  /// true (polling host memory every ~20 us). `cb` must not call CUDA
-  /// synchronisation that could wait on this kernel's stream.
+  /// Calls `cb` once, from the runtime's notice thread, when
+  /// lastBlockTaken() becomes true (it polls host memory every ~50 us).
+  /// `cb` may call any smpart function, launches included.
   Status onLastBlockTaken(std::function<void()> cb);
   /// Blocks until every logical block has finished. Returns kPreempted
-  /// instead of hanging when the kernel is preempted and not resumed.
+  /// instead of hanging when the kernel is (or becomes) preempted and has
+  /// drained; another thread's resume() while it waits is fine.
   Status wait();
-  /// Blocks until no CTA of any instance runs (after preempt()).
+  /// Blocks until no CTA works on the kernel any more (after preempt()):
+  /// only the parked anchor is left, or the kernel finished or never
+  /// started.
   Status drain();
-  /// Recorded on the launch stream once every logical block is done.
+  /// Recorded on the launch stream right after the kernel, which completes
+  /// only once every logical block is done.
   cudaEvent_t doneEvent() const;
 
 private:
   std::shared_ptr<detail::Kernel> k_;
 };
 
-/// Entry point of every rewritten `k<<<grid, block, smem, stream>>>(args)`.
-/// Asynchronous like `<<<>>>`; later work in `stream` starts only after
-/// every logical block has finished, wherever it ran. Never throws; see
-/// KernelHandle::status() and getLastError().
-KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
-                    std::size_t smem, cudaStream_t stream, Relaunch relaunch);
-
-/// Launches a kernel the rewriter refused, unchanged, so that it is tracked
-/// (wait, progress as 0/total then total/total) alongside transformed ones.
+namespace detail {
+KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
+                               std::size_t smem, cudaStream_t stream,
+                               Relaunch relaunch);
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher);
+
+/// Stream 0 means the legacy default stream to libsmpart, which is
+/// compiled on its own; in a translation unit built with
+/// `--default-stream per-thread` it means the thread's stream. Resolved
+/// here, in the caller's translation unit.
+inline cudaStream_t callerStream(cudaStream_t s) {
+#if defined(CUDA_API_PER_THREAD_DEFAULT_STREAM)
+  if (s == nullptr)
+    return cudaStreamPerThread;
+#endif
+  return s;
+}
+} // namespace detail
+
+/// Entry point of every rewritten `k<<<grid, block, smem, stream>>>(args)`.
+/// Asynchronous like `<<<>>>`; later work in `stream` starts only after
+/// every logical block has finished, wherever it ran: the kernel on
+/// `stream` completes only then. Inside stream capture the launch becomes
+/// graph nodes (a state reset, then the kernel), so every replay starts
+/// afresh. Never throws; see KernelHandle::status() and getLastError().
+inline KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
+                           std::size_t smem, cudaStream_t stream,
+                           Relaunch relaunch) {
+  return detail::launchTransformed(kernel, grid, block, smem,
+                                   detail::callerStream(stream),
+                                   std::move(relaunch));
+}
+
+/// Launches a kernel the rewriter refused, unchanged, so that it is tracked
+/// (wait, progress as 0/total then total/total) alongside transformed ones.
+inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
+                                 dim3 block, std::size_t smem,
+                                 cudaStream_t stream, OpaqueLaunch launcher) {
+  return detail::launchOpaque(kernel, grid, block, smem,
+                              detail::callerStream(stream),
+                              std::move(launcher));
+}
+
+/// Receives launch events from the runtime's notice thread (never while
+/// the runtime holds a lock): a controller's view of arrivals, the early
+/// notification and departures.
+class LaunchObserver {
+public:
+  virtual ~LaunchObserver() = default;
+  virtual void onLaunch(const KernelHandle &) {}
+  virtual void onLastBlockTaken(const KernelHandle &) {}
+  virtual void onDone(const KernelHandle &) {}
+};
+
+/// Installs (or, with nullptr, removes) the process's launch observer.
+void setLaunchObserver(std::shared_ptr<LaunchObserver> observer);
 
 /// Checks that a GPU and driver are usable (done once per process; every
 /// launch does it too). Without a GPU it says so, naming the failing call.

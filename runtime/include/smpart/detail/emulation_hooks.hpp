@@ -7,16 +7,27 @@ namespace smpart {
 namespace detail {
 namespace emulation {
 
-/// The virtual SM the calling emulated thread's CTA was placed on.
+/// The virtual SM the calling emulated thread's CTA is on now.
 unsigned smid();
 /// Called by every thread of a CTA at the top of Cta::next(): the emulated
 /// scheduler may switch to another CTA and turn knobs here.
 void blockBoundary();
+/// Called by thread 0 between two steps of the protocol (around every
+/// access to shared state): the scheduler may run other CTAs and turn knobs
+/// before this CTA goes on, as the hardware may.
+void step();
+/// Emulated %globaltimer, in nanoseconds.
+unsigned long long globalTimerNs();
+/// The calling CTA's dynamic shared memory and its size (%dynamic_smem_size).
+void *dynamicSmem();
+unsigned dynamicSmemSize();
 /// Called for every load rewritten to smpart::load, with the CTA's tag.
 void recordLoad(bool bypass);
-/// Called by thread 0 after it decided on the next logical block.
-void decided(unsigned sm, int slot, int go, unsigned block_x, unsigned block_y,
-             unsigned block_z, int bypass);
+/// Called by thread 0 once per decision. `go`: it took logical blocks
+/// [base, base + count); `epoch`: the device knob epoch it decided under;
+/// `outside`: it took them without a slot, as the anchor of a reported stall.
+void decided(unsigned sm, int slot, bool go, unsigned long long base,
+             unsigned count, bool bypass, unsigned epoch, bool outside);
 
 } // namespace emulation
 } // namespace detail

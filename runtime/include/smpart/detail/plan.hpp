@@ -6,6 +6,7 @@
 #include "smpart/control.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bitset>
 #include <cstdint>
 
@@ -14,7 +15,8 @@ namespace smpart {
 /// A set of SM ids, [0, kMaxSms).
 using SmMask = std::bitset<kMaxSms>;
 
-/// SMs [first, first + count), clipped to kMaxSms.
+/// SM ids [first, first + count), clipped to kMaxSms. These are raw %smid
+/// values; smSet() maps positions onto the ids a GPU really has.
 inline SmMask smRange(unsigned first, unsigned count) {
   SmMask m;
   for (unsigned s = first; s < first + count && s < kMaxSms; ++s)
@@ -27,7 +29,7 @@ namespace detail {
 /// Writes `mask` into the knob words. Each word is one 32-bit store: a CTA
 /// reading meanwhile sees, per SM, either the old or the new bit.
 inline void storeMask(volatile Knobs &k, const SmMask &mask) {
-  for (unsigned w = 0; w < kMaxSms / 32; ++w) {
+  for (unsigned w = 0; w < kMaskWords; ++w) {
     std::uint32_t bits = 0;
     for (unsigned b = 0; b < 32; ++b)
       if (mask.test(w * 32 + b))
@@ -44,7 +46,8 @@ inline SmMask loadMask(const volatile Knobs &k) {
   return m;
 }
 
-/// Knobs of a fresh launch: every SM, `ctas_per_sm` CTAs each, no bypass.
+/// Knobs of a fresh launch: every SM, `ctas_per_sm` CTAs each, no bypass,
+/// the default chunk target and stall grace, epoch 2 (even: consistent).
 inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   SmMask all;
   all.set();
@@ -52,7 +55,37 @@ inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   k.ctas_per_sm = std::min(ctas_per_sm, kMaxCtasPerSm);
   k.bypass_ctas_per_sm = 0;
   k.preempt = 0;
-  k.reserved = 0;
+  k.chunk_target_ns = kDefaultChunkTargetNs;
+  k.stall_grace_ns = kDefaultStallGraceNs;
+  k.epoch = 2;
+}
+
+/// The device copy of `k`, as the launch's initial State carries it.
+inline void copyKnobs(const volatile Knobs &k, DeviceKnobs &d) {
+  d.epoch = k.epoch;
+  d.slot_epoch = 0;
+  d.last_poll_ns = 0;
+  d.ctas_per_sm = k.ctas_per_sm;
+  d.bypass_ctas_per_sm = k.bypass_ctas_per_sm;
+  d.preempt = k.preempt;
+  d.chunk_target_ns = k.chunk_target_ns;
+  d.stall_grace_ns = k.stall_grace_ns;
+  for (unsigned &r : d.reserved)
+    r = 0;
+  for (unsigned w = 0; w < kMaskWords; ++w)
+    d.sm_mask[w] = k.sm_mask[w];
+}
+
+/// The host side of the knob sequence lock: `write` changes fields of `k`
+/// between an odd and the next even epoch. Callers serialise writers.
+template <class Write> void writeKnobs(volatile Knobs &k, Write write) {
+  const std::uint32_t e = k.epoch;
+  k.epoch = e + 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  write(k);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  k.epoch = e + 2;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 /// Physical CTAs to launch for a transformed kernel.

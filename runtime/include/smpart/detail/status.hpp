@@ -16,6 +16,7 @@ enum class Errc {
   kInvalidArgument, ///< a knob value out of range, an empty handle
   kNotSupported,    ///< a knob on an opaque (untransformed) kernel
   kPreempted,       ///< wait() on a kernel preempted and not resumed
+  kDeviceReset,     ///< the device was reset (cudaDeviceReset) under the kernel
 };
 
 /// The outcome of a libsmpart call. A failed CUDA call carries the API
