@@ -28,7 +28,7 @@ __device__ inline void spinFor(unsigned long long ns) {
   }
 }
 
-__global__ void recordOriginal(BlockRecord *rec, float *out, unsigned long long spin_ns) {
+static __global__ void recordOriginal(BlockRecord *rec, float *out, unsigned long long spin_ns) {
   const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
   if (spin_ns)
     spinFor(spin_ns);
@@ -43,7 +43,7 @@ __global__ void recordOriginal(BlockRecord *rec, float *out, unsigned long long 
   atomicAdd(&rec[b].runs, 1u);
 }
 
-__global__ void recordRewritten(smpart::LaunchControl smpart_ctl, BlockRecord *rec, float *out, unsigned long long spin_ns) {
+static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl, BlockRecord *rec, float *out, unsigned long long spin_ns) {
   for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
     const unsigned physical = ::blockIdx.x;
     const uint3 blockIdx = smpart_cta.blockIdx();
@@ -79,9 +79,15 @@ inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block, cudaStream_t
       });
 }
 
+/// Captures launchRecord on stream 0 in a translation unit built with
+/// --default-stream per-thread, replays it once (per_thread_stream.cu).
+cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec,
+                                                   float *out,
+                                                   unsigned blocks);
+
 /// Holds a stream until the host opens the gate (host-mapped flag), so that
 /// knobs can be set before any CTA of the next launch starts.
-__global__ void gateKernel(const volatile unsigned *open) {
+static __global__ void gateKernel(const volatile unsigned *open) {
   while (!*open)
     __nanosleep(1000);
 }

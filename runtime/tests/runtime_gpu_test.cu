@@ -99,23 +99,197 @@ TEST_F(Gpu, ResultsEqualOriginal) {
   EXPECT_TRUE(h.lastBlockTaken());
 }
 
+/// Polls `h` until `pred(progress)` holds or `seconds` pass.
+template <class Pred>
+bool waitFor(const smpart::KernelHandle &h, Pred pred, double seconds = 10) {
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double>(seconds);
+  smpart::Progress p;
+  while (std::chrono::steady_clock::now() < end) {
+    if (h.progress(p).ok() && pred(p))
+      return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  return false;
+}
+
+/// Waits for `stream` with a deadline, so that a hang fails the test
+/// instead of the test run.
+bool streamDoneWithin(cudaStream_t stream, double seconds) {
+  const auto end = std::chrono::steady_clock::now() +
+                   std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    const cudaError_t q = cudaStreamQuery(stream);
+    if (q == cudaSuccess)
+      return true;
+    if (q != cudaErrorNotReady)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  return false;
+}
+
 TEST_F(Gpu, PreemptMidRunThenResume) {
-  alloc(4000, 64);
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(4000), 64, stream_, rec_, out_, 20000);
+  // Long enough to be caught running: ~100 rounds of 20 us blocks.
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 100;
+  alloc(blocks, 64);
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
   CHECK_OK(h.status());
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }))
+      << "the kernel never got going";
   CHECK_OK(h.preempt());
   CHECK_OK(h.drain());
   smpart::Progress p;
   CHECK_OK(h.progress(p));
-  EXPECT_GT(p.done, 0u);
-  EXPECT_LT(p.done, p.total) << "kernel finished before preemption";
+  EXPECT_FALSE(p.finished) << "kernel finished before preemption";
+  EXPECT_TRUE(p.parked);
   EXPECT_EQ(p.resident_ctas, 0u);
   EXPECT_EQ(h.wait().code(), smpart::Errc::kPreempted);
+  // Nothing is taken while preempted.
+  const unsigned long long taken = p.taken;
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CHECK_OK(h.progress(p));
+  EXPECT_EQ(p.taken, taken);
   CHECK_OK(h.resume());
   CHECK_OK(h.wait());
   CHECK_CUDA(cudaStreamSynchronize(stream_));
   expectEveryBlockOnce();
+}
+
+TEST_F(Gpu, KnobChangeWhileRunningConfinesNewBlocks) {
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
+  alloc(blocks, 64);
+  smpart::DeviceInfo info;
+  CHECK_OK(smpart::deviceInfo(info));
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }));
+  const smpart::SmMask mask = smpart::smSet(info, 0, info.num_sms / 2);
+  CHECK_OK(h.setSmMask(mask));
+  // Blocks taken well after the change (every CTA has passed a chunk
+  // boundary: 2 ms of 20 us blocks) run only inside the mask.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  smpart::Progress p;
+  CHECK_OK(h.progress(p));
+  const unsigned long long after = p.taken;
+  CHECK_OK(h.wait());
+  const std::vector<BlockRecord> recs = records();
+  for (unsigned b = 0; b < blocks; ++b) {
+    ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
+    if (b >= after)
+      ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
+  }
+}
+
+TEST_F(Gpu, GrowAddsCtas) {
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 20;
+  alloc(blocks, 64);
+  closeGateLaunch();
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  CHECK_OK(h.setCtasPerSm(1));
+  *gate_ = 1;
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  const unsigned long long first = h.launchedCtas();
+  CHECK_OK(h.setCtasPerSm(std::min(4u, h.occupancy())));
+  CHECK_OK(h.grow());
+  EXPECT_GT(h.launchedCtas(), first);
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) {
+    return p.finished || p.resident_ctas > static_cast<unsigned>(sms_);
+  })) << "grown CTAs never ran";
+  CHECK_OK(h.wait());
+  expectEveryBlockOnce();
+}
+
+TEST_F(Gpu, StalledAllocationIsReportedNotHung) {
+  smpart::DeviceInfo info;
+  CHECK_OK(smpart::deviceInfo(info));
+  ASSERT_GE(info.num_sms, 2u);
+  const unsigned blocks = 2000;
+  alloc(blocks, 64);
+  closeGateLaunch();
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 5000);
+  CHECK_OK(h.setSmMask(smpart::smSet(info, 0, 1)));
+  CHECK_OK(h.setCtasPerSm(1));
+  *gate_ = 1;
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 10; }));
+  // Move the kernel to another SM without growing it: the CTA on the first
+  // SM leaves and, being the last, parks there as the anchor; nothing can
+  // run, so after the grace period it runs outside its SMs and says so.
+  CHECK_OK(h.setSmMask(smpart::smSet(info, 1, 1)));
+  ASSERT_TRUE(streamDoneWithin(stream_, 20)) << "stalled kernel hung";
+  smpart::Progress p;
+  CHECK_OK(h.progress(p));
+  EXPECT_TRUE(p.finished);
+  EXPECT_GT(p.stalls, 0u);
+  CHECK_OK(h.wait());
+  expectEveryBlockOnce();
+}
+
+TEST_F(Gpu, UserSyncWhilePreemptedReturnsAfterResumeFromAnotherThread) {
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
+  alloc(blocks, 64);
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  CHECK_OK(h.preempt());
+  std::thread resumer([h]() mutable {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    h.resume();
+  });
+  // The user's own synchronisation blocks while the kernel is preempted
+  // and returns once the other thread resumed it.
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  resumer.join();
+  CHECK_CUDA(err);
+  CHECK_OK(h.wait());
+  expectEveryBlockOnce();
+}
+
+TEST_F(Gpu, ResumeAfterRelaunchQueuedBehindUserWork) {
+  // The relaunch of resume() may sit behind the user's later work on a
+  // shared hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1 in the ctest
+  // variant of this test): the kernel must finish on its own anyway.
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
+  alloc(blocks, 64);
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  smpart_test::recordOriginal<<<1, 64, 0, stream_>>>(rec_, out_, 0); // user work after it
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  CHECK_OK(h.preempt());
+  CHECK_OK(h.drain());
+  CHECK_OK(h.resume());
+  ASSERT_TRUE(streamDoneWithin(stream_, 30)) << "hang: completion depended on later work";
+  const std::vector<BlockRecord> recs = records();
+  for (unsigned b = 1; b < blocks; ++b)
+    ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
+  EXPECT_EQ(recs[0].runs, 2u); // once by the kernel, once by the user's work
+}
+
+TEST_F(Gpu, GraphCaptureReplaysFromAFreshCounter) {
+  const unsigned blocks = 5000;
+  alloc(blocks, 64);
+  cudaGraph_t graph = nullptr;
+  CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 0);
+  CHECK_CUDA(cudaStreamEndCapture(stream_, &graph));
+  CHECK_OK(h.status());
+  EXPECT_TRUE(h.captured());
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 1; replay <= 3; ++replay) {
+    CHECK_CUDA(cudaGraphLaunch(exec, stream_));
+    ASSERT_TRUE(streamDoneWithin(stream_, 10));
+    for (const BlockRecord &r : records())
+      ASSERT_EQ(r.runs, static_cast<unsigned>(replay)) << "replay " << replay;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+TEST_F(Gpu, PerThreadDefaultStream) {
+  alloc(3000, 64);
+  // Built with --default-stream per-thread: stream 0 there is the thread's
+  // stream, which can be captured; the legacy stream cannot.
+  CHECK_CUDA(smpart_test::launchOnPerThreadDefaultStreamCaptured(rec_, out_, 3000));
+  for (const BlockRecord &r : records())
+    ASSERT_EQ(r.runs, 1u);
 }
 
 TEST_F(Gpu, SmMaskRespected) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
+
 namespace {
 
 bool gpuPresent() {
@@ -46,6 +48,55 @@ TEST(Plan, MaskRoundTripsThroughKnobWords) {
   EXPECT_TRUE(smpart::detail::loadMask(k).all());
   EXPECT_EQ(k.ctas_per_sm, smpart::kMaxCtasPerSm);
   EXPECT_EQ(k.preempt, 0u);
+}
+
+TEST(Knobs, WritesAreBracketedByAnOddEpoch) {
+  smpart::Knobs k{};
+  smpart::detail::initKnobs(k, 8);
+  EXPECT_EQ(k.epoch % 2, 0u);
+  const unsigned before = k.epoch;
+  unsigned during = 0;
+  smpart::detail::writeKnobs(k, [&](volatile smpart::Knobs &w) {
+    during = w.epoch;
+    w.ctas_per_sm = 3;
+  });
+  EXPECT_EQ(during % 2, 1u) << "a reader must see the write in progress";
+  EXPECT_EQ(k.epoch, before + 2);
+  EXPECT_EQ(k.ctas_per_sm, 3u);
+  smpart::DeviceKnobs d{};
+  smpart::detail::copyKnobs(k, d);
+  EXPECT_EQ(d.epoch, k.epoch);
+  EXPECT_EQ(d.ctas_per_sm, 3u);
+  EXPECT_EQ(d.last_poll_ns, 0u);
+  EXPECT_EQ(d.sm_mask[smpart::kMaskWords - 1], 0xffffffffu);
+}
+
+TEST(Layout, HotCountersHaveCacheLinesOfTheirOwn) {
+  EXPECT_EQ(offsetof(smpart::State, next_block) % 128, 0u);
+  EXPECT_EQ(offsetof(smpart::State, blocks_done) % 128, 0u);
+  EXPECT_NE(offsetof(smpart::State, next_block) / 128,
+            offsetof(smpart::State, blocks_done) / 128);
+  EXPECT_EQ(offsetof(smpart::State, knobs), 0u);
+  // Only the header is copied per launch; the slot words stay zero.
+  EXPECT_EQ(smpart::kStateInitBytes, offsetof(smpart::State, sm_slots));
+  EXPECT_LE(smpart::kStateInitBytes, 512u);
+}
+
+TEST(Plan, SmSetMapsPositionsOntoSparseIds) {
+  smpart::DeviceInfo info;
+  info.num_sms = 144;
+  for (unsigned i = 0; i < 144; ++i)
+    info.sm_ids.push_back(i * 264 / 144); // spread over 0..263
+  const smpart::SmMask m = smpart::smSet(info, 10, 20);
+  EXPECT_EQ(m.count(), 20u);
+  for (unsigned i = 10; i < 30; ++i)
+    EXPECT_TRUE(m.test(info.sm_ids[i])) << i;
+  EXPECT_FALSE(m.test(info.sm_ids[9]));
+  EXPECT_EQ(smpart::smSet(info, 140, 10).count(), 4u); // clipped at the end
+  smpart::Knobs k{};
+  smpart::detail::storeMask(k, smpart::smSet(info, 0, 144));
+  EXPECT_EQ(smpart::detail::loadMask(k).count(), 144u);
+  EXPECT_NE(k.sm_mask[8], 0u) << "ids above 255 reach the ninth word";
 }
 
 TEST(Errors, InitNamesTheMissingGpu) {

@@ -147,11 +147,12 @@ __device__ __forceinline__ KnobHead loadKnobHead(const DeviceKnobs *k) {
   h.slot_epoch = k->slot_epoch;
   h.last_poll_ns = k->last_poll_ns;
 #else
-  const uint4 v = *reinterpret_cast<const volatile uint4 *>(k);
-  h.epoch = v.x;
-  h.slot_epoch = v.y;
-  h.last_poll_ns =
-      (static_cast<unsigned long long>(v.w) << 32) | static_cast<unsigned>(v.z);
+  unsigned lo, hi;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(h.epoch), "=r"(h.slot_epoch), "=r"(lo), "=r"(hi)
+               : "l"(k)
+               : "memory");
+  h.last_poll_ns = (static_cast<unsigned long long>(hi) << 32) | lo;
 #endif
   return h;
 }
@@ -192,7 +193,8 @@ struct alignas(16) ChunkDecision {
 /// the user's code.
 struct alignas(16) Tail {
   ChunkDecision chunk[2];
-  unsigned block[4]; ///< current logical block, for device functions
+  unsigned block[3]; ///< current logical block, for device functions
+  unsigned min_epoch; ///< thread 0: host knob epoch when the CTA started
   unsigned grid[4];  ///< logical grid
   // Thread 0 only.
   unsigned sm;
@@ -230,6 +232,7 @@ public:
     t_.grid[1] = c_.grid_y;
     t_.grid[2] = c_.grid_z;
     t_.grid[3] = 0;
+    t_.block[0] = t_.block[1] = t_.block[2] = 0;
     t_.sm = smid();
     t_.slot = -1;
     t_.epoch = 1u; // odd: never a published epoch, forces a first read
@@ -238,6 +241,11 @@ public:
     t_.k = 1;
     t_.target_ns = t_.grace_ns = 0;
     t_.flags = c_.first_instance ? kFirst : 0u;
+    // Knobs written before this CTA started apply to its first block: one
+    // PCIe read of the host epoch per CTA, and a wait for the device copy
+    // to catch up only if the knobs changed since the launch.
+    protocolStep();
+    t_.min_epoch = c_.knobs->epoch & ~1u;
     t_.chunk_start_ns = globalTimerNs();
     t_.local_done = 0;
     // A relaunched CTA that starts after its control block went to another
@@ -261,6 +269,13 @@ public:
     KnobHead h = loadKnobHead(&c_.state->knobs);
     if (now - h.last_poll_ns >= kPollIntervalNs && pollIfDue(now, h))
       h = loadKnobHead(&c_.state->knobs);
+    while (static_cast<int>(h.epoch - t_.min_epoch) < 0 || (h.epoch & 1u)) {
+      // The device copy is older than what the host had written when this
+      // CTA started (or is being published): bring it up to date first.
+      if (!pollIfDue(globalTimerNs(), h))
+        pauseNs(200);
+      h = loadKnobHead(&c_.state->knobs);
+    }
     refreshIfChanged(h);
     if (t_.slot >= 0 && take(d, now, false))
       return;
@@ -268,7 +283,7 @@ public:
   }
 
 private:
-  DeviceKnobs &knobs() const { return c_.state->knobs; }
+  __device__ DeviceKnobs &knobs() const { return c_.state->knobs; }
 
   /// K follows the measured chunk time (halve or double), and near the end
   /// of the grid shrinks so that the last chunks spread over all CTAs.
