@@ -461,34 +461,25 @@ private:
     const unsigned e = hk.epoch;
     if ((e & 1u) || e == loadRelaxed(&knobs().epoch))
       return false;
-#if !defined(SMPART_EMULATION)
-    __threadfence_system();
-#endif
-    DeviceKnobs copy;
+    // Copied word by word under the device sequence lock (odd while it
+    // copies): readers keep their cached values until it is even again.
+    volatile DeviceKnobs &dk = knobs();
+    dk.epoch = e - 1u;
+    __threadfence();
+    protocolStep();
     for (unsigned w = 0; w < kMaskWords; ++w)
-      copy.sm_mask[w] = hk.sm_mask[w];
-    copy.ctas_per_sm = hk.ctas_per_sm;
-    copy.bypass_ctas_per_sm = hk.bypass_ctas_per_sm;
-    copy.preempt = hk.preempt;
-    copy.chunk_target_ns = hk.chunk_target_ns;
-    copy.stall_grace_ns = hk.stall_grace_ns;
+      dk.sm_mask[w] = hk.sm_mask[w];
+    dk.ctas_per_sm = hk.ctas_per_sm;
+    dk.bypass_ctas_per_sm = hk.bypass_ctas_per_sm;
+    dk.preempt = hk.preempt;
+    dk.chunk_target_ns = hk.chunk_target_ns;
+    dk.stall_grace_ns = hk.stall_grace_ns;
 #if !defined(SMPART_EMULATION)
     __threadfence_system();
 #endif
     protocolStep();
     if (hk.epoch != e)
-      return false; // the host wrote meanwhile; the next poll retries
-    volatile DeviceKnobs &dk = knobs();
-    dk.epoch = e - 1u; // odd: readers keep their cached values
-    __threadfence();
-    protocolStep();
-    for (unsigned w = 0; w < kMaskWords; ++w)
-      dk.sm_mask[w] = copy.sm_mask[w];
-    dk.ctas_per_sm = copy.ctas_per_sm;
-    dk.bypass_ctas_per_sm = copy.bypass_ctas_per_sm;
-    dk.preempt = copy.preempt;
-    dk.chunk_target_ns = copy.chunk_target_ns;
-    dk.stall_grace_ns = copy.stall_grace_ns;
+      return false; // the host wrote meanwhile: stays odd, the next poll copies
     __threadfence();
     protocolStep();
     dk.epoch = e;
