@@ -99,6 +99,10 @@ TEST(Plan, SmSetMapsPositionsOntoSparseIds) {
   EXPECT_NE(k.sm_mask[8], 0u) << "ids above 255 reach the ninth word";
 }
 
+TEST(Streams, DefaultStreamStaysLegacyInOrdinaryTranslationUnits) {
+  EXPECT_EQ(smpart::detail::callerStream(nullptr), nullptr);
+}
+
 TEST(Errors, InitNamesTheMissingGpu) {
   smpart::Status st = smpart::init();
   if (gpuPresent()) {

@@ -414,6 +414,7 @@ private:
 
   /// Last act of the kernel: the final progress mirror, then `finished`.
   __device__ void finish() {
+    releaseSlot(); // the slot words must be all zero for the next launch
     if (!c_.notices)
       return;
     volatile Notices &n = *c_.notices;
