@@ -2,12 +2,16 @@
 //
 // Threads are ucontext fibers run by the calling OS thread: a fiber runs
 // until it reaches a barrier, a warp collective, a logical-block boundary
-// (the blockBoundary() hook at the top of Cta::next()) or its end. A CTA
-// advances by running its ready fibers; a barrier opens when every live
-// thread of the CTA waits at one. The scheduler runs one CTA at a time from
-// one block boundary to the next, which is what makes `__shared__` as
-// static storage and unlocked atomics correct, and makes every schedule a
-// pure function of the seed.
+// (the blockBoundary() hook at the top of Cta::next()), a protocol step
+// (thread 0 inside the protocol: step(), around every access to shared
+// state) or its end. A CTA advances by running its ready fibers; a barrier
+// opens when every live thread of the CTA waits at one. The scheduler runs
+// one CTA at a time from one yield point to the next and may turn knobs
+// between any two: CTAs interleave inside the protocol, as on a GPU, while
+// only one CTA at a time is inside a user's block body (switches happen at
+// block boundaries and at protocol steps, where the other threads of the
+// CTA wait at a barrier), which keeps `__shared__` as static storage and
+// unlocked atomics correct. Every schedule is a pure function of the seed.
 #include "smpart_emu/emulator.hpp"
 
 #include "smpart/detail/emulation_hooks.hpp"
@@ -19,6 +23,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -32,7 +39,7 @@ namespace smpart {
 namespace emu {
 namespace {
 
-enum class Wait { kReady, kBarrier, kBoundary, kWarp, kDone };
+enum class Wait { kReady, kBarrier, kBoundary, kStep, kWarp, kDone };
 
 #if defined(__x86_64__)
 // A fiber switch that saves only what the SysV ABI makes callee-saved
@@ -88,17 +95,18 @@ struct Fiber {
 };
 
 struct Cta {
-  unsigned sm = 0;
+  unsigned sm = 0; ///< index of the virtual SM (its %smid is Machine::ids[sm])
   uint3 phys{};
   dim3 grid;
   unsigned n = 0;
   std::unique_ptr<Fiber[]> fibers; // never moves: ucontext points into itself
+  std::vector<unsigned char> smem; // this CTA's dynamic shared memory
+  LaunchControl ctl{};
   bool started = false;
   // Transformed runs: what the last decision said.
   bool working = false;
   int slot = -1;
   bool tag = false;
-  unsigned long long stamp = 0;
 };
 
 constexpr std::size_t kStackBytes = 96 * 1024;
@@ -115,20 +123,23 @@ struct Machine {
   Fiber *fiber = nullptr;
   const OriginalBody *original = nullptr;
   const TransformedBody *transformed = nullptr;
-  std::vector<unsigned char> dyn_smem;
+  std::size_t smem_bytes = 0; ///< dynamic shared memory of each CTA
   Report *report = nullptr;
   Config cfg;
   std::mt19937_64 rng;
+  std::vector<unsigned> ids; ///< %smid of each virtual SM (sparse)
   // Transformed runs.
   Knobs knobs{};
   State state{};
   Notices notices{};
   LaunchControl ctl{};
+  std::map<std::uint32_t, Knobs> history; ///< host knobs by (even) epoch
+  bool write_open = false; ///< a host knob write is half done (odd epoch)
   std::vector<unsigned> runs;
   std::vector<std::unique_ptr<Cta>> resident, pending;
   std::vector<unsigned> hw_count;
-  unsigned long long clock = 0, knob_stamp = 0;
-  std::vector<unsigned long long> departed;
+  unsigned long long clock_ns = 0;
+  unsigned long long outside = 0;
 
   void fail(const std::string &msg) {
     if (!report->ok)
@@ -157,7 +168,7 @@ void switchTo(Context &save, Context &next) {
 [[noreturn]] void fiberMain() {
   Machine &m = *g_m;
   if (m.transformed)
-    (*m.transformed)(m.ctl);
+    (*m.transformed)(m.cta->ctl);
   else
     (*m.original)();
   Fiber *f = g_m->fiber;
@@ -197,6 +208,7 @@ std::unique_ptr<Cta> makeCta(Machine &m, uint3 phys, dim3 grid) {
   c->grid = grid;
   c->n = m.threads;
   c->fibers.reset(new Fiber[m.threads]);
+  c->smem.assign(m.smem_bytes, 0);
   unsigned i = 0;
   for (unsigned z = 0; z < m.block.z; ++z)
     for (unsigned y = 0; y < m.block.y; ++y)
@@ -266,7 +278,8 @@ bool resolveWarps(Machine &m, Cta &c) {
 }
 
 /// Runs CTA `c` until all its live threads wait at a block boundary
-/// (kBoundary) or have exited (kDone). kReady signals an error.
+/// (kBoundary), thread 0 yields inside the protocol (kStep), or all have
+/// exited (kDone). kReady signals an error.
 Wait runCta(Machine &m, Cta &c) {
   for (;;) {
     for (unsigned i = 0; i < c.n; ++i) {
@@ -283,7 +296,7 @@ Wait runCta(Machine &m, Cta &c) {
       if (!m.report->ok)
         return Wait::kReady;
     }
-    unsigned barrier = 0, boundary = 0, warp = 0, done = 0;
+    unsigned barrier = 0, boundary = 0, step = 0, warp = 0, done = 0;
     int passed = 0;
     for (unsigned i = 0; i < c.n; ++i) {
       switch (c.fibers[i].wait) {
@@ -292,6 +305,7 @@ Wait runCta(Machine &m, Cta &c) {
         passed += c.fibers[i].pred != 0;
         break;
       case Wait::kBoundary: ++boundary; break;
+      case Wait::kStep: ++step; break;
       case Wait::kWarp: ++warp; break;
       case Wait::kDone: ++done; break;
       case Wait::kReady: break;
@@ -299,6 +313,8 @@ Wait runCta(Machine &m, Cta &c) {
     }
     if (done == c.n)
       return Wait::kDone;
+    if (step) // thread 0 inside the protocol; the others wait at its barrier
+      return Wait::kStep;
     if (warp) {
       if (!resolveWarps(m, c))
         return Wait::kReady;
@@ -339,69 +355,116 @@ unsigned long long blockId(const Machine &m, unsigned x, unsigned y,
                  (y + static_cast<unsigned long long>(m.ctl.grid_y) * z);
 }
 
-void relaunch(Machine &m, unsigned long long ctas) {
+/// Enqueues `ctas` CTAs, as the runtime's launch (first) or grow does.
+void launchCtas(Machine &m, unsigned long long ctas, bool first) {
   const dim3 grid(static_cast<unsigned>(ctas));
-  for (unsigned long long i = 0; i < ctas; ++i)
-    m.pending.push_back(
-        makeCta(m, make_uint3(static_cast<unsigned>(i), 0, 0), grid));
+  for (unsigned long long i = 0; i < ctas; ++i) {
+    std::unique_ptr<Cta> c =
+        makeCta(m, make_uint3(static_cast<unsigned>(i), 0, 0), grid);
+    c->ctl = m.ctl;
+    c->ctl.first_instance = first ? 1u : 0u;
+    m.pending.push_back(std::move(c));
+  }
   m.report->ctas += ctas;
 }
 
 unsigned long long fillCtas(const Machine &m) {
-  return detail::physicalCtas(m.cfg.num_sms, m.cfg.occupancy,
-                              m.knobs.ctas_per_sm,
-                              detail::loadMask(m.knobs).all(),
-                              m.ctl.total_blocks);
+  SmMask all;
+  for (unsigned id : m.ids)
+    all.set(id);
+  return detail::physicalCtas(
+      m.cfg.num_sms, m.cfg.occupancy, m.knobs.ctas_per_sm,
+      (detail::loadMask(m.knobs) & all) == all, m.ctl.total_blocks);
 }
 
-void randomMask(Machine &m) {
+/// A host knob write, as KernelHandle does it: under the sequence lock.
+/// Sometimes left half done (odd epoch, fields changed) until a later step,
+/// so that the device meets a write in progress.
+template <class Write> void hostWrite(Machine &m, Write write) {
+  if (m.write_open)
+    return;
+  if (m.cfg.chaos && m.uniform() < 0.3) {
+    m.knobs.epoch += 1;
+    write(m.knobs);
+    m.write_open = true;
+    return;
+  }
+  detail::writeKnobs(m.knobs, write);
+  m.history[m.knobs.epoch] = m.knobs;
+}
+
+void closeWrite(Machine &m) {
+  if (!m.write_open)
+    return;
+  m.knobs.epoch += 1;
+  m.write_open = false;
+  m.history[m.knobs.epoch] = m.knobs;
+}
+
+SmMask randomMask(Machine &m) {
   SmMask mask;
   if (m.uniform() < 0.3) {
-    mask.set();
-  } else {
-    for (unsigned s = 0; s < m.cfg.num_sms; ++s)
-      if (m.uniform() < 0.6)
-        mask.set(s);
+    for (unsigned id : m.ids)
+      mask.set(id);
+    return mask;
   }
-  detail::storeMask(m.knobs, mask);
+  for (unsigned id : m.ids)
+    if (m.uniform() < 0.6)
+      mask.set(id);
+  if (mask.none()) // the runtime refuses an empty mask
+    mask.set(m.ids[m.pick(static_cast<unsigned>(m.ids.size()))]);
+  return mask;
 }
 
 /// A controller's action at a random moment.
 void knobAction(Machine &m) {
   Report &r = *m.report;
-  switch (m.pick(6)) {
-  case 0:
-    randomMask(m);
+  if (m.write_open && m.uniform() < 0.5)
+    return closeWrite(m);
+  switch (m.pick(7)) {
+  case 0: {
+    const SmMask mask = randomMask(m);
+    hostWrite(m, [&](volatile Knobs &k) { detail::storeMask(k, mask); });
     ++r.mask_changes;
     break;
-  case 1:
-    m.knobs.ctas_per_sm = m.uniform() < 0.05 ? 0 : 1 + m.pick(m.cfg.occupancy);
+  }
+  case 1: {
+    const unsigned n = 1 + m.pick(m.cfg.occupancy);
+    hostWrite(m, [&](volatile Knobs &k) { k.ctas_per_sm = n; });
     break;
-  case 2:
-    m.knobs.bypass_ctas_per_sm = m.pick(m.cfg.occupancy + 1);
+  }
+  case 2: {
+    const unsigned n = m.pick(m.cfg.occupancy + 1);
+    hostWrite(m, [&](volatile Knobs &k) { k.bypass_ctas_per_sm = n; });
     break;
+  }
   case 3:
     if (!m.knobs.preempt) {
-      m.knobs.preempt = 1;
+      hostWrite(m, [](volatile Knobs &k) { k.preempt = 1; });
       ++r.preemptions;
     }
     break;
-  case 4: // resume while preempted CTAs may still be draining
-    if (m.knobs.preempt && !m.notices.last_block_taken) {
-      m.knobs.preempt = 0;
-      relaunch(m, fillCtas(m));
+  case 4: // resume: the anchor goes on; sometimes new CTAs as well
+    if (m.knobs.preempt) {
+      hostWrite(m, [](volatile Knobs &k) { k.preempt = 0; });
+      if (m.uniform() < 0.5)
+        launchCtas(m, fillCtas(m), false);
       ++r.resumes;
     }
     break;
-  case 5: // a controller grows a kernel only while blocks remain to take
+  case 5: // grow while blocks remain to take
     if (!m.knobs.preempt && !m.notices.last_block_taken &&
         m.pending.size() < m.cfg.num_sms * m.cfg.occupancy) {
-      relaunch(m, 1 + m.pick(m.cfg.num_sms * m.cfg.occupancy));
+      launchCtas(m, 1 + m.pick(m.cfg.num_sms * m.cfg.occupancy), false);
       ++r.grows;
     }
     break;
+  case 6: {
+    const unsigned ns = m.pick(4) * 2000;
+    hostWrite(m, [&](volatile Knobs &k) { k.chunk_target_ns = ns; });
+    break;
   }
-  m.knob_stamp = ++m.clock;
+  }
 }
 
 /// The hardware block scheduler: pending CTAs, in order, go to a random SM
@@ -432,11 +495,27 @@ void finalChecks(Machine &m) {
                   " != " + std::to_string(m.ctl.total_blocks));
   for (unsigned s = 0; s < kMaxSms; ++s)
     if (m.state.sm_slots[s])
-      return m.fail("SM " + std::to_string(s) + " still has slots held");
+      return m.fail("SM id " + std::to_string(s) + " still has slots held");
   if (m.state.resident_ctas)
     return m.fail("resident_ctas not back to 0");
+  if (m.state.first_live)
+    return m.fail("first_live not back to 0");
+  if (m.notices.finished != m.ctl.generation)
+    return m.fail("the anchor never reported the kernel finished");
   if (!m.notices.last_block_taken)
     return m.fail("the last-block notification never fired");
+  if (m.outside && !m.notices.stalls)
+    return m.fail("blocks ran outside the allocation without a reported stall");
+}
+
+/// The SM ids of a configuration: dense 0..n-1, or spread over several
+/// mask words as on GPUs whose %smid is not dense.
+std::vector<unsigned> smIds(const Config &c) {
+  std::vector<unsigned> ids(c.num_sms);
+  for (unsigned i = 0; i < c.num_sms; ++i)
+    ids[i] = c.sparse_ids ? std::min(kMaxSms - 1, i * c.id_stride + c.id_offset)
+                          : i;
+  return ids;
 }
 
 } // namespace
@@ -449,15 +528,15 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
   m.threads = block.x * block.y * block.z;
   m.original = &body;
   m.report = &report;
-  m.dyn_smem.assign(dynamic_smem + 16, 0);
+  m.smem_bytes = dynamic_smem + 16;
   g_m = &m;
   for (unsigned z = 0; z < grid.z && report.ok; ++z)
     for (unsigned y = 0; y < grid.y && report.ok; ++y)
       for (unsigned x = 0; x < grid.x && report.ok; ++x) {
         std::unique_ptr<Cta> c = makeCta(m, make_uint3(x, y, z), grid);
         const Wait w = runCta(m, *c);
-        if (w == Wait::kBoundary)
-          m.fail("original kernel reached a logical-block boundary");
+        if (w == Wait::kBoundary || w == Wait::kStep)
+          m.fail("original kernel reached the persistent-block protocol");
         retire(*c);
         ++report.ctas;
       }
@@ -470,77 +549,85 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   Report report;
   Machine m;
   m.cfg = config;
+  m.cfg.occupancy = std::max(1u, std::min(config.occupancy, kMaxCtasPerSm));
   m.rng.seed(config.seed);
   m.block = block;
   m.threads = block.x * block.y * block.z;
   m.transformed = &body;
   m.report = &report;
-  m.dyn_smem.assign(config.dynamic_smem + 16, 0);
-  m.hw_count.assign(config.num_sms, 0);
-  m.departed.assign(kMaxSms, 0);
-  detail::initKnobs(m.knobs, config.occupancy);
+  m.smem_bytes = ((config.dynamic_smem + 15) & ~std::size_t{15}) + kTailBytes;
+  m.hw_count.assign(m.cfg.num_sms, 0);
+  m.ids = smIds(m.cfg);
+  g_m = &m;
+  // The launch, as libsmpart does it.
+  detail::initKnobs(m.knobs, m.cfg.occupancy);
+  m.knobs.stall_grace_ns = 20000;
+  if (config.chaos && m.uniform() < 0.5) { // sometimes launched confined
+    const SmMask mask = randomMask(m);
+    detail::storeMask(m.knobs, mask);
+  }
+  m.history[m.knobs.epoch] = m.knobs;
   m.ctl.knobs = &m.knobs;
   m.ctl.state = &m.state;
   m.ctl.notices = &m.notices;
   m.ctl.grid_x = grid.x;
   m.ctl.grid_y = grid.y;
   m.ctl.grid_z = grid.z;
+  m.ctl.generation = 1;
   m.ctl.total_blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   m.runs.assign(m.ctl.total_blocks, 0);
-  g_m = &m;
-  if (config.chaos && m.uniform() < 0.5)
-    randomMask(m); // sometimes launch already confined
-  relaunch(m, fillCtas(m));
-  const unsigned long long limit = 200000;
-  unsigned idle_resumes = 0;
-  unsigned long long last_done = 0;
+  const unsigned long long first = fillCtas(m);
+  detail::copyKnobs(m.knobs, m.state.knobs);
+  m.state.first_live = static_cast<std::uint32_t>(first);
+  m.state.generation = m.ctl.generation;
+  launchCtas(m, first, true);
+  if (config.chaos && m.uniform() < 0.3) // a knob write before any CTA ran
+    knobAction(m);
+
+  // Chaos for a while, then the controller settles: the last write is
+  // completed and preemption cleared, and nothing more is launched. The
+  // kernel must then finish with the CTAs it has.
+  const unsigned long long chaos_steps =
+      config.chaos ? 200 + m.pick(static_cast<unsigned>(40 * m.ctl.total_blocks + 1))
+                   : 0;
+  const unsigned long long limit = chaos_steps + 400000;
   while (report.ok) {
     place(m);
-    if (m.resident.empty()) {
-      if (m.pending.empty() && m.state.blocks_done == m.ctl.total_blocks)
-        break;
-      if (++idle_resumes > 1000) {
-        m.fail("the kernel makes no progress: 1000 relaunches in a row "
-               "left without finishing a logical block");
-        break;
+    if (m.resident.empty() && m.pending.empty())
+      break;
+    ++report.steps;
+    m.clock_ns += 200; // a poll every 20 steps, the stall grace in 100
+    for (const auto &[at, write] : config.script)
+      if (report.steps == at) {
+        detail::writeKnobs(m.knobs, write);
+        m.history[m.knobs.epoch] = m.knobs;
       }
-      // Every CTA left with work remaining: the controller resumes, with
-      // at least one usable SM and slot.
-      m.knobs.preempt = 0;
-      SmMask mask = detail::loadMask(m.knobs);
-      if ((mask & smRange(0, config.num_sms)).none())
-        m.knobs.sm_mask[0] |= 1u << m.pick(std::min(config.num_sms, 32u));
-      if (m.knobs.ctas_per_sm == 0)
-        m.knobs.ctas_per_sm = 1;
-      m.knob_stamp = ++m.clock;
-      relaunch(m, fillCtas(m));
-      ++report.resumes;
-      continue;
+    if (report.steps == chaos_steps + 1 && config.settle) {
+      closeWrite(m);
+      if (m.knobs.preempt)
+        detail::writeKnobs(m.knobs, [](volatile Knobs &k) { k.preempt = 0; });
+      m.history[m.knobs.epoch] = m.knobs;
     }
-    if (m.state.blocks_done != last_done) {
-      last_done = m.state.blocks_done;
-      idle_resumes = 0;
-    }
-    if (++report.steps > limit) {
-      m.fail("no completion after " + std::to_string(limit) + " steps (" +
+    if (report.steps > limit) {
+      m.fail("stall: no completion " + std::to_string(limit - chaos_steps) +
+             " steps after the controller stopped (" +
              std::to_string(m.state.blocks_done) + " of " +
-             std::to_string(m.ctl.total_blocks) + " blocks done, " +
+             std::to_string(m.ctl.total_blocks) + " blocks counted, " +
              std::to_string(m.resident.size()) + " CTAs resident, " +
-             std::to_string(m.pending.size()) + " pending, ctas/SM " +
-             std::to_string(m.knobs.ctas_per_sm) + ", preempt " +
-             std::to_string(m.knobs.preempt) + ", mask word " +
-             std::to_string(m.knobs.sm_mask[0]) + ", next_block " +
+             std::to_string(m.pending.size()) + " pending, next_block " +
              std::to_string(m.state.next_block) + ")");
       break;
     }
-    if (config.chaos && m.uniform() < config.knob_rate) {
+    if (report.steps <= chaos_steps && m.uniform() < config.knob_rate) {
       knobAction(m);
       continue;
     }
+    if (m.resident.empty())
+      continue; // pending CTAs wait for room
     const unsigned i = m.pick(static_cast<unsigned>(m.resident.size()));
     Cta &c = *m.resident[i];
     for (unsigned t = 0; t < c.n; ++t)
-      if (c.fibers[t].wait == Wait::kBoundary)
+      if (c.fibers[t].wait == Wait::kBoundary || c.fibers[t].wait == Wait::kStep)
         c.fibers[t].wait = Wait::kReady;
     const Wait w = runCta(m, c);
     if (w == Wait::kReady)
@@ -552,6 +639,10 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
       m.resident.pop_back();
     }
   }
+  report.stalls = m.notices.stalls;
+  report.resident_at_end = static_cast<unsigned>(m.resident.size());
+  report.taken_at_end = m.state.next_block;
+  report.outside_blocks = m.outside;
   if (report.ok)
     finalChecks(m);
   for (auto &c : m.resident)
@@ -580,7 +671,7 @@ unsigned long long warpExchange(unsigned long long value, int src,
   return f->result;
 }
 unsigned laneId() { return g_m->fiber->linear % 32; }
-void *dynamicSmem() { return g_m->dyn_smem.data(); }
+void *dynamicSmem() { return g_m->cta->smem.data(); }
 } // namespace rt
 
 } // namespace emu
@@ -588,7 +679,8 @@ void *dynamicSmem() { return g_m->dyn_smem.data(); }
 namespace detail {
 namespace emulation {
 
-unsigned smid() { return emu::g_m->cta->sm; }
+unsigned smid() { return emu::g_m->ids.empty() ? emu::g_m->cta->sm
+                                               : emu::g_m->ids[emu::g_m->cta->sm]; }
 
 void blockBoundary() {
   if (!emu::g_m->transformed) {
@@ -596,6 +688,28 @@ void blockBoundary() {
     return;
   }
   emu::yieldFiber(emu::Wait::kBoundary);
+}
+
+void step() {
+  if (!emu::g_m->transformed) {
+    emu::g_m->fail("a protocol step in an original kernel");
+    return;
+  }
+  emu::yieldFiber(emu::Wait::kStep);
+}
+
+unsigned long long globalTimerNs() { return emu::g_m->clock_ns; }
+
+void *dynamicSmem() { return emu::g_m->cta->smem.data(); }
+unsigned dynamicSmemSize() {
+  return static_cast<unsigned>(emu::g_m->cta->smem.size());
+}
+
+void slotChanged(int slot) {
+  emu::Cta &c = *emu::g_m->cta;
+  c.slot = slot;
+  c.working = false; // until it takes blocks under the new slot
+  c.tag = false;
 }
 
 void recordLoad(bool bypass) {
@@ -606,80 +720,64 @@ void recordLoad(bool bypass) {
     m.fail("a load's bypass flag differs from its CTA's tag");
 }
 
-void decided(unsigned sm, int slot, int go, unsigned bx, unsigned by,
-             unsigned bz, int bypass) {
+void decided(unsigned sm, int slot, bool go, unsigned long long base,
+             unsigned count, bool bypass, unsigned epoch, bool outside) {
   emu::Machine &m = *emu::g_m;
   emu::Cta &c = *m.cta;
-  const unsigned long long now = ++m.clock;
-  if (sm != c.sm)
+  if (std::getenv("SMPART_EMU_TRACE"))
+    std::fprintf(stderr, "t=%llu sm=%u slot=%d go=%d base=%llu n=%u epoch=%u outside=%d host_epoch=%u dev_epoch=%u\n",
+                 m.clock_ns, sm, slot, go, base, count, epoch, outside, m.knobs.epoch, m.state.knobs.epoch);
+  if (sm != smid())
     return m.fail("decision names SM " + std::to_string(sm) +
-                  " but the CTA runs on SM " + std::to_string(c.sm));
+                  " but the CTA runs on SM " + std::to_string(smid()));
   if (!go) {
-    if (slot != -1)
-      return m.fail("a leaving CTA still holds slot " + std::to_string(slot));
-    if (c.working || c.slot >= 0)
-      m.departed[sm] = now;
+    // Slots it held were released before (the final check finds leaks).
     c.working = false;
     c.slot = -1;
     c.tag = false;
     return;
   }
+  ++m.report->chunks;
   const std::string where = "CTA on SM " + std::to_string(sm) + " slot " +
-                            std::to_string(slot);
-  if (!((m.knobs.sm_mask[sm / 32] >> (sm % 32)) & 1u))
-    return m.fail(where + " took a block while its SM is outside the mask");
-  if (m.knobs.preempt)
-    return m.fail(where + " took a block while preempted");
-  if (slot < 0 || static_cast<unsigned>(slot) >= m.knobs.ctas_per_sm)
-    return m.fail(where + " took a block with the target at " +
-                  std::to_string(m.knobs.ctas_per_sm) + " CTAs per SM");
+                            std::to_string(slot) + " (epoch " +
+                            std::to_string(epoch) + ")";
+  if (base + count > m.ctl.total_blocks || count == 0)
+    return m.fail(where + " took blocks outside the grid");
+  for (unsigned long long b = base; b < base + count; ++b)
+    if (++m.runs[b] > 1)
+      return m.fail("logical block " + std::to_string(b) + " taken twice");
+  auto it = m.history.find(epoch);
+  if (it == m.history.end())
+    return m.fail(where + " decided under an epoch the host never completed");
+  const Knobs &k = it->second;
+  if (k.preempt)
+    return m.fail(where + " took blocks under preemption");
+  if (outside) {
+    ++m.outside;
+    if (!m.notices.stalls)
+      return m.fail(where + " ran outside its allocation with no stall reported");
+    c.working = false;
+    c.slot = -1;
+    c.tag = false;
+    if (bypass)
+      return m.fail(where + " is tagged outside its allocation");
+    return;
+  }
+  if (!((k.sm_mask[sm / 32] >> (sm % 32)) & 1u))
+    return m.fail(where + " took blocks while its SM is outside the mask");
+  if (slot < 0 || static_cast<unsigned>(slot) >= k.ctas_per_sm)
+    return m.fail(where + " took blocks with the target at " +
+                  std::to_string(k.ctas_per_sm) + " CTAs per SM");
   if (!((m.state.sm_slots[sm] >> slot) & 1u))
     return m.fail(where + ": slot bit not set in the SM's slot word");
-  if (c.slot >= 0 && c.slot != slot)
-    m.departed[sm] = now; // compaction moved it: a slot changed hands
-  const bool tag = static_cast<unsigned>(slot) < m.knobs.bypass_ctas_per_sm;
-  if ((bypass != 0) != tag)
+  for (const auto &o : m.resident)
+    if (o.get() != &c && o->sm == c.sm && o->working && o->slot == slot)
+      return m.fail(where + " shared with another CTA");
+  if (bypass != (static_cast<unsigned>(slot) < k.bypass_ctas_per_sm))
     return m.fail(where + ": bypass tag does not follow the slot");
   c.working = true;
   c.slot = slot;
-  c.tag = tag;
-  c.stamp = now;
-  const unsigned long long b = emu::blockId(m, bx, by, bz);
-  if (bx >= m.ctl.grid_x || by >= m.ctl.grid_y || bz >= m.ctl.grid_z)
-    return m.fail("logical block outside the grid");
-  if (++m.runs[b] > 1)
-    return m.fail("logical block " + std::to_string(b) + " taken twice");
-
-  // CTAs working on this SM: distinct slots, within the target, and once
-  // settled (each decided after the last knob change and the last
-  // departure on this SM) exactly min(bypass, CTAs) tagged.
-  unsigned fresh = 0, working = 0, tagged = 0;
-  bool settled = true;
-  for (const auto &o : m.resident) {
-    if (o->sm != sm || !o->working)
-      continue;
-    if (o.get() != &c && o->slot == slot)
-      return m.fail(where + " shared with another CTA");
-    ++working;
-    tagged += o->tag;
-    if (o->stamp > m.knob_stamp)
-      ++fresh;
-    if (o->stamp <= std::max(m.knob_stamp, m.departed[sm]))
-      settled = false;
-  }
-  if (fresh > m.knobs.ctas_per_sm)
-    return m.fail(std::to_string(fresh) + " CTAs work on SM " +
-                  std::to_string(sm) + " under a target of " +
-                  std::to_string(m.knobs.ctas_per_sm));
-  if (settled) {
-    ++m.report->bypass_checks;
-    const unsigned want = std::min(m.knobs.bypass_ctas_per_sm, working);
-    if (tagged != want)
-      return m.fail(std::to_string(tagged) + " tagged CTAs on SM " +
-                    std::to_string(sm) + ", want " + std::to_string(want) +
-                    " (bypass " + std::to_string(m.knobs.bypass_ctas_per_sm) +
-                    ", " + std::to_string(working) + " CTAs)");
-  }
+  c.tag = bypass;
 }
 
 } // namespace emulation

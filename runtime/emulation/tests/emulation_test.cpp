@@ -3,6 +3,7 @@
 #include "emulation_harness.hpp"
 
 #include "smpart/control.hpp"
+#include "smpart/detail/plan.hpp"
 
 #include <numeric>
 
@@ -106,7 +107,8 @@ TEST(EmulationProperty, SchedulesPreemptResizeAndTag) {
     sum.mask_changes += one.mask_changes;
     sum.tagged_loads += one.tagged_loads;
     sum.loads += one.loads;
-    sum.bypass_checks += one.bypass_checks;
+    sum.chunks += one.chunks;
+    sum.steps += one.steps;
   }
   EXPECT_GT(sum.preemptions, 20u);
   EXPECT_GT(sum.resumes, 20u);
@@ -114,7 +116,9 @@ TEST(EmulationProperty, SchedulesPreemptResizeAndTag) {
   EXPECT_GT(sum.mask_changes, 20u);
   EXPECT_GT(sum.tagged_loads, 0u);
   EXPECT_LT(sum.tagged_loads, sum.loads);
-  EXPECT_GT(sum.bypass_checks, 100u);
+  // Chunks of several blocks happen (K adapts), and fewer chunks than
+  // blocks were taken overall.
+  EXPECT_GT(sum.chunks, 100u);
 }
 
 // Without chaos every logical block still runs once, on any machine shape.
@@ -131,6 +135,76 @@ TEST(EmulationProperty, CalmSchedules) {
     EXPECT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.preemptions, 0u);
   }
+}
+
+// Sparse SM ids over several mask words and up to 32 CTAs per SM.
+TEST(EmulationProperty, SparseSmIdsAndManyCtasPerSm) {
+  Smooth3d s;
+  KernelCase k = s.make();
+  for (std::uint64_t seed = 1; seed <= 100; ++seed) {
+    smpart::emu::Config cfg = smpart::emu::configFor(seed);
+    cfg.num_sms = 5 + seed % 4;
+    cfg.sparse_ids = true;
+    cfg.id_stride = 37 + static_cast<unsigned>(seed % 29); // up to ~500
+    cfg.id_offset = static_cast<unsigned>(seed % 7);
+    cfg.occupancy = seed % 2 ? 32 : 1 + static_cast<unsigned>(seed % 9);
+    k.reset();
+    smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << r.error;
+  }
+}
+
+// A mask that strands every CTA able to work: the CTA on SM 0 works alone,
+// then the mask moves to SM 1, where none runs. The last CTA becomes the
+// anchor on SM 0 and, after the grace period, finishes the grid outside
+// its allocation and reports the stall; nothing is relaunched.
+TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
+  Smooth3d s;
+  KernelCase k = s.make();
+  smpart::emu::Config cfg;
+  cfg.chaos = false;
+  cfg.num_sms = 2;
+  cfg.occupancy = 1;
+  cfg.script = {{1, [](volatile smpart::Knobs &kn) {
+                   smpart::SmMask m;
+                   m.set(0);
+                   smpart::detail::storeMask(kn, m);
+                   kn.chunk_target_ns = 0; // one block per chunk
+                 }},
+                {50, [](volatile smpart::Knobs &kn) {
+                   smpart::SmMask m;
+                   m.set(1);
+                   smpart::detail::storeMask(kn, m);
+                 }}};
+  k.reset();
+  smpart::emu::Report r =
+      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_GT(r.stalls, 0u) << "steps " << r.steps << " chunks " << r.chunks << " ctas " << r.ctas;
+  EXPECT_GT(r.outside_blocks, 0u);
+}
+
+// Preempted and never resumed: the kernel cannot finish (the run fails as
+// a stall), only the anchor is left, and nothing was taken after the CTAs
+// saw the preemption.
+TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
+  Smooth3d s;
+  KernelCase k = s.make();
+  smpart::emu::Config cfg;
+  cfg.chaos = false;
+  cfg.settle = false;
+  cfg.num_sms = 3;
+  cfg.occupancy = 2;
+  cfg.script = {{30, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
+  k.reset();
+  smpart::emu::Report r =
+      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
+  EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
+  EXPECT_LT(r.taken_at_end, static_cast<unsigned long long>(k.grid.x) *
+                                k.grid.y * k.grid.z);
 }
 
 // The checker is not vacuous: a "rewritten" kernel that ignores the

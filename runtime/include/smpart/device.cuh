@@ -376,7 +376,9 @@ private:
         h = loadKnobHead(&c_.state->knobs);
       refreshIfChanged(h);
       const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
-      if (left && !t_.preempt) {
+      // Act only on knobs actually read (t_.epoch even), never on the
+      // initial values of a CTA that met a publish in progress.
+      if (left && !(t_.epoch & 1u) && !t_.preempt) {
         if (t_.slot >= 0) {
           t_.flags &= ~kStalled;
           if (c_.notices)
@@ -552,6 +554,9 @@ private:
       const unsigned seen = atomicCAS(word, old, old | (1u << bit));
       if (seen == old) {
         t_.slot = bit;
+#if defined(SMPART_EMULATION)
+        emulation::slotChanged(bit);
+#endif
         protocolStep();
         atomicAdd(&c_.state->resident_ctas, 1u);
         return;
@@ -571,8 +576,12 @@ private:
     const int bit = __ffs(free) - 1;
     const unsigned moved = (old & ~(1u << t_.slot)) | (1u << bit);
     protocolStep();
-    if (atomicCAS(word, old, moved) == old)
+    if (atomicCAS(word, old, moved) == old) {
       t_.slot = bit;
+#if defined(SMPART_EMULATION)
+      emulation::slotChanged(bit);
+#endif
+    }
   }
 
   __device__ void releaseSlot() {
@@ -586,6 +595,9 @@ private:
     protocolStep();
     atomicAdd(&knobs().slot_epoch, 1u);
     t_.slot = -1;
+#if defined(SMPART_EMULATION)
+    emulation::slotChanged(-1);
+#endif
   }
 
   const LaunchControl &c_;

@@ -2,7 +2,8 @@
 // #line directives dropped). rowSums is rewritten by hand: the tool refuses
 // it today (it treats the loop's barrier as reachable after the early
 // return), but the rewrite below is what the contract requires, and the
-// emulation checks it against the original.
+// emulation checks it against the original. Its device function tileId()
+// reads smpart::blockIdx(), so it publishes each block (PublishingCta).
 #include "smpart/device.cuh"
 #include "smpart/runtime.hpp"
 #include <cuda_runtime.h>
@@ -14,7 +15,7 @@ __device__ unsigned tileId() {
 __global__ void rowSums(smpart::LaunchControl smpart_ctl, const float *in,
                         float *out, float *total, int width, int height) {
   // smpart: this CTA runs logical blocks until the grid is done or it must yield
-  for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
+  for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
     const uint3 blockIdx = smpart_cta.blockIdx();
     {
   __shared__ float partial[64];

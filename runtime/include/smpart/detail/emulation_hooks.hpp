@@ -21,6 +21,9 @@ unsigned long long globalTimerNs();
 /// The calling CTA's dynamic shared memory and its size (%dynamic_smem_size).
 void *dynamicSmem();
 unsigned dynamicSmemSize();
+/// Called by thread 0 when its CTA's SM slot changes: claimed, moved down
+/// by compaction, or released (-1).
+void slotChanged(int slot);
 /// Called for every load rewritten to smpart::load, with the CTA's tag.
 void recordLoad(bool bypass);
 /// Called by thread 0 once per decision. `go`: it took logical blocks
