@@ -1,6 +1,8 @@
 // Minimal CUDA declarations for lit tests parsed with -nocudainc -nocudalib,
-// in the manner of clang's own test/SemaCUDA/Inputs/cuda.h.
+// in the manner of clang's own test/SemaCUDA/Inputs/cuda.h. A system
+// header, like the toolkit's: bodiless functions declared here are CUDA's.
 #pragma once
+#pragma clang system_header
 #include <stddef.h>
 
 #define __host__ __attribute__((host))
@@ -9,6 +11,7 @@
 #define __shared__ __attribute__((shared))
 #define __constant__ __attribute__((constant))
 #define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __cluster_dims__(...) __attribute__((cluster_dims(__VA_ARGS__)))
 
 struct dim3 {
   unsigned x, y, z;
@@ -49,6 +52,11 @@ extern const __device__ __cuda_builtin_vars_t blockDim;
 extern const __device__ __cuda_builtin_vars_t gridDim;
 
 __device__ void __syncthreads();
+__device__ void __syncwarp(unsigned mask = 0xffffffffu);
+__device__ int __shfl_down_sync(unsigned mask, int v, unsigned delta,
+                                int width = 32);
+__device__ unsigned __ballot_sync(unsigned mask, int pred);
+__device__ float sqrtf(float);
 __device__ int atomicAdd(int *, int);
 __device__ float atomicAdd(float *, float);
 
@@ -61,6 +69,17 @@ struct thread_block {
   __device__ void sync();
   __device__ dim3 group_index();
 };
+template <unsigned Size> struct thread_block_tile {
+  __device__ void sync();
+  __device__ int shfl_down(int v, unsigned delta);
+};
+template <unsigned Size>
+__device__ thread_block_tile<Size> tiled_partition(const thread_block &);
+struct cluster_group {
+  __device__ void sync();
+  __device__ unsigned block_rank();
+};
 __device__ grid_group this_grid();
 __device__ thread_block this_thread_block();
+__device__ cluster_group this_cluster();
 } // namespace cooperative_groups

@@ -3,6 +3,8 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/BitVector.h"
@@ -33,6 +35,120 @@ bool isBlockBarrier(const CallExpr &Call) {
          Call.getArg(0)->getType()->getAsCXXRecordDecl() &&
          Call.getArg(0)->getType()->getAsCXXRecordDecl()->getName() ==
              "thread_block";
+}
+
+static bool inCooperativeGroups(const Decl *D) {
+  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(C))
+      if (NS->getName() == "cooperative_groups" || NS->getName() == "cg")
+        return true;
+  return false;
+}
+
+bool isWarpCollective(const CallExpr &Call) {
+  const FunctionDecl *Callee = Call.getDirectCallee();
+  if (!Callee || !Callee->getIdentifier())
+    return false;
+  llvm::StringRef Name = Callee->getName();
+  if (llvm::StringSwitch<bool>(Name)
+          .Cases({"__syncwarp", "__shfl_sync", "__shfl_up_sync",
+                  "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
+                  "__all_sync", "__any_sync", "__uni_sync",
+                  "__match_any_sync", "__match_all_sync"},
+                 true)
+          .Default(false))
+    return true;
+  if (Name.starts_with("__reduce_") && Name.ends_with("_sync"))
+    return true;
+  // Cooperative-groups tiles and coalesced groups: their collectives.
+  const bool TileCollective =
+      llvm::StringSwitch<bool>(Name)
+          .Cases({"sync", "shfl", "shfl_up", "shfl_down", "shfl_xor", "any",
+                  "all", "ballot", "match_any", "match_all"},
+                 true)
+          .Default(false);
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee)) {
+    llvm::StringRef Class = Method->getParent()->getName();
+    return TileCollective && inCooperativeGroups(Method->getParent()) &&
+           Class != "thread_block" && Class != "grid_group" &&
+           Class != "multi_grid_group" && Class != "cluster_group";
+  }
+  // cg::sync(tile), cg::reduce(tile, ...), cg::inclusive_scan(tile, ...).
+  if (inCooperativeGroups(Callee) && Call.getNumArgs() >= 1 &&
+      (Name == "sync" || Name == "reduce" || Name.ends_with("_scan")))
+    if (const CXXRecordDecl *Arg =
+            Call.getArg(0)->getType()->getAsCXXRecordDecl())
+      return Arg->getName() != "thread_block" && Arg->getName() != "grid_group";
+  return false;
+}
+
+namespace {
+
+/// Follows calls into bodies, memoised per function (recursion counts as
+/// no collective until proven otherwise).
+class CollectiveFinder {
+public:
+  explicit CollectiveFinder(const ASTContext &Ctx) : Ctx(Ctx) {}
+
+  Collective ofCall(const CallExpr &Call) {
+    if (isBlockBarrier(Call))
+      return Collective::Block;
+    if (isWarpCollective(Call))
+      return Collective::Warp;
+    const FunctionDecl *Callee = Call.getDirectCallee();
+    if (!Callee)
+      return Collective::None; // dependent or indirect: not resolvable here
+    return ofFunction(*Callee);
+  }
+
+  Collective ofFunction(const FunctionDecl &Fn) {
+    const FunctionDecl *Def = nullptr;
+    if (!Fn.hasBody(Def) || !Def) {
+      if (const FunctionDecl *P = Fn.getTemplateInstantiationPattern())
+        if (P->hasBody(Def) && Def)
+          return ofFunction(*Def);
+      const SourceManager &SM = Ctx.getSourceManager();
+      if (Fn.getBuiltinID() || SM.isInSystemHeader(Fn.getLocation()) ||
+          Fn.getLocation().isInvalid())
+        return Collective::None;
+      // A device function defined elsewhere may synchronise.
+      return Fn.hasAttr<CUDADeviceAttr>() || Fn.hasAttr<CUDAGlobalAttr>()
+                 ? Collective::Block
+                 : Collective::None;
+    }
+    auto It = Memo.find(Def);
+    if (It != Memo.end())
+      return It->second;
+    Memo[Def] = Collective::None;
+    Collective Found = Collective::None;
+    std::vector<const Stmt *> Work{Def->getBody()};
+    while (!Work.empty() && Found != Collective::Block) {
+      const Stmt *S = Work.back();
+      Work.pop_back();
+      if (!S)
+        continue;
+      if (const auto *C = dyn_cast<CallExpr>(S)) {
+        const Collective K = ofCall(*C);
+        if (K == Collective::Block || (K == Collective::Warp && Found == Collective::None))
+          Found = K;
+      }
+      for (const Stmt *Child : S->children())
+        Work.push_back(Child);
+    }
+    Memo[Def] = Found;
+    return Found;
+  }
+
+private:
+  const ASTContext &Ctx;
+  llvm::DenseMap<const FunctionDecl *, Collective> Memo;
+};
+
+} // namespace
+
+Collective collectiveOf(const CallExpr &Call, const ASTContext &Ctx) {
+  CollectiveFinder Finder(Ctx);
+  return Finder.ofCall(Call);
 }
 
 namespace {
@@ -107,14 +223,15 @@ private:
   std::vector<std::pair<const VarDecl *, const Expr *>> Stores;
 };
 
-/// Finds the first call to a barrier and the first return inside one CFG
-/// block's elements.
+/// The first return and the first call of a collective (of the kind
+/// looked for) inside one CFG block's elements.
 struct BlockSummary {
   const ReturnStmt *Return = nullptr;
   const CallExpr *Barrier = nullptr;
 };
 
-BlockSummary summarize(const CFGBlock &Block) {
+BlockSummary summarize(const CFGBlock &Block, CollectiveFinder &Finder,
+                       Collective Kind) {
   BlockSummary S;
   for (const CFGElement &E : Block) {
     std::optional<CFGStmt> CS = E.getAs<CFGStmt>();
@@ -124,7 +241,7 @@ BlockSummary summarize(const CFGBlock &Block) {
     if (const auto *R = dyn_cast<ReturnStmt>(St); R && !S.Return)
       S.Return = R;
     if (const auto *C = dyn_cast<CallExpr>(St);
-        C && !S.Barrier && isBlockBarrier(*C))
+        C && !S.Barrier && Finder.ofCall(*C) == Kind)
       S.Barrier = C;
   }
   return S;
@@ -132,23 +249,16 @@ BlockSummary summarize(const CFGBlock &Block) {
 
 } // namespace
 
-std::optional<BarrierAfterReturn>
-findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
-  Stmt *Body = Kernel.getBody();
-  if (!Body)
-    return std::nullopt;
-  CFG::BuildOptions Options;
-  std::unique_ptr<CFG> Graph =
-      CFG::buildCFG(&Kernel, Body, &Ctx, Options);
-  if (!Graph)
-    return std::nullopt;
+static std::optional<BarrierAfterReturn>
+findCollectiveAfterReturn(const FunctionDecl &Kernel, Stmt *Body, CFG *Graph,
+                          CollectiveFinder &Finder, Collective Kind) {
 
   const unsigned N = Graph->getNumBlockIDs();
   std::vector<BlockSummary> Summary(N);
   std::vector<const CFGBlock *> Blocks(N);
   bool AnyReturn = false, AnyBarrier = false;
   for (const CFGBlock *B : *Graph) {
-    Summary[B->getBlockID()] = summarize(*B);
+    Summary[B->getBlockID()] = summarize(*B, Finder, Kind);
     Blocks[B->getBlockID()] = B;
     AnyReturn |= Summary[B->getBlockID()].Return != nullptr;
     AnyBarrier |= Summary[B->getBlockID()].Barrier != nullptr;
@@ -205,9 +315,30 @@ findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
         Barrier = Summary[Id].Barrier;
         break;
       }
-    if (Return && Barrier)
-      return BarrierAfterReturn{Return, Barrier};
+    if (Return && Barrier) {
+      BarrierAfterReturn H{Return, Barrier, Kind, nullptr};
+      if (!isBlockBarrier(*Barrier) && !isWarpCollective(*Barrier))
+        H.Via = Barrier->getDirectCallee();
+      return H;
+    }
   }
+  return std::nullopt;
+}
+
+std::optional<BarrierAfterReturn>
+findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
+  Stmt *Body = Kernel.getBody();
+  if (!Body)
+    return std::nullopt;
+  CFG::BuildOptions Options;
+  std::unique_ptr<CFG> Graph = CFG::buildCFG(&Kernel, Body, &Ctx, Options);
+  if (!Graph)
+    return std::nullopt;
+  CollectiveFinder Finder(Ctx);
+  for (Collective Kind : {Collective::Block, Collective::Warp})
+    if (auto H = findCollectiveAfterReturn(Kernel, Body, Graph.get(), Finder,
+                                           Kind))
+      return H;
   return std::nullopt;
 }
 

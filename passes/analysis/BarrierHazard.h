@@ -14,16 +14,39 @@
 
 namespace smpart {
 
+/// What a call synchronises with, when it does.
+enum class Collective { None, Block, Warp };
+
 struct BarrierAfterReturn {
   const clang::ReturnStmt *Return;
+  /// The collective, or the call of a function that (transitively) runs
+  /// one or cannot be seen into.
   const clang::CallExpr *Barrier;
+  Collective Kind = Collective::Block;
+  /// The function called by Barrier when the collective is inside it.
+  const clang::FunctionDecl *Via = nullptr;
 };
 
 /// True for __syncthreads() and its variants, and thread_block::sync().
 bool isBlockBarrier(const clang::CallExpr &Call);
 
-/// The first (return, barrier) pair such that some branch can send one
-/// thread to the return and another on to the barrier. A branch counts only
+/// True for warp collectives: __syncwarp, __shfl*_sync, __ballot_sync,
+/// __all/__any/__match*/__reduce*_sync, and the collectives of
+/// cooperative-groups tiles (tiled_partition(...).sync(), .shfl(), ...).
+bool isWarpCollective(const clang::CallExpr &Call);
+
+/// What the call does, following calls into functions with a body
+/// (transitively): Block or Warp if it may run such a collective. A call of
+/// a user function the translation unit has no body for may, by default;
+/// bodiless functions of system headers (libdevice, builtins) do not.
+Collective collectiveOf(const clang::CallExpr &Call,
+                        const clang::ASTContext &Ctx);
+
+/// The first (return, collective) pair such that some branch can send one
+/// thread to the return and another on to a block barrier or, failing
+/// that, a warp collective (a lane that "returned" waits at the loop's
+/// barrier instead of having exited, so a full-mask warp collective would
+/// wait for it forever). A branch counts only
 /// if its condition may differ between threads (it reads threadIdx, memory,
 /// a call, or a local derived from them); loops over uniform bounds do not.
 std::optional<BarrierAfterReturn>

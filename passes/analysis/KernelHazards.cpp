@@ -3,6 +3,7 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -29,12 +30,17 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
                  ? "grid-wide synchronisation (" + Class.str() + "::sync)"
                  : Class.str() + "::" + Name.str() +
                        " queries the physical grid";
+    if (Class == "cluster_group")
+      return "cooperative_groups::cluster_group::" + Name.str() +
+             " works on a thread-block cluster";
     if (Class == "thread_block" &&
         (Name == "group_index" || Name == "block_index"))
       return "thread_block::" + Name.str() +
              " reads the physical block index";
     return {};
   }
+  if (inCooperativeGroups(Callee) && Name == "this_cluster")
+    return "cooperative_groups::this_cluster() spans a thread-block cluster";
   if (inCooperativeGroups(Callee) &&
       (Name == "this_grid" || Name == "this_multi_grid"))
     return "cooperative_groups::" + Name.str() +
@@ -45,7 +51,24 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
 }
 
 bool KernelHazards::readsPhysicalBlockId(llvm::StringRef AsmString) {
-  return AsmString.contains("ctaid") || AsmString.contains("nctaid");
+  return AsmString.contains("ctaid") || AsmString.contains("nctaid") ||
+         AsmString.contains("clusterid") || AsmString.contains("cluster_ctaid");
+}
+
+bool KernelHazards::exitsThread(llvm::StringRef AsmString) {
+  // `exit` as an instruction: a whole word, not part of a name.
+  for (size_t Pos = AsmString.find("exit"); Pos != llvm::StringRef::npos;
+       Pos = AsmString.find("exit", Pos + 1)) {
+    auto IsWordChar = [](char C) {
+      return llvm::isAlnum(C) || C == '_' || C == '.' || C == '%' || C == '$';
+    };
+    const bool Before = Pos > 0 && IsWordChar(AsmString[Pos - 1]);
+    const bool After =
+        Pos + 4 < AsmString.size() && IsWordChar(AsmString[Pos + 4]);
+    if (!Before && !After)
+      return true;
+  }
+  return false;
 }
 
 void KernelHazards::registerMatchers(MatchFinder &Finder) {
@@ -68,11 +91,25 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
       this);
   Finder.addMatcher(callExpr(InDeviceCode).bind("call"), this);
   Finder.addMatcher(asmStmt(InDeviceCode).bind("asm"), this);
+  Finder.addMatcher(functionDecl(hasAttr(attr::CUDAGlobal),
+                                 hasAttr(attr::CUDAClusterDims))
+                        .bind("cluster"),
+                    this);
 }
 
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {
   const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
   const SourceManager &SM = *Result.SourceManager;
+  if (const auto *K = Result.Nodes.getNodeAs<FunctionDecl>("cluster")) {
+    if (!Ctx.isRewritable(SM, K->getLocation()))
+      return;
+    Ctx.functionFacts(SM, K).Hazards.insert(
+        {"thread-block cluster (__cluster_dims__): the hardware co-schedules "
+         "a cluster's CTAs, which the persistent form does not keep",
+         RewriteContext::placeOf(SM, K->getLocation()),
+         {}});
+    return;
+  }
   if (const auto *Api = Result.Nodes.getNodeAs<CallExpr>("apilaunch")) {
     const auto *Target = Result.Nodes.getNodeAs<FunctionDecl>("target");
     if (!Ctx.isRewritable(SM, RewriteContext::patternOf(Target)->getLocation()))
@@ -101,9 +138,14 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
                              H.Where,
                              {}});
   } else if (const auto *Asm = Result.Nodes.getNodeAs<GCCAsmStmt>("asm")) {
-    if (!readsPhysicalBlockId(Asm->getAsmString()))
+    if (exitsThread(Asm->getAsmString())) {
+      H.Reason = "inline asm executes `exit` (the thread would leave the "
+                 "persistent loop)";
+    } else if (readsPhysicalBlockId(Asm->getAsmString())) {
+      H.Reason = "inline asm reads %ctaid/%nctaid";
+    } else {
       return;
-    H.Reason = "inline asm reads %ctaid/%nctaid";
+    }
     H.Where = RewriteContext::placeOf(SM, Asm->getAsmLoc());
   } else if (const auto *Call = Result.Nodes.getNodeAs<CallExpr>("call")) {
     if (isa<CUDAKernelCallExpr>(Call))

@@ -21,6 +21,8 @@ public:
   static std::string gridDependentCall(const clang::CallExpr &Call);
   /// True if an inline asm string reads the physical block or grid index.
   static bool readsPhysicalBlockId(llvm::StringRef AsmString);
+  /// True if the asm runs PTX `exit` (the thread ends for good).
+  static bool exitsThread(llvm::StringRef AsmString);
 
 private:
   RewriteContext &Ctx;

@@ -225,13 +225,25 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
           findBarrierAfterReturn(Kernel, AST)) {
     Place Ret = RewriteContext::placeOf(SM, Hazard->Return->getBeginLoc());
     Place Bar = RewriteContext::placeOf(SM, Hazard->Barrier->getBeginLoc());
+    const bool Warp = Hazard->Kind == Collective::Warp;
+    const std::string What = Warp ? "warp collective" : "barrier";
+    std::string Note = What + " here";
+    if (Hazard->Via)
+      Note = "call of '" + Hazard->Via->getQualifiedNameAsString() +
+             "', which " +
+             (Warp ? "runs a warp collective"
+                   : "may synchronise the block (a barrier inside it, or "
+                     "no body to look into)");
     F.Hazards.insert(
-        {"barrier at line " + std::to_string(Bar.Line) +
+        {What + " at line " + std::to_string(Bar.Line) +
              " is reachable after the early return at line " +
              std::to_string(Ret.Line) +
-             " (threads that returned would wait at a different barrier)",
+             (Warp ? " (lanes that returned would not have exited, and the "
+                     "collective would wait for them)"
+                   : " (threads that returned would wait at a different "
+                     "barrier)"),
          F.Where,
-         {{Ret, "early return here"}, {Bar, "barrier here"}}});
+         {{Ret, "early return here"}, {Bar, Note}}});
   }
 }
 
