@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <set>
@@ -260,6 +261,62 @@ TEST_F(Gpu, ResumeAfterRelaunchQueuedBehindUserWork) {
   for (unsigned b = 1; b < blocks; ++b)
     ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
   EXPECT_EQ(recs[0].runs, 2u); // once by the kernel, once by the user's work
+}
+
+TEST_F(Gpu, LastBlockCallbackMayLaunch) {
+  // The callback runs on the notice thread with no runtime lock held: a
+  // launch from it (what a controller does on the early notification)
+  // neither deadlocks nor terminates.
+  const unsigned blocks = 3000;
+  alloc(blocks, 64);
+  BlockRecord *rec2 = nullptr;
+  float *out2 = nullptr;
+  CHECK_CUDA(cudaMalloc(&rec2, blocks * sizeof(BlockRecord)));
+  CHECK_CUDA(cudaMalloc(&out2, blocks * 64 * sizeof(float)));
+  CHECK_CUDA(cudaMemset(rec2, 0, blocks * sizeof(BlockRecord)));
+  smpart::KernelHandle second;
+  std::atomic<bool> called{false};
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 2000);
+  CHECK_OK(h.onLastBlockTaken([&] {
+    second = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec2, out2, 0);
+    called = true;
+  }));
+  CHECK_OK(h.wait());
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!called && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(called);
+  h = smpart::KernelHandle(); // dropping the last handle must not join anything
+  CHECK_OK(second.wait());
+  expectEveryBlockOnce();
+  std::vector<BlockRecord> r2(blocks);
+  CHECK_CUDA(cudaMemcpy(r2.data(), rec2, blocks * sizeof(BlockRecord), cudaMemcpyDeviceToHost));
+  for (const BlockRecord &r : r2)
+    ASSERT_EQ(r.runs, 1u);
+  cudaFree(rec2);
+  cudaFree(out2);
+}
+
+TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {
+  alloc(1000, 64);
+  smpart::KernelHandle before = smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
+  CHECK_OK(before.wait());
+  cudaStreamDestroy(stream_);
+  stream_ = nullptr;
+  CHECK_CUDA(cudaDeviceReset());
+  gate_ = nullptr; // freed by the reset
+  rec_ = nullptr;
+  out_ = nullptr;
+  alloc(1000, 64);
+  smpart::KernelHandle after = smpart_test::launchRecord(dim3(1000), 64, nullptr, rec_, out_, 0);
+  CHECK_OK(after.status());
+  CHECK_OK(after.wait());
+  expectEveryBlockOnce();
+  // The launch found the reset: handles from before say so, and nothing of
+  // theirs (freed with the context) is touched.
+  EXPECT_EQ(before.status().code(), smpart::Errc::kDeviceReset);
+  smpart::Progress p;
+  EXPECT_EQ(before.progress(p).code(), smpart::Errc::kDeviceReset);
 }
 
 TEST_F(Gpu, GraphCaptureReplaysFromAFreshCounter) {
