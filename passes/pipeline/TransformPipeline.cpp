@@ -9,6 +9,7 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Frontend/CompilerInstance.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/Support/FileSystem.h"
@@ -68,8 +69,30 @@ static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
   return true;
 }
 
+namespace {
+/// Records, for one parse, launches in code the preprocessor skipped.
+class RecordSkippedLaunches : public SourceFileCallbacks {
+public:
+  RecordSkippedLaunches(const RewriteContext &Ctx,
+                        std::set<SkippedLaunch> &Out)
+      : Ctx(Ctx), Out(Out) {}
+  bool handleBeginSource(CompilerInstance &CI) override {
+    const SourceManager &SM = CI.getSourceManager();
+    CI.getPreprocessor().addPPCallbacks(std::make_unique<InactiveLaunches>(
+        SM, [this, &SM](SourceLocation L) { return Ctx.isRewritable(SM, L); },
+        Out));
+    return true;
+  }
+
+private:
+  const RewriteContext &Ctx;
+  std::set<SkippedLaunch> &Out;
+};
+} // namespace
+
 bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
-                              FileFacts &Facts) {
+                              FileFacts &Facts,
+                              std::set<SkippedLaunch> &Skipped) {
   std::optional<llvm::Regex> Filter;
   if (!Options.HeaderFilter.empty())
     Filter.emplace(Options.HeaderFilter);
@@ -91,7 +114,8 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   // The tool rewrites, it does not compile: the user's compiler warns.
   Tool.appendArgumentsAdjuster(
       getInsertArgumentAdjuster("-w", ArgumentInsertPosition::END));
-  return Tool.run(newFrontendActionFactory(&Finder).get()) == 0;
+  RecordSkippedLaunches Callbacks(Ctx, Skipped);
+  return Tool.run(newFrontendActionFactory(&Finder, &Callbacks).get()) == 0;
 }
 
 std::optional<std::string>
@@ -112,12 +136,15 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
   }
   // Code under `#ifdef __CUDA_ARCH__` is only seen by the device side, host
   // launches mostly by the host side: the facts of both are merged.
-  if (!parse(File, /*DeviceSide=*/false, Outcome.Facts) ||
-      !parse(File, /*DeviceSide=*/true, Outcome.Facts)) {
+  std::set<SkippedLaunch> HostSkipped, DeviceSkipped;
+  if (!parse(File, /*DeviceSide=*/false, Outcome.Facts, HostSkipped) ||
+      !parse(File, /*DeviceSide=*/true, Outcome.Facts, DeviceSkipped)) {
     llvm::errs() << "smpart-transform: error: '" << File
                  << "' does not compile; nothing was written\n";
     return std::nullopt;
   }
+
+  InactiveLaunches::refuse(HostSkipped, DeviceSkipped, Outcome.Facts);
 
   std::optional<llvm::Regex> Only, Exclude;
   if (!Options.Kernels.empty())

@@ -4,6 +4,8 @@
 // writing of outputs and the manifest.
 #pragma once
 
+#include "analysis/InactiveLaunches.h"
+
 #include "pipeline/CompilerFlags.h"
 #include "pipeline/TransformPlanner.h"
 
@@ -51,7 +53,8 @@ private:
                                            std::map<std::string, std::string>
                                                &OtherFiles);
 
-  bool parse(const std::string &File, bool DeviceSide, FileFacts &Facts);
+  bool parse(const std::string &File, bool DeviceSide, FileFacts &Facts,
+             std::set<SkippedLaunch> &Skipped);
   void report(const FileOutcome &Outcome, bool &Failed) const;
 
   const clang::tooling::CompilationDatabase &Db;

@@ -6,6 +6,7 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/TemplateBase.h"
+#include "clang/Lex/Lexer.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -76,6 +77,23 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
   return "reinterpret_cast<const void *>(" + OS.str() + ")";
 }
 
+/// True when the launch is the operand of `return` (through parentheses and
+/// implicit nodes): `return k<<<...>>>(...);` in a void function.
+static bool isReturned(const Expr &Call, ASTContext &AST) {
+  DynTypedNodeList Parents = AST.getParents(Call);
+  while (Parents.size() == 1) {
+    const Stmt *P = Parents[0].get<Stmt>();
+    if (!P)
+      return false;
+    if (isa<ReturnStmt>(P))
+      return true;
+    if (!isa<ParenExpr, ExprWithCleanups, ImplicitCastExpr, ConstantExpr>(P))
+      return false;
+    Parents = AST.getParents(*P);
+  }
+  return false;
+}
+
 void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
   const SourceManager &SM = *Result.SourceManager;
@@ -121,8 +139,31 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
             RewriteContext::replace(SM, B, E, Text, /*AllowMacro=*/true))
       L.Edits.insert(*Ed);
   };
+  // The launch keeps its type (void): `return k<<<...>>>(...);` in a void
+  // function must still compile.
+  const std::string Cast = isReturned(*Call, *Result.Context) ? "(void)" : "";
   Add(S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-      "smpart::launch({\"" + Name + "\", " + Address + "}, ");
+      Cast + "smpart::launch({\"" + Name + "\", " + Address + "}, ");
+  // A null pointer constant (NULL, 0) would be captured as an integer and
+  // no longer convert to the pointer parameter: capture nullptr instead.
+  if (const FunctionDecl *Direct = Call->getDirectCallee())
+    for (unsigned I = 0; I < Call->getNumArgs() && I < Direct->getNumParams();
+         ++I) {
+      const Expr *Arg = Call->getArg(I);
+      const QualType Param = Direct->getParamDecl(I)->getType();
+      if (isa<CXXDefaultArgExpr>(Arg) ||
+          !(Param->isPointerType() || Param->isMemberPointerType()) ||
+          isa<CXXNullPtrLiteralExpr>(Arg->IgnoreParenImpCasts()) ||
+          Arg->isNullPointerConstant(*Result.Context,
+                                     Expr::NPC_ValueDependentIsNotNull) ==
+              Expr::NPCK_NotNull)
+        continue;
+      CharSourceRange R = Lexer::makeFileCharRange(
+          CharSourceRange::getTokenRange(Arg->getSourceRange()), SM,
+          Result.Context->getLangOpts());
+      if (R.isValid())
+        Add(R.getBegin(), R.getEnd(), "nullptr");
+    }
   Add(S->ConfigClose, S->ArgsOpen.getLocWithOffset(1),
       MissingConfig + ", [smpart_args = std::make_tuple(");
   Add(S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
