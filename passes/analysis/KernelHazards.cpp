@@ -90,6 +90,13 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
           .bind("apilaunch"),
       this);
   Finder.addMatcher(callExpr(InDeviceCode).bind("call"), this);
+  // Every other use of a kernel's name: the address may end up in a graph
+  // node, a function pointer or a table, and be launched with the original
+  // argument list.
+  Finder.addMatcher(
+      declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("named")))
+          .bind("nameuse"),
+      this);
   Finder.addMatcher(asmStmt(InDeviceCode).bind("asm"), this);
   Finder.addMatcher(functionDecl(hasAttr(attr::CUDAGlobal),
                                  hasAttr(attr::CUDAClusterDims))
@@ -97,7 +104,61 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
                     this);
 }
 
+/// How a use of a kernel's name is consumed: launched with <<<>>>, passed to
+/// a query that does not launch, passed to a launch API (refused on its
+/// own), or anything else (the address escapes).
+enum class NameUse { Launch, Query, LaunchApi, Escape };
+
+static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
+  const Stmt *Child = &Ref;
+  DynTypedNodeList Parents = AST.getParents(Ref);
+  while (Parents.size() == 1) {
+    const Stmt *P = Parents[0].get<Stmt>();
+    if (!P)
+      return NameUse::Escape;
+    if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(P))
+      return Launch->getCallee() == Child ? NameUse::Launch : NameUse::Escape;
+    if (const auto *Call = dyn_cast<CallExpr>(P)) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      if (!Callee || !Callee->getIdentifier() || Call->getCallee() == Child)
+        return NameUse::Escape;
+      llvm::StringRef Name = Callee->getName();
+      if (Name.starts_with("cudaOccupancy") || Name.starts_with("cudaFuncGet") ||
+          Name.starts_with("cudaFuncSet") || Name == "cudaGetFuncBySymbol")
+        return NameUse::Query;
+      if (Name.starts_with("cudaLaunch") || Name == "cuLaunchKernel" ||
+          Name == "cudaGraphAddKernelNode")
+        return NameUse::LaunchApi;
+      return NameUse::Escape;
+    }
+    if (!isa<ImplicitCastExpr, ParenExpr, UnaryOperator, CStyleCastExpr,
+             CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
+      return NameUse::Escape;
+    Child = P;
+    Parents = AST.getParents(*P);
+  }
+  return NameUse::Escape;
+}
+
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {
+  if (const auto *Use = Result.Nodes.getNodeAs<DeclRefExpr>("nameuse")) {
+    const auto *Named = Result.Nodes.getNodeAs<FunctionDecl>("named");
+    const SourceManager &SM = *Result.SourceManager;
+    const FunctionDecl *Pattern = RewriteContext::patternOf(Named);
+    if (!Ctx.isRewritable(SM, Pattern->getLocation()) ||
+        classifyNameUse(*Use, *Result.Context) != NameUse::Escape)
+      return;
+    const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());
+    Ctx.functionFacts(SM, Pattern)
+        .Hazards.insert({"its address is taken at line " +
+                             std::to_string(At.Line) +
+                             " for something other than a <<<>>> launch (a "
+                             "graph node, function pointer or table would "
+                             "launch it with its original arguments)",
+                         RewriteContext::placeOf(SM, Pattern->getLocation()),
+                         {{At, "address of the kernel taken here"}}});
+    return;
+  }
   const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
   const SourceManager &SM = *Result.SourceManager;
   if (const auto *K = Result.Nodes.getNodeAs<FunctionDecl>("cluster")) {
