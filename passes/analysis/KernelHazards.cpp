@@ -146,6 +146,7 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
     const SourceManager &SM = *Result.SourceManager;
     const FunctionDecl *Pattern = RewriteContext::patternOf(Named);
     if (!Ctx.isRewritable(SM, Pattern->getLocation()) ||
+        RewriteContext::isGeneratedKernel(*Pattern) ||
         classifyNameUse(*Use, *Result.Context) != NameUse::Escape)
       return;
     const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());

@@ -133,6 +133,12 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
       }
     }
     Out.insert(Out.begin() + 1, Front.begin(), Front.end());
+    // Searched after the user's own directories: their copy of the
+    // headers, if any, wins.
+    if (!Setup.RuntimeInclude.empty()) {
+      Out.push_back("-idirafter");
+      Out.push_back(Setup.RuntimeInclude);
+    }
     return Out;
   };
 }

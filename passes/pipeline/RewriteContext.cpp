@@ -97,4 +97,12 @@ std::optional<Edit> RewriteContext::insert(const SourceManager &SM,
   return replace(SM, At, At, Text, AllowMacro);
 }
 
+bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
+  if (FD.getNumParams() == 0)
+    return false;
+  const QualType T = FD.getParamDecl(0)->getType().getCanonicalType();
+  const auto *Record = T->getAsCXXRecordDecl();
+  return Record && Record->getQualifiedNameAsString() == "smpart::LaunchControl";
+}
+
 } // namespace smpart

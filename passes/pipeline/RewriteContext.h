@@ -38,6 +38,11 @@ public:
   /// The declaration that owns the body the rewrite edits.
   static const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
 
+  /// A kernel smpart-transform already rewrote (its first parameter is the
+  /// smpart::LaunchControl), e.g. in a header rewritten by an earlier run:
+  /// left alone, as are the launches the rewrite generated for it.
+  static bool isGeneratedKernel(const clang::FunctionDecl &FD);
+
   static Place placeOf(const clang::SourceManager &SM,
                        clang::SourceLocation Loc);
 

@@ -55,6 +55,8 @@ static const Expr *pointerOf(const Expr *Access) {
 
 void BypassLoadRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Kernel = Result.Nodes.getNodeAs<FunctionDecl>("kernel");
+  if (Kernel && RewriteContext::isGeneratedKernel(*Kernel))
+    return;
   const auto *Access = Result.Nodes.getNodeAs<Expr>("access");
   const SourceManager &SM = *Result.SourceManager;
   if (!Kernel || !Access || !Ctx.isRewritable(SM, Kernel->getLocation()) ||

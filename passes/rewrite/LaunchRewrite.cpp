@@ -98,7 +98,8 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
   const SourceManager &SM = *Result.SourceManager;
   const FunctionDecl *Kernel = Call ? launchedKernel(*Call) : nullptr;
-  if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>())
+  if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>() ||
+      RewriteContext::isGeneratedKernel(*Kernel))
     return;
   const FunctionDecl *Pattern = RewriteContext::patternOf(Kernel);
   // Kernels defined elsewhere keep their signature: leave the launch alone.

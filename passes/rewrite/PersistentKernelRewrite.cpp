@@ -33,7 +33,8 @@ void PersistentKernelRewrite::registerMatchers(MatchFinder &Finder) {
 void PersistentKernelRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Kernel = Result.Nodes.getNodeAs<FunctionDecl>("kernel");
   const SourceManager &SM = *Result.SourceManager;
-  if (!Kernel || !Ctx.isRewritable(SM, Kernel->getLocation()))
+  if (!Kernel || !Ctx.isRewritable(SM, Kernel->getLocation()) ||
+      RewriteContext::isGeneratedKernel(*Kernel))
     return;
   if (const auto *Return = Result.Nodes.getNodeAs<ReturnStmt>("return"))
     return recordReturn(*Return, *Kernel, SM);

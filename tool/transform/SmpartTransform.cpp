@@ -6,6 +6,8 @@
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -67,6 +69,11 @@ static cl::opt<std::string>
     ResourceDir("resource-dir",
                 cl::desc("Clang resource directory (CUDA wrapper headers)"),
                 cl::init(SMPART_CLANG_RESOURCE_DIR), cl::cat(Category));
+static cl::opt<std::string> RuntimeInclude(
+    "runtime-include",
+    cl::desc("smpart's runtime headers, for files an earlier run rewrote "
+             "(default: the build's runtime/include, else <exe>/../include)"),
+    cl::init(SMPART_RUNTIME_INCLUDE_DIR), cl::cat(Category));
 static cl::opt<bool> RefusalsAreErrors(
     "refusals-as-errors",
     cl::desc("Treat a kernel that cannot be transformed as an error "
@@ -109,7 +116,16 @@ int main(int argc, const char **argv) {
   }
 
   smpart::TransformOptions Options;
-  Options.Cuda = {CudaPath, GpuArch, ResourceDir};
+  std::string Runtime = RuntimeInclude;
+  if (!llvm::sys::fs::exists(Runtime + "/smpart/device.cuh")) {
+    // An installed tool: <prefix>/bin/smpart-transform, <prefix>/include.
+    SmallString<256> Installed(llvm::sys::path::parent_path(
+        llvm::sys::fs::getMainExecutable(argv[0], (void *)&RuntimeInclude)));
+    llvm::sys::path::append(Installed, "..", "include");
+    if (llvm::sys::fs::exists(Installed + "/smpart/device.cuh"))
+      Runtime = std::string(Installed);
+  }
+  Options.Cuda = {CudaPath, GpuArch, ResourceDir, Runtime};
   Options.OutputFile = Output;
   Options.OutputDir = OutputDir;
   Options.InPlace = InPlace;
