@@ -223,6 +223,9 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
                    << Options.OutputDir << "': " << EC.message() << "\n";
       return 1;
     }
+  // Every output is computed first and written only if every file
+  // succeeded: a multi-file run is all or nothing, like a build step.
+  std::vector<std::pair<std::string, std::string>> Writes;
   for (const std::string &File : Files) {
     FileOutcome Outcome;
     std::map<std::string, std::string> Others;
@@ -259,10 +262,31 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       return Options.OutputFile.empty() ? "-" : Options.OutputFile;
     };
     for (const auto &[Path, Rewritten] : Others)
-      Failed |= !writeAtomically(Destination(Path), Rewritten);
+      Writes.emplace_back(Destination(Path), Rewritten);
     // In place, an unchanged file is not touched at all.
     if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
-      Failed |= !writeAtomically(Destination(File), *Text);
+      Writes.emplace_back(Destination(File), *Text);
+  }
+  // A header shared by several files is rewritten the same way each time.
+  std::map<std::string, std::string> ByPath;
+  for (const auto &[Path, Text] : Writes)
+    if (Path != "-" && !ByPath.emplace(Path, Text).second &&
+        ByPath[Path] != Text) {
+      llvm::errs() << "smpart-transform: error: '" << Path
+                   << "' would be rewritten differently for different "
+                      "files\n";
+      Failed = true;
+    }
+  if (Failed && Files.size() > 1 && !Writes.empty()) {
+    llvm::errs() << "smpart-transform: error: not every file could be "
+                    "rewritten; nothing was written\n";
+    return 1;
+  }
+  if (!Failed) {
+    std::set<std::string> Done;
+    for (const auto &[Path, Text] : Writes)
+      if (Path == "-" || Done.insert(Path).second)
+        Failed |= !writeAtomically(Path, Text);
   }
   if (!Options.ManifestFile.empty()) {
     std::string Json;
