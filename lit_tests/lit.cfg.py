@@ -36,3 +36,8 @@ if config.nvcc and os.path.exists(config.nvcc):
     config.substitutions.append(("%nvcc", config.nvcc))
 if config.clangxx and os.path.exists(config.clangxx):
     config.substitutions.append(("%clangxx", config.clangxx))
+
+# libsmpart, for tests that link whole programs.
+if os.path.exists(config.smpart_lib):
+    config.available_features.add("smpart-runtime")
+    config.substitutions.append(("%libsmpart", config.smpart_lib))

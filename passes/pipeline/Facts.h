@@ -71,6 +71,10 @@ struct FunctionFacts {
   std::set<Edit> Edits;              ///< applied only if transformed
   std::set<std::string> Callees;     ///< keys of called functions
   bool ReadsBlockId = false;         ///< device fn: reads blockIdx/gridDim
+  /// Kernel also declared in a file that is not rewritten: its original
+  /// definition stays beside the rewritten one (an overload), so that other
+  /// translation units still link and launch it.
+  bool KeepsOriginal = false;
   KernelBody Body;                   ///< kernels only
 };
 

@@ -105,4 +105,14 @@ bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
   return Record && Record->getQualifiedNameAsString() == "smpart::LaunchControl";
 }
 
+bool RewriteContext::keepsOriginal(
+    const FunctionDecl &Definition, const SourceManager &SM,
+    const std::function<bool(SourceLocation)> &Rewritable) {
+  const FileID Home = SM.getFileID(SM.getExpansionLoc(Definition.getLocation()));
+  return llvm::any_of(Definition.redecls(), [&](const FunctionDecl *D) {
+    return !Rewritable(D->getLocation()) ||
+           SM.getFileID(SM.getExpansionLoc(D->getLocation())) != Home;
+  });
+}
+
 } // namespace smpart

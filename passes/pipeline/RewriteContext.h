@@ -3,6 +3,8 @@
 // Edits and function keys.
 #pragma once
 
+#include <functional>
+
 #include "pipeline/Facts.h"
 
 #include "clang/AST/Decl.h"
@@ -42,6 +44,14 @@ public:
   /// smpart::LaunchControl), e.g. in a header rewritten by an earlier run:
   /// left alone, as are the launches the rewrite generated for it.
   static bool isGeneratedKernel(const clang::FunctionDecl &FD);
+
+  /// A kernel defined here but also declared in another file (a shared
+  /// header) or a file that is not rewritten: its original definition is
+  /// kept beside the rewritten overload (PersistentKernelRewrite).
+  static bool
+  keepsOriginal(const clang::FunctionDecl &Definition,
+                const clang::SourceManager &SM,
+                const std::function<bool(clang::SourceLocation)> &Rewritable);
 
   static Place placeOf(const clang::SourceManager &SM,
                        clang::SourceLocation Loc);

@@ -75,6 +75,21 @@ TransformPlan TransformPlanner::plan() const {
       D.Status = KernelStatus::Excluded;
     } else {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
+      // The kept original calls the same device functions, which the
+      // rewrite makes read the logical block of a persistent CTA.
+      if (F.KeepsOriginal)
+        for (const std::string &Callee : Reach[Key])
+          if (Facts.Functions.at(Callee).ReadsBlockId) {
+            const FunctionFacts &C = Facts.Functions.at(Callee);
+            D.Reasons.push_back(
+                {"declared in a file that is not rewritten, so its original "
+                 "definition is kept, but it calls '" + C.Name +
+                     "', which reads blockIdx/gridDim and would be rewritten "
+                     "for the persistent form only",
+                 F.Where,
+                 {{C.Where, "'" + C.Name + "' declared here"}}});
+            break;
+          }
       for (const std::string &Callee : Reach[Key]) {
         const FunctionFacts &C = Facts.Functions.at(Callee);
         for (const Hazard &H : C.Hazards)

@@ -42,17 +42,22 @@ static const FunctionDecl *launchedKernel(const CUDAKernelCallExpr &Call) {
   return nullptr;
 }
 
-std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
-                                         llvm::StringRef CalleeText,
-                                         const ASTContext &AST) {
+std::string LaunchRewrite::kernelAddress(
+    const CUDAKernelCallExpr &Call, llvm::StringRef CalleeText,
+    const ASTContext &AST,
+    const std::function<bool(SourceLocation)> &Rewritable) {
   const auto *Ref =
       dyn_cast<DeclRefExpr>(Call.getCallee()->IgnoreParenImpCasts());
   const FunctionDecl *FD = Call.getDirectCallee();
   if (!Ref || !FD)
     return "nullptr";
+  const FunctionDecl *Pattern = RewriteContext::patternOf(FD);
+  const bool KeptOriginal = RewriteContext::keepsOriginal(*Pattern, AST.getSourceManager(), Rewritable);
   std::string Address;
   llvm::raw_string_ostream OS(Address);
   if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs()) {
+    if (KeptOriginal) // two templates of that name after the rewrite
+      return "nullptr";
     if (Ref->hasExplicitTemplateArgs() &&
         Ref->getNumTemplateArgs() == Args->size()) {
       OS << "&" << CalleeText;
@@ -63,7 +68,7 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
     } else {
       return "nullptr";
     }
-  } else if (Ref->hadMultipleCandidates()) {
+  } else if (Ref->hadMultipleCandidates() || KeptOriginal) {
     // An overload set: name the one this call resolved to.
     PrintingPolicy Policy = AST.getPrintingPolicy();
     Policy.FullyQualifiedName = true;
@@ -129,7 +134,10 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // In a macro body one spelling serves every expansion: do not commit to
   // one expansion's overload or template arguments.
   std::string Address = S->MacroName.empty()
-                            ? kernelAddress(*Call, S->CalleeText, *Result.Context)
+                            ? kernelAddress(*Call, S->CalleeText, *Result.Context,
+                                            [&](SourceLocation L) {
+                                              return Ctx.isRewritable(SM, L);
+                                            })
                             : "nullptr";
   std::string MissingConfig;
   for (unsigned I = S->WrittenConfigArgs; I < 4; ++I)

@@ -10,6 +10,8 @@
 // template arguments and default arguments resolve exactly as before.
 #pragma once
 
+#include <functional>
+
 #include "pipeline/RewriteContext.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -25,9 +27,13 @@ public:
   /// The expression that names the kernel's address for occupancy queries,
   /// or "nullptr" when it cannot be spelled without changing overload
   /// resolution (deduced template arguments in dependent code).
-  static std::string kernelAddress(const clang::CUDAKernelCallExpr &Call,
-                                   llvm::StringRef CalleeText,
-                                   const clang::ASTContext &AST);
+  /// `Rewritable` tells whether a declaration's file is rewritten: a kernel
+  /// also declared elsewhere keeps its original overload, so its address is
+  /// spelled with the rewritten signature.
+  static std::string
+  kernelAddress(const clang::CUDAKernelCallExpr &Call,
+                llvm::StringRef CalleeText, const clang::ASTContext &AST,
+                const std::function<bool(clang::SourceLocation)> &Rewritable);
 
 private:
   RewriteContext &Ctx;

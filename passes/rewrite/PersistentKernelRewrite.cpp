@@ -166,13 +166,38 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
 
   // Every declaration gets the control parameter, so that all of them still
   // declare the same function.
+  // A declaration in another file (a shared header) keeps declaring the
+  // original kernel, which other translation units launch: its definition
+  // is then kept as well, beside the rewritten overload.
+  const FileID DefinitionFile =
+      SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
   for (const FunctionDecl *D : Kernel.redecls()) {
-    if (!Ctx.isRewritable(SM, D->getLocation())) {
-      F.Hazards.insert({"also declared in '" +
-                            RewriteContext::placeOf(SM, D->getLocation()).File +
-                            "', which is not rewritten (see --header-filter)",
-                        F.Where,
-                        {}});
+    // A declaration in another file (a shared header, rewritten or not) is
+    // what other translation units launch through: it stays as it is.
+    if (!Ctx.isRewritable(SM, D->getLocation()) ||
+        SM.getFileID(SM.getExpansionLoc(D->getLocation())) != DefinitionFile) {
+      const std::string Header =
+          RewriteContext::placeOf(SM, D->getLocation()).File;
+      if (Kernel.isExternC())
+        F.Hazards.insert({"also declared in '" + Header +
+                              "', which other files launch it through, and an "
+                              "extern \"C\" kernel cannot keep its original "
+                              "signature beside the rewritten one",
+                          F.Where,
+                          {{RewriteContext::placeOf(SM, D->getLocation()),
+                            "declared here"}}});
+      else if (llvm::any_of(D->parameters(), [](const ParmVarDecl *P) {
+                 return P->hasDefaultArg();
+               }))
+        F.Hazards.insert({"also declared in '" + Header +
+                              "' with default arguments, which the "
+                              "rewritten overload beside the original "
+                              "would not have",
+                          F.Where,
+                          {{RewriteContext::placeOf(SM, D->getLocation()),
+                            "declared here"}}});
+      else
+        F.KeepsOriginal = true;
       continue;
     }
     if (std::optional<Edit> E = addControlParam(*D, SM))
@@ -209,6 +234,41 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     F.Hazards.insert({"kernel body spelled inside a macro", F.Where, {}});
     return;
   }
+  if (F.KeepsOriginal) {
+    // The original definition, verbatim, before the rewritten one.
+    SourceLocation Begin = Kernel.getOuterLocStart();
+    if (const FunctionTemplateDecl *T = Kernel.getDescribedFunctionTemplate())
+      Begin = T->getBeginLoc();
+    // `__global__` is itself a macro: start where it is written.
+    Begin = SM.getExpansionLoc(Begin);
+    const SourceLocation End = Body->getRBracLoc().getLocWithOffset(1);
+    bool Invalid = false;
+    llvm::StringRef Buffer = SM.getBufferData(SM.getFileID(Begin), &Invalid);
+    const unsigned B0 = SM.getFileOffset(Begin), B1 = SM.getFileOffset(End);
+    if (Invalid || SM.getFileID(Begin) != SM.getFileID(End) ||
+        B1 <= B0 || B1 > Buffer.size()) {
+      F.Hazards.insert({"declared in a file that is not rewritten, and its "
+                        "definition cannot be copied",
+                        F.Where,
+                        {}});
+    } else {
+      const std::string File = SM.getPresumedLoc(Begin).getFilename();
+      const unsigned Line = SM.getSpellingLineNumber(Begin);
+      std::string Escaped;
+      for (char C : File) {
+        if (C == '\\' || C == '"')
+          Escaped += '\\';
+        Escaped += C;
+      }
+      const std::string At =
+          "#line " + std::to_string(Line) + " \"" + Escaped + "\"\n";
+      F.Edits.insert(Edit{RewriteContext::fileOf(SM, Begin), B0, 0,
+                          "// smpart: the original kernel, for translation "
+                          "units that launch it directly\n" +
+                              At + Buffer.slice(B0, B1).str() + "\n" + At});
+    }
+  }
+
   KernelBody &B = F.Body;
   B.Valid = true;
   B.File = RewriteContext::fileOf(SM, Body->getLBracLoc());
