@@ -138,6 +138,14 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
     if (!Setup.RuntimeInclude.empty()) {
       Out.push_back("-idirafter");
       Out.push_back(Setup.RuntimeInclude);
+      // With the toolkit's headers, what nvcc's headers bring in.
+      const bool NoCudaInc = llvm::find(Out, "-nocudainc") != Out.end();
+      const std::string Compat =
+          Setup.RuntimeInclude + "/smpart/detail/nvcc_compat.h";
+      if (!NoCudaInc && llvm::sys::fs::exists(Compat)) {
+        Out.push_back("-include");
+        Out.push_back(Compat);
+      }
     }
     return Out;
   };

@@ -2,6 +2,7 @@
 
 #include "analysis/KernelHazards.h"
 #include "pipeline/ManifestWriter.h"
+#include "pipeline/NvccDialect.h"
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
 #include "rewrite/DeviceBlockIdRewrite.h"
@@ -12,6 +13,7 @@
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -110,6 +112,28 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   Hazards.registerMatchers(Finder);
 
   ClangTool Tool(Db, {File});
+  // Spellings nvcc accepts and clang does not, replaced line-length-neutrally
+  // in a copy the parse reads instead of the file (pipeline/NvccDialect.h).
+  llvm::SmallString<128> Copy;
+  if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Text =
+          llvm::MemoryBuffer::getFile(File)) {
+    const std::string ForClang = NvccDialect::forClang((*Text)->getBuffer());
+    int FD = -1;
+    if (ForClang != (*Text)->getBuffer() &&
+        !llvm::sys::fs::createTemporaryFile("smpart-nvcc", "cu", FD, Copy)) {
+      llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
+      OS << ForClang;
+      OS.close();
+      Tool.appendArgumentsAdjuster(getInsertArgumentAdjuster(
+          {"-Xclang", "-remap-file", "-Xclang",
+           getAbsolutePath(File) + ";" + std::string(Copy)},
+          ArgumentInsertPosition::END));
+    }
+  }
+  auto RemoveCopy = llvm::make_scope_exit([&] {
+    if (!Copy.empty())
+      llvm::sys::fs::remove(Copy);
+  });
   Tool.appendArgumentsAdjuster(cudaAdjuster(Options.Cuda, DeviceSide));
   // The tool rewrites, it does not compile: the user's compiler warns.
   Tool.appendArgumentsAdjuster(
