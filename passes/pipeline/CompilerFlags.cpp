@@ -133,6 +133,13 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
       }
     }
     Out.insert(Out.begin() + 1, Front.begin(), Front.end());
+    // nvcc compiles host code with the host compiler, whose own headers
+    // (omp.h with -fopenmp, for one) clang's resource dir lacks: searched
+    // last, after clang's.
+    if (!Setup.HostCompilerInclude.empty()) {
+      Out.push_back("-idirafter");
+      Out.push_back(Setup.HostCompilerInclude);
+    }
     // Searched after the user's own directories: their copy of the
     // headers, if any, wins.
     if (!Setup.RuntimeInclude.empty()) {
@@ -170,6 +177,29 @@ std::string checkSetup(const CudaSetup &Setup, const CompilationDatabase &Db,
            "' (no include/cuda_runtime.h); pass --cuda-path=<CUDA toolkit "
            "root>, or -nocudainc -nocudalib after `--` for header-free code";
   return {};
+}
+
+std::string hostCompilerInclude() {
+  // GCC's private include dir, /usr/lib/gcc/<triple>/<version>/include:
+  // the newest version that has omp.h.
+  std::string Best;
+  unsigned BestVersion = 0;
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator T("/usr/lib/gcc", EC), End;
+       !EC && T != End; T.increment(EC))
+    for (llvm::sys::fs::directory_iterator V(T->path(), EC), VEnd;
+         !EC && V != VEnd; V.increment(EC)) {
+      unsigned Version = 0;
+      if (llvm::StringRef(llvm::sys::path::filename(V->path()))
+              .getAsInteger(10, Version))
+        continue;
+      const std::string Dir = V->path() + "/include";
+      if (Version > BestVersion && llvm::sys::fs::exists(Dir + "/omp.h")) {
+        Best = Dir;
+        BestVersion = Version;
+      }
+    }
+  return Best;
 }
 
 } // namespace smpart

@@ -18,7 +18,13 @@ struct CudaSetup {
   /// smpart's runtime headers (smpart/device.cuh): files rewritten by an
   /// earlier run include them, so the tool finds them itself.
   std::string RuntimeInclude;
+  /// The host compiler's private include dir (omp.h, ...), searched last.
+  std::string HostCompilerInclude;
 };
+
+/// GCC's private include dir with omp.h, if any (what nvcc's host compiler
+/// sees and clang's resource dir lacks).
+std::string hostCompilerInclude();
 
 /// Rewrites an nvcc command line into clang syntax; clang commands pass
 /// through. Exposed for tests.

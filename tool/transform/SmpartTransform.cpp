@@ -125,7 +125,8 @@ int main(int argc, const char **argv) {
     if (llvm::sys::fs::exists(Installed + "/smpart/device.cuh"))
       Runtime = std::string(Installed);
   }
-  Options.Cuda = {CudaPath, GpuArch, ResourceDir, Runtime};
+  Options.Cuda = {CudaPath, GpuArch, ResourceDir, Runtime,
+                  smpart::hostCompilerInclude()};
   Options.OutputFile = Output;
   Options.OutputDir = OutputDir;
   Options.InPlace = InPlace;
