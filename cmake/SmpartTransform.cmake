@@ -28,13 +28,28 @@ function(smpart_transform out_var)
   set(outputs)
   foreach(source IN LISTS ARG_SOURCES)
     get_filename_component(abs ${source} ABSOLUTE)
-    get_filename_component(name ${source} NAME)
-    set(out ${CMAKE_CURRENT_BINARY_DIR}/smpart/${name})
+    get_filename_component(dir ${abs} DIRECTORY)
+    # Unique per source: its path below the source folder (two saxpy.cu in
+    # different folders do not collide), or a hash of a path outside it.
+    file(RELATIVE_PATH rel ${CMAKE_CURRENT_SOURCE_DIR} ${abs})
+    if(rel MATCHES "^\\.\\.")
+      string(MD5 tag ${dir})
+      get_filename_component(name ${abs} NAME)
+      set(rel "external-${tag}/${name}")
+    endif()
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/smpart/${rel})
+    get_filename_component(out_dir ${out} DIRECTORY)
+    # Every generator needs the folder (Ninja happens to make it, Makefiles
+    # do not).
+    file(MAKE_DIRECTORY ${out_dir})
     add_custom_command(OUTPUT ${out}
       COMMAND ${tool} ${abs} -o ${out} ${ARG_OPTIONS}
       DEPENDS ${abs} ${tool}
-      COMMENT "smpart-transform ${name}"
+      COMMENT "smpart-transform ${rel}"
       VERBATIM)
+    # `#include "local.cuh"` next to the original still resolves when the
+    # copy in the build folder is compiled.
+    set_property(SOURCE ${out} APPEND PROPERTY INCLUDE_DIRECTORIES ${dir})
     list(APPEND outputs ${out})
   endforeach()
   set(${out_var} ${outputs} PARENT_SCOPE)

@@ -250,9 +250,8 @@ BlockSummary summarize(const CFGBlock &Block, CollectiveFinder &Finder,
 } // namespace
 
 static std::optional<BarrierAfterReturn>
-findCollectiveAfterReturn(const FunctionDecl &Kernel, Stmt *Body, CFG *Graph,
-                          CollectiveFinder &Finder, Collective Kind) {
-
+findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
+                          Collective Kind) {
   const unsigned N = Graph->getNumBlockIDs();
   std::vector<BlockSummary> Summary(N);
   std::vector<const CFGBlock *> Blocks(N);
@@ -336,8 +335,7 @@ findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
     return std::nullopt;
   CollectiveFinder Finder(Ctx);
   for (Collective Kind : {Collective::Block, Collective::Warp})
-    if (auto H = findCollectiveAfterReturn(Kernel, Body, Graph.get(), Finder,
-                                           Kind))
+    if (auto H = findCollectiveAfterReturn(Body, Graph.get(), Finder, Kind))
       return H;
   return std::nullopt;
 }

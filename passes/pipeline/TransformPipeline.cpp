@@ -1,5 +1,6 @@
 #include "pipeline/TransformPipeline.h"
 
+#include "analysis/DialectNotes.h"
 #include "analysis/KernelHazards.h"
 #include "pipeline/ManifestWriter.h"
 #include "pipeline/NvccDialect.h"
@@ -76,19 +77,26 @@ namespace {
 class RecordSkippedLaunches : public SourceFileCallbacks {
 public:
   RecordSkippedLaunches(const RewriteContext &Ctx,
-                        std::set<SkippedLaunch> &Out)
-      : Ctx(Ctx), Out(Out) {}
+                        std::set<SkippedLaunch> &Out, std::string CudaPath,
+                        std::set<std::string> &Notes)
+      : Ctx(Ctx), Out(Out), CudaPath(std::move(CudaPath)), Notes(Notes) {}
   bool handleBeginSource(CompilerInstance &CI) override {
     const SourceManager &SM = CI.getSourceManager();
-    CI.getPreprocessor().addPPCallbacks(std::make_unique<InactiveLaunches>(
-        SM, [this, &SM](SourceLocation L) { return Ctx.isRewritable(SM, L); },
-        Out));
+    auto Rewritable = [this, &SM](SourceLocation L) {
+      return Ctx.isRewritable(SM, L);
+    };
+    CI.getPreprocessor().addPPCallbacks(
+        std::make_unique<InactiveLaunches>(SM, Rewritable, Out));
+    CI.getPreprocessor().addPPCallbacks(
+        std::make_unique<DialectNotes>(SM, Rewritable, CudaPath, Notes));
     return true;
   }
 
 private:
   const RewriteContext &Ctx;
   std::set<SkippedLaunch> &Out;
+  std::string CudaPath;
+  std::set<std::string> &Notes;
 };
 } // namespace
 
@@ -138,7 +146,8 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   // The tool rewrites, it does not compile: the user's compiler warns.
   Tool.appendArgumentsAdjuster(
       getInsertArgumentAdjuster("-w", ArgumentInsertPosition::END));
-  RecordSkippedLaunches Callbacks(Ctx, Skipped);
+  RecordSkippedLaunches Callbacks(Ctx, Skipped, Options.Cuda.CudaPath,
+                                  DialectWarnings);
   return Tool.run(newFrontendActionFactory(&Finder, &Callbacks).get()) == 0;
 }
 
@@ -161,8 +170,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
   // Code under `#ifdef __CUDA_ARCH__` is only seen by the device side, host
   // launches mostly by the host side: the facts of both are merged.
   std::set<SkippedLaunch> HostSkipped, DeviceSkipped;
-  if (!parse(File, /*DeviceSide=*/false, Outcome.Facts, HostSkipped) ||
-      !parse(File, /*DeviceSide=*/true, Outcome.Facts, DeviceSkipped)) {
+  DialectWarnings.clear();
+  const bool Parsed =
+      parse(File, /*DeviceSide=*/false, Outcome.Facts, HostSkipped) &&
+      parse(File, /*DeviceSide=*/true, Outcome.Facts, DeviceSkipped);
+  for (const std::string &W : DialectWarnings)
+    llvm::errs() << W << "\n";
+  if (!Parsed) {
     llvm::errs() << "smpart-transform: error: '" << File
                  << "' does not compile; nothing was written\n";
     return std::nullopt;

@@ -59,6 +59,8 @@ private:
 
   const clang::tooling::CompilationDatabase &Db;
   TransformOptions Options;
+  /// nvcc-dialect warnings of the file being parsed (both sides).
+  std::set<std::string> DialectWarnings;
 };
 
 } // namespace smpart

@@ -213,9 +213,10 @@ static Status launchTransformedSteps(Kernel &k, bool &enqueued) {
   return Status();
 }
 
-KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
-                               std::size_t smem, cudaStream_t stream,
-                               Relaunch relaunch) {
+/// A kernel record for one launch, before anything is enqueued.
+static std::shared_ptr<Kernel> newKernel(const KernelInfo &kernel, dim3 grid,
+                                         dim3 block, std::size_t smem,
+                                         cudaStream_t stream) {
   auto k = std::make_shared<Kernel>();
   k->id = runtime().next_id++;
   k->name = kernel.name ? kernel.name : "(unnamed)";
@@ -224,6 +225,13 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
   k->block = block;
   k->smem = smem;
   k->stream = stream;
+  return k;
+}
+
+KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
+                               std::size_t smem, cudaStream_t stream,
+                               Relaunch relaunch) {
+  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = validate(grid, k->total); !st.ok())
     return failed(std::move(k), std::move(st));
@@ -251,14 +259,7 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher) {
-  auto k = std::make_shared<Kernel>();
-  k->id = runtime().next_id++;
-  k->name = kernel.name ? kernel.name : "(unnamed)";
-  k->fn = kernel.fn;
-  k->grid = grid;
-  k->block = block;
-  k->smem = smem;
-  k->stream = stream;
+  std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->opaque = true;
   if (Status st = validate(grid, k->total); !st.ok())
     return failed(std::move(k), std::move(st));

@@ -1,0 +1,5 @@
+#pragma once
+#ifndef SCALE
+#error "SCALE must be defined"
+#endif
+__device__ inline float scaled(float v) { return v * SCALE; }
