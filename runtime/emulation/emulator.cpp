@@ -16,6 +16,10 @@
 
 #include "smpart/detail/emulation_hooks.hpp"
 #include "smpart/detail/plan.hpp"
+// For the layout of a CTA's protocol state (detail::Tail), which the checks
+// read from the CTA's dynamic shared memory.
+#include "smpart_emu/cuda_emu.hpp"
+#include "smpart/device.cuh"
 
 #if !defined(__x86_64__)
 #include <ucontext.h>
@@ -107,6 +111,19 @@ struct Cta {
   bool working = false;
   int slot = -1;
   bool tag = false;
+  bool left = false; ///< decided to leave (counted out of first_live)
+  unsigned long long decided_seq = 0; ///< Machine::seq at its last go
+  /// Knob epoch and slot epoch its last go decision acted on.
+  unsigned decided_epoch = 0, decided_slot_epoch = 0;
+  /// State::resident_ctas when thread 0 resumed at its last two protocol
+  /// steps: [1] is what its latest shared-state access saw, [0] the one
+  /// before.
+  unsigned resident_seen[2] = {0, 0};
+
+  const detail::Tail &tail() const {
+    return *reinterpret_cast<const detail::Tail *>(smem.data() + smem.size() -
+                                                   kTailBytes);
+  }
 };
 
 constexpr std::size_t kStackBytes = 96 * 1024;
@@ -134,6 +151,12 @@ struct Machine {
   Notices notices{};
   LaunchControl ctl{};
   std::map<std::uint32_t, Knobs> history; ///< host knobs by (even) epoch
+  /// State::knobs as the device published it, by (even) epoch: what the
+  /// decisions are checked against.
+  std::map<std::uint32_t, DeviceKnobs> published;
+  unsigned long long seq = 0; ///< counts decisions and slot moves
+  std::vector<unsigned long long> slot_moved; ///< by SM id: seq of the last
+                                              ///< release or compaction
   bool write_open = false; ///< a host knob write is half done (odd epoch)
   std::vector<unsigned> runs;
   std::vector<std::unique_ptr<Cta>> resident, pending;
@@ -287,9 +310,9 @@ Wait runCta(Machine &m, Cta &c) {
       if (f.wait != Wait::kReady)
         continue;
       threadIdx = f.tid;
-      blockIdx = c.phys;
+      ::blockIdx = c.phys;
       blockDim = m.block;
-      gridDim = c.grid;
+      ::gridDim = c.grid;
       m.cta = &c;
       m.fiber = &f;
       switchTo(m.sched, f.ctx);
@@ -485,6 +508,31 @@ void place(Machine &m) {
   }
 }
 
+/// Called after every step of a CTA: a device knob epoch that just became
+/// even is recorded, and must carry exactly what the host wrote under it
+/// (a torn copy published as consistent would fail here).
+void notePublished(Machine &m) {
+  const DeviceKnobs &d = m.state.knobs;
+  if ((d.epoch & 1u) || m.published.count(d.epoch))
+    return;
+  m.published[d.epoch] = d;
+  const auto it = m.history.find(d.epoch);
+  if (it == m.history.end())
+    return m.fail("the device published knob epoch " + std::to_string(d.epoch) +
+                  ", which the host never completed");
+  const Knobs &h = it->second;
+  bool same = d.ctas_per_sm == h.ctas_per_sm &&
+              d.bypass_ctas_per_sm == h.bypass_ctas_per_sm &&
+              d.preempt == h.preempt &&
+              d.chunk_target_ns == h.chunk_target_ns &&
+              d.stall_grace_ns == h.stall_grace_ns;
+  for (unsigned w = 0; w < kMaskWords; ++w)
+    same = same && d.sm_mask[w] == h.sm_mask[w];
+  if (!same)
+    m.fail("the device published knob epoch " + std::to_string(d.epoch) +
+           " with values that differ from the host's (torn copy)");
+}
+
 void finalChecks(Machine &m) {
   for (std::size_t b = 0; b < m.runs.size(); ++b)
     if (m.runs[b] != 1)
@@ -512,6 +560,18 @@ void finalChecks(Machine &m) {
 /// mask words as on GPUs whose %smid is not dense.
 std::vector<unsigned> smIds(const Config &c) {
   std::vector<unsigned> ids(c.num_sms);
+  if (c.id_span) { // distinct ids drawn from [0, id_span), in order
+    const unsigned span = std::min(kMaxSms, std::max(c.id_span, c.num_sms));
+    std::mt19937_64 rng(c.seed * 0x9e3779b97f4a7c15ull + 1);
+    std::vector<unsigned> all(span);
+    for (unsigned i = 0; i < span; ++i)
+      all[i] = i;
+    for (unsigned i = 0; i < c.num_sms; ++i)
+      std::swap(all[i], all[i + rng() % (span - i)]);
+    all.resize(c.num_sms);
+    std::sort(all.begin(), all.end());
+    return all;
+  }
   for (unsigned i = 0; i < c.num_sms; ++i)
     ids[i] = c.sparse_ids ? std::min(kMaxSms - 1, i * c.id_stride + c.id_offset)
                           : i;
@@ -558,6 +618,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   m.smem_bytes = ((config.dynamic_smem + 15) & ~std::size_t{15}) + kTailBytes;
   m.hw_count.assign(m.cfg.num_sms, 0);
   m.ids = smIds(m.cfg);
+  m.slot_moved.assign(kMaxSms, 0);
   g_m = &m;
   // The launch, as libsmpart does it.
   detail::initKnobs(m.knobs, m.cfg.occupancy);
@@ -578,6 +639,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   m.runs.assign(m.ctl.total_blocks, 0);
   const unsigned long long first = fillCtas(m);
   detail::copyKnobs(m.knobs, m.state.knobs);
+  m.published[m.state.knobs.epoch] = m.state.knobs;
   m.state.first_live = static_cast<std::uint32_t>(first);
   m.state.generation = m.ctl.generation;
   launchCtas(m, first, true);
@@ -599,6 +661,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
     m.clock_ns += 200; // a poll every 20 steps, the stall grace in 100
     for (const auto &[at, write] : config.script)
       if (report.steps == at) {
+        closeWrite(m);
         detail::writeKnobs(m.knobs, write);
         m.history[m.knobs.epoch] = m.knobs;
       }
@@ -632,6 +695,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
     const Wait w = runCta(m, c);
     if (w == Wait::kReady)
       break;
+    notePublished(m);
     if (w == Wait::kDone) {
       --m.hw_count[c.sm];
       retire(c);
@@ -696,6 +760,9 @@ void step() {
     return;
   }
   emu::yieldFiber(emu::Wait::kStep);
+  emu::Cta &c = *emu::g_m->cta;
+  c.resident_seen[0] = c.resident_seen[1];
+  c.resident_seen[1] = emu::g_m->state.resident_ctas;
 }
 
 unsigned long long globalTimerNs() { return emu::g_m->clock_ns; }
@@ -706,7 +773,10 @@ unsigned dynamicSmemSize() {
 }
 
 void slotChanged(int slot) {
-  emu::Cta &c = *emu::g_m->cta;
+  emu::Machine &m = *emu::g_m;
+  emu::Cta &c = *m.cta;
+  if (c.slot >= 0 && slot != c.slot) // a hole opened on this SM
+    m.slot_moved[smid()] = ++m.seq;
   c.slot = slot;
   c.working = false; // until it takes blocks under the new slot
   c.tag = false;
@@ -732,9 +802,12 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
                   " but the CTA runs on SM " + std::to_string(smid()));
   if (!go) {
     // Slots it held were released before (the final check finds leaks).
+    if (c.slot >= 0)
+      return m.fail("a CTA on SM " + std::to_string(sm) +
+                    " leaves holding slot " + std::to_string(c.slot));
     c.working = false;
-    c.slot = -1;
     c.tag = false;
+    c.left = true;
     return;
   }
   ++m.report->chunks;
@@ -746,18 +819,32 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   for (unsigned long long b = base; b < base + count; ++b)
     if (++m.runs[b] > 1)
       return m.fail("logical block " + std::to_string(b) + " taken twice");
-  auto it = m.history.find(epoch);
-  if (it == m.history.end())
-    return m.fail(where + " decided under an epoch the host never completed");
-  const Knobs &k = it->second;
+  // Against the device's copy of the knobs under the epoch the CTA
+  // decided under, as it was published.
+  auto it = m.published.find(epoch);
+  if (it == m.published.end())
+    return m.fail(where + " decided under an epoch the device never published");
+  const DeviceKnobs &k = it->second;
   if (k.preempt)
     return m.fail(where + " took blocks under preemption");
   if (outside) {
     ++m.outside;
+    // Only the anchor: of the first instance, the last one counted out.
+    bool anchor = c.ctl.first_instance && m.state.first_live == 0;
+    for (const auto &o : m.resident)
+      if (o.get() != &c && o->ctl.first_instance && !o->left)
+        anchor = false;
+    if (!anchor)
+      return m.fail(where + " ran outside its allocation but is not the anchor");
+    if (c.slot >= 0)
+      return m.fail(where + " ran outside its allocation holding a slot");
+    // Its read of resident_ctas (the access before the take) saw none.
+    if (c.resident_seen[0] != 0)
+      return m.fail(where + " ran outside its allocation while " +
+                    std::to_string(c.resident_seen[0]) + " CTAs held slots");
     if (!m.notices.stalls)
       return m.fail(where + " ran outside its allocation with no stall reported");
     c.working = false;
-    c.slot = -1;
     c.tag = false;
     if (bypass)
       return m.fail(where + " is tagged outside its allocation");
@@ -768,16 +855,51 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   if (slot < 0 || static_cast<unsigned>(slot) >= k.ctas_per_sm)
     return m.fail(where + " took blocks with the target at " +
                   std::to_string(k.ctas_per_sm) + " CTAs per SM");
+  if (slot != c.slot)
+    return m.fail(where + " but its last slot change named slot " +
+                  std::to_string(c.slot));
   if (!((m.state.sm_slots[sm] >> slot) & 1u))
     return m.fail(where + ": slot bit not set in the SM's slot word");
   for (const auto &o : m.resident)
-    if (o.get() != &c && o->sm == c.sm && o->working && o->slot == slot)
+    if (o.get() != &c && o->sm == c.sm && o->slot == slot)
       return m.fail(where + " shared with another CTA");
   if (bypass != (static_cast<unsigned>(slot) < k.bypass_ctas_per_sm))
     return m.fail(where + ": bypass tag does not follow the slot");
   c.working = true;
-  c.slot = slot;
   c.tag = bypass;
+  c.decided_seq = ++m.seq;
+  c.decided_epoch = epoch;
+  c.decided_slot_epoch = c.tail().slot_epoch;
+
+  // Once the SM has settled (every CTA holding a slot on it took its last
+  // chunk under this epoch, after the last slot release anywhere that it
+  // has acted on and after the last hole opened on this SM), slots are
+  // dense: exactly min(bypass, CTAs) CTAs are tagged.
+  const unsigned slot_epoch = m.state.knobs.slot_epoch;
+  unsigned holders = 0, tagged = 0, word = 0;
+  for (const auto &o : m.resident) {
+    if (o->sm != c.sm || o->slot < 0)
+      continue;
+    if (!o->working || o->decided_epoch != epoch ||
+        o->decided_slot_epoch != slot_epoch ||
+        o->decided_seq < m.slot_moved[sm])
+      return;
+    ++holders;
+    tagged += o->tag;
+    word |= 1u << o->slot;
+  }
+  ++m.report->bypass_checks;
+  const unsigned want = std::min(k.bypass_ctas_per_sm, holders);
+  if (tagged != want || word != detail::lowBits(holders))
+    return m.fail("settled SM " + std::to_string(sm) + " (epoch " +
+                  std::to_string(epoch) + "): " + std::to_string(holders) +
+                  " CTAs in slots 0x" + [&] {
+                    char b[16];
+                    std::snprintf(b, sizeof b, "%x", word);
+                    return std::string(b);
+                  }() + ", " + std::to_string(tagged) + " tagged, want " +
+                  std::to_string(want) + " (bypass " +
+                  std::to_string(k.bypass_ctas_per_sm) + ")");
 }
 
 } // namespace emulation

@@ -109,6 +109,7 @@ TEST(EmulationProperty, SchedulesPreemptResizeAndTag) {
     sum.loads += one.loads;
     sum.chunks += one.chunks;
     sum.steps += one.steps;
+    sum.bypass_checks += one.bypass_checks;
   }
   EXPECT_GT(sum.preemptions, 20u);
   EXPECT_GT(sum.resumes, 20u);
@@ -119,6 +120,8 @@ TEST(EmulationProperty, SchedulesPreemptResizeAndTag) {
   // Chunks of several blocks happen (K adapts), and fewer chunks than
   // blocks were taken overall.
   EXPECT_GT(sum.chunks, 100u);
+  // SMs settle often enough for the tag count to be checked.
+  EXPECT_GT(sum.bypass_checks, 100u);
 }
 
 // Without chaos every logical block still runs once, on any machine shape.
@@ -148,6 +151,16 @@ TEST(EmulationProperty, SparseSmIdsAndManyCtasPerSm) {
     cfg.id_stride = 37 + static_cast<unsigned>(seed % 29); // up to ~500
     cfg.id_offset = static_cast<unsigned>(seed % 7);
     cfg.occupancy = seed % 2 ? 32 : 1 + static_cast<unsigned>(seed % 9);
+    k.reset();
+    smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << r.error;
+  }  // 144 SMs with ids spread over 0..263, as on a large GPU.
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    smpart::emu::Config cfg = smpart::emu::configFor(seed);
+    cfg.num_sms = 144;
+    cfg.id_span = 264;
+    cfg.occupancy = 1 + static_cast<unsigned>(seed % 2);
     k.reset();
     smpart::emu::Report r =
         smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);

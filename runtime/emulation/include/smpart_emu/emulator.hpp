@@ -31,6 +31,9 @@ struct Config {
   /// words) instead of i.
   bool sparse_ids = false;
   unsigned id_stride = 1, id_offset = 0;
+  /// Nonzero: the %smid values are num_sms distinct ids drawn (from the
+  /// seed) in [0, id_span), e.g. 144 SMs over 0..263.
+  unsigned id_span = 0;
   /// Host knob writes at given scheduler steps (besides chaos), e.g. a
   /// mask change that strands the anchor.
   std::vector<std::pair<unsigned long long, std::function<void(volatile Knobs &)>>>
@@ -51,7 +54,8 @@ struct Report {
   unsigned long long taken_at_end = 0; ///< State::next_block at the end
   unsigned long long steps = 0, preemptions = 0, resumes = 0, grows = 0,
                      mask_changes = 0, ctas = 0, tagged_loads = 0,
-                     loads = 0, chunks = 0, stalls = 0, outside_blocks = 0;
+                     loads = 0, chunks = 0, stalls = 0, outside_blocks = 0,
+                     bypass_checks = 0; ///< settled-SM tag counts checked
 };
 
 /// Runs the original kernel: each CTA of `grid` in order, its threads as
@@ -64,14 +68,17 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
 /// (through the host sequence lock, sometimes leaving a write half done)
 /// between any two steps, then stops and lets the kernel finish on the CTAs
 /// it has: nothing is relaunched for it, so a kernel that cannot finish by
-/// itself fails as a stall. Checks on every decision, against the host
-/// knobs of the epoch the CTA decided under: every logical block runs
-/// exactly once; a CTA takes blocks only on an SM in the mask, in a slot
-/// below the CTAs-per-SM target, held by no other CTA, never under
-/// preemption; its bypass tag follows its slot; blocks run outside the
-/// allocation only after a reported stall. At the end: every block counted
-/// done, no slot held, first_live zero, the anchor reported completion and
-/// the early notification fired.
+/// itself fails as a stall. Each device knob epoch must publish exactly
+/// what the host wrote under it. Checks on every decision, against the
+/// device knobs published under the epoch the CTA decided under: every
+/// logical block runs exactly once; a CTA takes blocks only on an SM in the
+/// mask, in a slot below the CTAs-per-SM target, held by no other CTA,
+/// never under preemption; its bypass tag follows its slot; blocks run
+/// outside the allocation only by the anchor, holding no slot, after it saw
+/// no CTA holding one, with a stall reported; a settled SM has dense slots
+/// and min(bypass, CTAs) tagged. At the end: every block counted done, no
+/// slot held, resident_ctas and first_live zero, the anchor reported
+/// completion and the early notification fired.
 Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
                       const Config &config);
 
