@@ -9,6 +9,7 @@
 #include "clang/Analysis/CFG.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Regex.h"
 
 #include <memory>
 #include <vector>
@@ -82,6 +83,18 @@ bool isWarpCollective(const CallExpr &Call) {
   return false;
 }
 
+Collective asmCollective(llvm::StringRef AsmString) {
+  static const llvm::Regex Block(
+      "(^|[^[:alnum:]_.])bar(rier)?(\\.cta)?\\.(sync|red)([^[:alnum:]_]|$)");
+  static const llvm::Regex Warp("(^|[^[:alnum:]_.])(bar\\.warp|shfl|vote|match|"
+                                "redux)(\\.[[:alnum:]_]+)*\\.sync");
+  if (Block.match(AsmString))
+    return Collective::Block;
+  if (Warp.match(AsmString))
+    return Collective::Warp;
+  return Collective::None;
+}
+
 namespace {
 
 /// Follows calls into bodies, memoised per function (recursion counts as
@@ -96,9 +109,38 @@ public:
     if (isWarpCollective(Call))
       return Collective::Warp;
     const FunctionDecl *Callee = Call.getDirectCallee();
-    if (!Callee)
-      return Collective::None; // dependent or indirect: not resolvable here
+    if (!Callee) {
+      // Unresolved in a template pattern: nothing to follow yet. A call
+      // through a pointer may reach any function: a possible barrier.
+      const Expr *E = Call.getCallee();
+      if (!E || E->isTypeDependent() || E->isValueDependent() ||
+          isa<CXXPseudoDestructorExpr>(E->IgnoreParenImpCasts()))
+        return Collective::None;
+      return Collective::Block;
+    }
+    // A virtual call may run any override, whose body is not followed.
+    if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
+        Method && Method->isVirtual() && !Method->hasAttr<FinalAttr>() &&
+        !Method->getParent()->hasAttr<FinalAttr>()) {
+      const auto *Member =
+          dyn_cast<MemberExpr>(Call.getCallee()->IgnoreParenImpCasts());
+      if (!Member || !Member->hasQualifier())
+        return Collective::Block;
+    }
     return ofFunction(*Callee);
+  }
+
+  /// Calls, constructor calls (their bodies are followed) and inline asm.
+  Collective ofStmt(const Stmt &S) {
+    if (const auto *C = dyn_cast<CallExpr>(&S))
+      return ofCall(*C);
+    if (const auto *Construct = dyn_cast<CXXConstructExpr>(&S)) {
+      const CXXConstructorDecl *Ctor = Construct->getConstructor();
+      return Ctor && !Ctor->isTrivial() ? ofFunction(*Ctor) : Collective::None;
+    }
+    if (const auto *Asm = dyn_cast<GCCAsmStmt>(&S))
+      return asmCollective(Asm->getAsmString());
+    return Collective::None;
   }
 
   Collective ofFunction(const FunctionDecl &Fn) {
@@ -127,11 +169,10 @@ public:
       Work.pop_back();
       if (!S)
         continue;
-      if (const auto *C = dyn_cast<CallExpr>(S)) {
-        const Collective K = ofCall(*C);
-        if (K == Collective::Block || (K == Collective::Warp && Found == Collective::None))
-          Found = K;
-      }
+      const Collective K = ofStmt(*S);
+      if (K == Collective::Block ||
+          (K == Collective::Warp && Found == Collective::None))
+        Found = K;
       for (const Stmt *Child : S->children())
         Work.push_back(Child);
     }
@@ -227,7 +268,7 @@ private:
 /// looked for) inside one CFG block's elements.
 struct BlockSummary {
   const ReturnStmt *Return = nullptr;
-  const CallExpr *Barrier = nullptr;
+  const Stmt *Barrier = nullptr;
 };
 
 BlockSummary summarize(const CFGBlock &Block, CollectiveFinder &Finder,
@@ -240,9 +281,8 @@ BlockSummary summarize(const CFGBlock &Block, CollectiveFinder &Finder,
     const Stmt *St = CS->getStmt();
     if (const auto *R = dyn_cast<ReturnStmt>(St); R && !S.Return)
       S.Return = R;
-    if (const auto *C = dyn_cast<CallExpr>(St);
-        C && !S.Barrier && Finder.ofCall(*C) == Kind)
-      S.Barrier = C;
+    if (!S.Barrier && Finder.ofStmt(*St) == Kind)
+      S.Barrier = St;
   }
   return S;
 }
@@ -308,7 +348,7 @@ findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
     if (!Return)
       continue;
     // ...while another goes on to one.
-    const CallExpr *Barrier = nullptr;
+    const Stmt *Barrier = nullptr;
     for (unsigned Id : reachableFrom(Branch, /*StopAtBarrier=*/false).set_bits())
       if (Summary[Id].Barrier) {
         Barrier = Summary[Id].Barrier;
@@ -316,8 +356,9 @@ findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
       }
     if (Return && Barrier) {
       BarrierAfterReturn H{Return, Barrier, Kind, nullptr};
-      if (!isBlockBarrier(*Barrier) && !isWarpCollective(*Barrier))
-        H.Via = Barrier->getDirectCallee();
+      if (const auto *Call = dyn_cast<CallExpr>(Barrier);
+          Call && !isBlockBarrier(*Call) && !isWarpCollective(*Call))
+        H.Via = Call->getDirectCallee();
       return H;
     }
   }

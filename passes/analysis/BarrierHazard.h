@@ -19,9 +19,10 @@ enum class Collective { None, Block, Warp };
 
 struct BarrierAfterReturn {
   const clang::ReturnStmt *Return;
-  /// The collective, or the call of a function that (transitively) runs
-  /// one or cannot be seen into.
-  const clang::CallExpr *Barrier;
+  /// The collective (a call or an inline asm), or the call of a function
+  /// that (transitively) runs one or cannot be seen into: a call through a
+  /// pointer or a virtual call counts as a possible barrier.
+  const clang::Stmt *Barrier;
   Collective Kind = Collective::Block;
   /// The function called by Barrier when the collective is inside it.
   const clang::FunctionDecl *Via = nullptr;
@@ -34,6 +35,11 @@ bool isBlockBarrier(const clang::CallExpr &Call);
 /// __all/__any/__match*/__reduce*_sync, and the collectives of
 /// cooperative-groups tiles (tiled_partition(...).sync(), .shfl(), ...).
 bool isWarpCollective(const clang::CallExpr &Call);
+
+/// What inline asm text synchronises: Block for `bar.sync`/`barrier.sync`
+/// (also `.cta`, `.red`), Warp for `bar.warp.sync` and the `.sync` forms of
+/// shfl/vote/match/redux.
+Collective asmCollective(llvm::StringRef AsmString);
 
 /// What the call does, following calls into functions with a body
 /// (transitively): Block or Warp if it may run such a collective. A call of

@@ -32,6 +32,19 @@ std::set<SkippedLaunch> InactiveLaunches::scan(llvm::StringRef Text,
   std::set<SkippedLaunch> Found;
   auto IsIdent = [](char C) { return llvm::isAlnum(C) || C == '_'; };
   unsigned L = Line, C = Col;
+  // Skips [I, To) of text that is not code, keeping line and column.
+  auto SkipTo = [&](size_t &I, size_t To) {
+    for (; I < To && I < Text.size(); ++I) {
+      if (Text[I] == '\n') {
+        ++L;
+        C = 1;
+      } else {
+        ++C;
+      }
+    }
+    --I; // the loop below increments
+  };
+  char Previous = 0; // last non-blank code character before an identifier
   for (size_t I = 0; I < Text.size(); ++I) {
     const char Ch = Text[I];
     if (Ch == '\n') {
@@ -39,6 +52,26 @@ std::set<SkippedLaunch> InactiveLaunches::scan(llvm::StringRef Text,
       C = 1;
       continue;
     }
+    if (Text.substr(I).starts_with("//")) {
+      SkipTo(I, Text.find('\n', I) == llvm::StringRef::npos
+                    ? Text.size()
+                    : Text.find('\n', I));
+      continue;
+    }
+    if (Text.substr(I).starts_with("/*")) {
+      const size_t End = Text.find("*/", I + 2);
+      SkipTo(I, End == llvm::StringRef::npos ? Text.size() : End + 2);
+      continue;
+    }
+    if ((Ch == '"' || Ch == '\'') && !(I > 0 && IsIdent(Text[I - 1]))) {
+      size_t End = I + 1;
+      while (End < Text.size() && Text[End] != Ch && Text[End] != '\n')
+        End += Text[End] == '\\' ? 2 : 1;
+      SkipTo(I, std::min(End + 1, Text.size()));
+      continue;
+    }
+    if (!IsIdent(Ch) && Ch != ' ' && Ch != '\t')
+      Previous = Ch;
     if (!IsIdent(Ch) || (I > 0 && IsIdent(Text[I - 1]))) {
       ++C;
       continue;
@@ -69,8 +102,11 @@ std::set<SkippedLaunch> InactiveLaunches::scan(llvm::StringRef Text,
       else if (Text[K] != ' ' && Text[K] != '\t')
         break;
     }
-    if (Chevrons == "<<<" && !llvm::isDigit(Name.front()))
-      Found.insert({Name.str(), Place{File, L, C}});
+    const bool Member = Previous == '.' || (Previous == '>' && I >= 2 &&
+                                            Text.substr(0, I).rtrim().ends_with("->"));
+    if (!llvm::isDigit(Name.front()) && !Member)
+      Found.insert({Name.str(), Place{File, L, C}, Chevrons == "<<<"});
+    Previous = 'a';
     C += static_cast<unsigned>(End - I);
     I = End - 1;
   }
@@ -92,12 +128,22 @@ void InactiveLaunches::refuse(const std::set<SkippedLaunch> &Host,
         Name = Name.drop_front(Colon + 2);
       if (Name != L.Kernel)
         continue;
-      F.Hazards.insert(
-          {"launched in code the preprocessor skipped (line " +
-               std::to_string(L.Where.Line) +
-               "): that configuration would still launch it with <<<>>>",
-           F.Where,
-           {{L.Where, "launch in an inactive preprocessor branch"}}});
+      if (L.Launch)
+        F.Hazards.insert(
+            {"launched in code the preprocessor skipped (line " +
+                 std::to_string(L.Where.Line) +
+                 "): that configuration would still launch it with <<<>>>",
+             F.Where,
+             {{L.Where, "launch in an inactive preprocessor branch"}}});
+      else
+        F.Hazards.insert(
+            {"named in code the preprocessor skipped (line " +
+                 std::to_string(L.Where.Line) +
+                 "): that configuration would use it with its original "
+                 "signature (a graph node, launch API, pointer or another "
+                 "definition)",
+             F.Where,
+             {{L.Where, "named in an inactive preprocessor branch"}}});
     }
   }
 }

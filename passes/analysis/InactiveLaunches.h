@@ -18,12 +18,17 @@
 
 namespace smpart {
 
-/// A `name<<<` spelled in skipped code of a rewritable file.
+/// A `name<<<`, or any other use of an identifier, spelled in skipped code
+/// of a rewritable file (comments and literals excluded).
 struct SkippedLaunch {
-  std::string Kernel; ///< the name as written before `<<<` (unqualified)
+  std::string Kernel; ///< the name as written (unqualified)
   Place Where;
+  /// `name<<<`; otherwise the name is only mentioned: a graph node, a
+  /// launch API, a pointer or another definition of the kernel, which that
+  /// configuration would use with the original signature.
+  bool Launch = true;
   bool operator<(const SkippedLaunch &O) const {
-    return std::tie(Kernel, Where) < std::tie(O.Kernel, O.Where);
+    return std::tie(Kernel, Where, Launch) < std::tie(O.Kernel, O.Where, O.Launch);
   }
 };
 
@@ -38,13 +43,15 @@ public:
   void SourceRangeSkipped(clang::SourceRange Range,
                           clang::SourceLocation EndifLoc) override;
 
-  /// Launches `name<<<` (also spelled `<< <`) in `Text`, which starts at
-  /// line `Line`, column `Col` of `File`.
+  /// Launches `name<<<` (also spelled `<< <`) and the other identifiers in
+  /// `Text`, which starts at line `Line`, column `Col` of `File`. Comments,
+  /// string and character literals, and members after `.`/`->` are skipped.
   static std::set<SkippedLaunch> scan(llvm::StringRef Text,
                                       const std::string &File, unsigned Line,
                                       unsigned Col);
 
-  /// Adds a refusal to every kernel named in a launch both parses skipped.
+  /// Adds a refusal to every kernel launched or named in code both parses
+  /// skipped.
   static void refuse(const std::set<SkippedLaunch> &Host,
                      const std::set<SkippedLaunch> &Device, FileFacts &Facts);
 

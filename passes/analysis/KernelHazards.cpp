@@ -123,8 +123,10 @@ static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
       if (!Callee || !Callee->getIdentifier() || Call->getCallee() == Child)
         return NameUse::Escape;
       llvm::StringRef Name = Callee->getName();
-      if (Name.starts_with("cudaOccupancy") || Name.starts_with("cudaFuncGet") ||
-          Name.starts_with("cudaFuncSet") || Name == "cudaGetFuncBySymbol")
+      // cudaGetFuncBySymbol is not a query: the handle it returns launches
+      // through cuLaunchKernel with the original argument list.
+      if (Name.starts_with("cudaOccupancy") ||
+          Name.starts_with("cudaFuncGet") || Name.starts_with("cudaFuncSet"))
         return NameUse::Query;
       if (Name.starts_with("cudaLaunch") || Name == "cuLaunchKernel" ||
           Name == "cudaGraphAddKernelNode")

@@ -164,6 +164,21 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
         F.ResourceHints["min_blocks_per_sm"] = llvm::toString(*V, 10);
   }
 
+  // An extern "C" kernel's symbol does not encode its parameters: another
+  // file that declares it itself, or a driver-API load by name
+  // (cuModuleGetFunction), would launch the persistent form with the
+  // original argument list and link without complaint.
+  if (Kernel.isExternC() && llvm::all_of(Kernel.redecls(), [&](const FunctionDecl *D) {
+        return SM.getFileID(SM.getExpansionLoc(D->getLocation())) ==
+               SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
+      }))
+    F.Hazards.insert({"extern \"C\" kernel: its symbol does not encode the "
+                      "parameter list, so a launch from another file (or by "
+                      "name through the driver API) would pass the original "
+                      "arguments to the rewritten kernel",
+                      F.Where,
+                      {}});
+
   // Every declaration gets the control parameter, so that all of them still
   // declare the same function.
   // A declaration in another file (a shared header) keeps declaring the
@@ -289,12 +304,25 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     const bool Warp = Hazard->Kind == Collective::Warp;
     const std::string What = Warp ? "warp collective" : "barrier";
     std::string Note = What + " here";
-    if (Hazard->Via)
+    const auto *Call = dyn_cast<CallExpr>(Hazard->Barrier);
+    const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Hazard->Via);
+    if (Method && Method->isVirtual() && !Warp)
+      Note = "virtual call of '" + Method->getQualifiedNameAsString() +
+             "' here, which may synchronise the block (smpart cannot see "
+             "which override it runs)";
+    else if (Hazard->Via)
       Note = "call of '" + Hazard->Via->getQualifiedNameAsString() +
              "', which " +
              (Warp ? "runs a warp collective"
                    : "may synchronise the block (a barrier inside it, or "
                      "no body to look into)");
+    else if (!Call)
+      Note = "inline asm " + What + " here";
+    else if (!isBlockBarrier(*Call) && !isWarpCollective(*Call))
+      // Through a function pointer, or a virtual call: any target may
+      // synchronise.
+      Note = "indirect call here, which may synchronise the block (smpart "
+             "cannot see which function it calls)";
     F.Hazards.insert(
         {What + " at line " + std::to_string(Bar.Line) +
              " is reachable after the early return at line " +

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace smpart {
 namespace {
 
@@ -14,7 +16,8 @@ TEST(InactiveLaunches, FindsLaunchesInSkippedText) {
       "f.cu", 10, 1);
   std::set<std::string> Names;
   for (const SkippedLaunch &L : Found)
-    Names.insert(L.Kernel);
+    if (L.Launch)
+      Names.insert(L.Kernel);
   EXPECT_EQ(Names, (std::set<std::string>{"k", "fill", "spaced"}));
   for (const SkippedLaunch &L : Found) {
     EXPECT_EQ(L.Where.File, "f.cu");
@@ -25,6 +28,26 @@ TEST(InactiveLaunches, FindsLaunchesInSkippedText) {
     if (L.Kernel == "fill")
       EXPECT_EQ(L.Where.Line, 11u);
   }
+}
+
+TEST(InactiveLaunches, FindsNamesOutsideCommentsAndLiterals) {
+  const auto Found = InactiveLaunches::scan(
+      "  params.func = (void *)k; // old_k<<<1, 1>>>\n"
+      "  /* multi\n line k2 */ puts(\"k3 \\\" k4\"); c = 'k';\n"
+      "  obj.member(); p->field; ns::qualified;\n",
+      "f.cu", 1, 1);
+  std::map<std::string, SkippedLaunch> ByName;
+  for (const SkippedLaunch &L : Found)
+    ByName.insert({L.Kernel, L});
+  for (const char *Absent : {"old_k", "k2", "k3", "k4", "member", "field"})
+    EXPECT_FALSE(ByName.count(Absent)) << Absent;
+  ASSERT_TRUE(ByName.count("k"));
+  EXPECT_FALSE(ByName.at("k").Launch);
+  EXPECT_EQ(ByName.at("k").Where.Col, 25u);
+  ASSERT_TRUE(ByName.count("puts"));
+  EXPECT_EQ(ByName.at("puts").Where.Line, 3u);
+  EXPECT_TRUE(ByName.count("qualified"));
+  EXPECT_TRUE(ByName.count("obj"));
 }
 
 TEST(InactiveLaunches, RefusesOnlyWhatBothParsesSkipped) {
