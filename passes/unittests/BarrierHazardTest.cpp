@@ -109,5 +109,40 @@ TEST(BarrierHazard, CooperativeGroupsBlockSyncCounts) {
                        R, B));
 }
 
+TEST(BarrierHazard, AsmCollectiveKinds) {
+  EXPECT_EQ(asmCollective("bar.sync 0;"), Collective::Block);
+  EXPECT_EQ(asmCollective("barrier.sync 1, 64;"), Collective::Block);
+  EXPECT_EQ(asmCollective("barrier.cta.sync.aligned 0;"), Collective::Block);
+  EXPECT_EQ(asmCollective("bar.red.popc.u32 %0, 0, %1;"), Collective::Block);
+  EXPECT_EQ(asmCollective("bar.warp.sync -1;"), Collective::Warp);
+  EXPECT_EQ(asmCollective("shfl.sync.bfly.b32 %0, %1, 1, 31, -1;"),
+            Collective::Warp);
+  EXPECT_EQ(asmCollective("vote.sync.ballot.b32 %0, %1, -1;"),
+            Collective::Warp);
+  EXPECT_EQ(asmCollective("mov.u32 %0, %%laneid;"), Collective::None);
+  EXPECT_EQ(asmCollective("ld.global.nc.f32 %0, [%1];"), Collective::None);
+  EXPECT_EQ(asmCollective("mbar.sync_like_name"), Collective::None);
+}
+
+TEST(BarrierHazard, CallThroughPointerCountsAsBarrier) {
+  unsigned R = 0, B = 0;
+  EXPECT_TRUE(hazardIn("__global__ void k(float *p, int n, void (*f)(float *)) {\n"
+                       "  if (threadIdx.x >= n) return;\n"
+                       "  f(p); }",
+                       R, B));
+  EXPECT_EQ(B, 3u);
+}
+
+TEST(BarrierHazard, AsmBarrierInCalleeIsFound) {
+  unsigned R = 0, B = 0;
+  EXPECT_TRUE(hazardIn("__device__ void bar() { asm volatile(\"bar.sync 0;\"); }\n"
+                       "__global__ void k(float *p, int n) {\n"
+                       "  if (threadIdx.x >= n) return;\n"
+                       "  bar(); }",
+                       R, B));
+  EXPECT_EQ(R, 3u);
+  EXPECT_EQ(B, 4u);
+}
+
 } // namespace
 } // namespace smpart
