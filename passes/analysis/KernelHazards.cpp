@@ -107,7 +107,17 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
 /// How a use of a kernel's name is consumed: launched with <<<>>>, passed to
 /// a query that does not launch, passed to a launch API (refused on its
 /// own), or anything else (the address escapes).
-enum class NameUse { Launch, Query, LaunchApi, Escape };
+enum class NameUse { Launch, Query, LaunchApi, ClusterAttribute, Escape };
+
+/// True if a call passes an enumerator that names a thread-block cluster
+/// attribute (cudaFuncAttributeRequiredClusterWidth, ...).
+static bool passesClusterAttribute(const CallExpr &Call) {
+  return llvm::any_of(Call.arguments(), [](const Expr *Arg) {
+    const auto *Ref = dyn_cast<DeclRefExpr>(Arg->IgnoreParenImpCasts());
+    return Ref && isa<EnumConstantDecl>(Ref->getDecl()) &&
+           Ref->getDecl()->getName().contains("Cluster");
+  });
+}
 
 static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
   const Stmt *Child = &Ref;
@@ -125,6 +135,11 @@ static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
       llvm::StringRef Name = Callee->getName();
       // cudaGetFuncBySymbol is not a query: the handle it returns launches
       // through cuLaunchKernel with the original argument list.
+      // A required cluster size makes every launch a cluster launch: the
+      // persistent grid is neither sized in whole clusters nor kept
+      // co-scheduled.
+      if (Name.starts_with("cudaFuncSet") && passesClusterAttribute(*Call))
+        return NameUse::ClusterAttribute;
       if (Name.starts_with("cudaOccupancy") ||
           Name.starts_with("cudaFuncGet") || Name.starts_with("cudaFuncSet"))
         return NameUse::Query;
@@ -148,10 +163,22 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
     const SourceManager &SM = *Result.SourceManager;
     const FunctionDecl *Pattern = RewriteContext::patternOf(Named);
     if (!Ctx.isRewritable(SM, Pattern->getLocation()) ||
-        RewriteContext::isGeneratedKernel(*Pattern) ||
-        classifyNameUse(*Use, *Result.Context) != NameUse::Escape)
+        RewriteContext::isGeneratedKernel(*Pattern))
       return;
+    const NameUse Kind = classifyNameUse(*Use, *Result.Context);
     const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());
+    if (Kind == NameUse::ClusterAttribute) {
+      Ctx.functionFacts(SM, Pattern)
+          .Hazards.insert({"given a thread-block cluster attribute at line " +
+                               std::to_string(At.Line) +
+                               ": the hardware co-schedules a cluster's CTAs, "
+                               "which the persistent form does not keep",
+                           RewriteContext::placeOf(SM, Pattern->getLocation()),
+                           {{At, "cluster attribute set here"}}});
+      return;
+    }
+    if (Kind != NameUse::Escape)
+      return;
     Ctx.functionFacts(SM, Pattern)
         .Hazards.insert({"its address is taken at line " +
                              std::to_string(At.Line) +
