@@ -5,6 +5,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/QualTypeNames.h"
 #include "clang/AST/TemplateBase.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -99,6 +100,71 @@ static bool isReturned(const Expr &Call, ASTContext &AST) {
   return false;
 }
 
+/// True if an argument only becomes the parameter's type at the call: a
+/// braced list (`k<<<g, b>>>({1, 2})`), or a converting constructor or
+/// conversion operator. std::make_tuple cannot take the first, and would run
+/// the second again at every relaunch.
+static bool convertsAtCall(const Expr *Arg) {
+  const Expr *E = Arg;
+  for (bool Changed = true; Changed;) {
+    Changed = false;
+    if (const auto *EWC = dyn_cast<ExprWithCleanups>(E))
+      E = EWC->getSubExpr(), Changed = true;
+    if (const auto *MTE = dyn_cast<MaterializeTemporaryExpr>(E))
+      E = MTE->getSubExpr(), Changed = true;
+    if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E))
+      E = BT->getSubExpr(), Changed = true;
+  }
+  if (isa<InitListExpr>(E))
+    return true;
+  if (const auto *Cast = dyn_cast<ImplicitCastExpr>(E))
+    return Cast->getCastKind() == CK_ConstructorConversion ||
+           Cast->getCastKind() == CK_UserDefinedConversion;
+  if (const auto *Construct = dyn_cast<CXXConstructExpr>(E))
+    return !isa<CXXTemporaryObjectExpr>(Construct) &&
+           (Construct->isListInitialization() ||
+            (Construct->getNumArgs() >= 1 &&
+             !Construct->getConstructor()->isCopyOrMoveConstructor()));
+  return false;
+}
+
+/// `std::tuple<P1, ..., Pk>(` for the parameters of the written arguments,
+/// when some argument converts at the call (see convertsAtCall) and every
+/// type can be spelled at the launch; otherwise empty.
+static std::string convertingCapture(const CUDAKernelCallExpr &Call,
+                                     const ASTContext &AST) {
+  const FunctionDecl *Kernel = Call.getDirectCallee();
+  if (!Kernel || Call.isInstantiationDependent())
+    return {};
+  std::vector<QualType> Types;
+  bool Needed = false;
+  for (unsigned I = 0; I < Call.getNumArgs(); ++I) {
+    const Expr *Arg = Call.getArg(I);
+    if (isa<CXXDefaultArgExpr>(Arg))
+      break;
+    if (I >= Kernel->getNumParams())
+      return {};
+    QualType T = Kernel->getParamDecl(I)->getType().getNonReferenceType();
+    if (T->isDependentType())
+      return {};
+    if (const TagDecl *Tag = T->getAsTagDecl())
+      if ((!Tag->getIdentifier() && !Tag->getTypedefNameForAnonDecl()) ||
+          Tag->isInAnonymousNamespace() || Tag->getParentFunctionOrMethod())
+        return {};
+    Needed |= convertsAtCall(Arg);
+    Types.push_back(T.getUnqualifiedType());
+  }
+  if (!Needed)
+    return {};
+  PrintingPolicy Policy = AST.getPrintingPolicy();
+  Policy.SuppressUnwrittenScope = true;
+  std::string Out = "std::tuple<";
+  for (size_t I = 0; I < Types.size(); ++I)
+    Out += (I ? ", " : "") +
+           TypeName::getFullyQualifiedName(Types[I], AST, Policy);
+  return Out + ">(";
+}
+
 void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
   const SourceManager &SM = *Result.SourceManager;
@@ -173,8 +239,16 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
       if (R.isValid())
         Add(R.getBegin(), R.getEnd(), "nullptr");
     }
+  // Arguments are captured as std::make_tuple decays them, unless one only
+  // becomes its parameter's type at the call: then each is captured
+  // converted to its parameter's type, once, as the original launch does.
+  std::string Capture = S->MacroName.empty()
+                            ? convertingCapture(*Call, *Result.Context)
+                            : std::string();
+  if (Capture.empty())
+    Capture = "std::make_tuple(";
   Add(S->ConfigClose, S->ArgsOpen.getLocWithOffset(1),
-      MissingConfig + ", [smpart_args = std::make_tuple(");
+      MissingConfig + ", [smpart_args = " + Capture);
   Add(S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
       ")](const smpart::LaunchParams &smpart_p) { "
       "std::apply([&](const auto &...smpart_a) { " +
