@@ -119,7 +119,8 @@ static bool passesClusterAttribute(const CallExpr &Call) {
   });
 }
 
-static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
+static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST,
+                               const CallExpr *&Api) {
   const Stmt *Child = &Ref;
   DynTypedNodeList Parents = AST.getParents(Ref);
   while (Parents.size() == 1) {
@@ -133,18 +134,19 @@ static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST) {
       if (!Callee || !Callee->getIdentifier() || Call->getCallee() == Child)
         return NameUse::Escape;
       llvm::StringRef Name = Callee->getName();
-      // cudaGetFuncBySymbol is not a query: the handle it returns launches
-      // through cuLaunchKernel with the original argument list.
       // A required cluster size makes every launch a cluster launch: the
       // persistent grid is neither sized in whole clusters nor kept
       // co-scheduled.
       if (Name.starts_with("cudaFuncSet") && passesClusterAttribute(*Call))
         return NameUse::ClusterAttribute;
+      // cudaGetFuncBySymbol is not a query: the handle it returns launches
+      // through cuLaunchKernel with the original argument list.
       if (Name.starts_with("cudaOccupancy") ||
           Name.starts_with("cudaFuncGet") || Name.starts_with("cudaFuncSet"))
         return NameUse::Query;
-      if (Name.starts_with("cudaLaunch") || Name == "cuLaunchKernel" ||
-          Name == "cudaGraphAddKernelNode")
+      Api = Call;
+      if (Name.starts_with("cudaLaunch") || Name.starts_with("cuLaunch") ||
+          Name.starts_with("cudaGraphAddKernelNode"))
         return NameUse::LaunchApi;
       return NameUse::Escape;
     }
@@ -165,7 +167,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
     if (!Ctx.isRewritable(SM, Pattern->getLocation()) ||
         RewriteContext::isGeneratedKernel(*Pattern))
       return;
-    const NameUse Kind = classifyNameUse(*Use, *Result.Context);
+    const CallExpr *Api = nullptr;
+    const NameUse Kind = classifyNameUse(*Use, *Result.Context, Api);
     const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());
     if (Kind == NameUse::ClusterAttribute) {
       Ctx.functionFacts(SM, Pattern)
@@ -175,6 +178,23 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
                                "which the persistent form does not keep",
                            RewriteContext::placeOf(SM, Pattern->getLocation()),
                            {{At, "cluster attribute set here"}}});
+      return;
+    }
+    // Every launch API, also the spellings the "apilaunch" matcher does
+    // not list: with per-thread default streams cuda_runtime_api.h renames
+    // cudaLaunchKernel to cudaLaunchKernel_ptsz (the same text, so one
+    // warning when both see it).
+    if (Kind == NameUse::LaunchApi) {
+      // The _ptsz name is pasted by a macro: point at its use.
+      SourceLocation Where = Api->getBeginLoc();
+      if (SM.isWrittenInScratchSpace(SM.getSpellingLoc(Where)))
+        Where = SM.getExpansionLoc(Where);
+      Ctx.functionFacts(SM, Pattern)
+          .Hazards.insert({"launched through " +
+                               Api->getDirectCallee()->getNameAsString() +
+                               ", whose argument list smpart cannot rewrite",
+                           RewriteContext::placeOf(SM, Where),
+                           {}});
       return;
     }
     if (Kind != NameUse::Escape)
