@@ -97,7 +97,7 @@ std::optional<Edit> RewriteContext::insert(const SourceManager &SM,
   return replace(SM, At, At, Text, AllowMacro);
 }
 
-bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
+static bool takesLaunchControl(const FunctionDecl &FD) {
   if (FD.getNumParams() == 0)
     return false;
   const QualType T = FD.getParamDecl(0)->getType().getCanonicalType();
@@ -105,10 +105,30 @@ bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
   return Record && Record->getQualifiedNameAsString() == "smpart::LaunchControl";
 }
 
+bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
+  if (takesLaunchControl(FD))
+    return true;
+  // The original definition an earlier run kept beside the persistent
+  // overload (same scope and name, one more parameter in front).
+  const FunctionDecl &Pattern = *patternOf(&FD);
+  const DeclContext *Scope = Pattern.getDeclContext()->getRedeclContext();
+  for (const NamedDecl *Other : Scope->lookup(Pattern.getDeclName())) {
+    const FunctionDecl *Fn = Other->getAsFunction();
+    if (Fn && Fn != &Pattern && Fn->hasAttr<CUDAGlobalAttr>() &&
+        takesLaunchControl(*Fn) &&
+        Fn->getNumParams() == Pattern.getNumParams() + 1)
+      return true;
+  }
+  return false;
+}
+
 bool RewriteContext::keepsOriginal(
     const FunctionDecl &Definition, const SourceManager &SM,
     const std::function<bool(SourceLocation)> &Rewritable) {
   const FileID Home = SM.getFileID(SM.getExpansionLoc(Definition.getLocation()));
+  // Defined in a header: kept for the other files that include it.
+  if (Home != SM.getMainFileID() && !Definition.isExternC())
+    return true;
   return llvm::any_of(Definition.redecls(), [&](const FunctionDecl *D) {
     return !Rewritable(D->getLocation()) ||
            SM.getFileID(SM.getExpansionLoc(D->getLocation())) != Home;

@@ -41,13 +41,15 @@ public:
   static const clang::FunctionDecl *patternOf(const clang::FunctionDecl *FD);
 
   /// A kernel smpart-transform already rewrote (its first parameter is the
-  /// smpart::LaunchControl), e.g. in a header rewritten by an earlier run:
-  /// left alone, as are the launches the rewrite generated for it.
+  /// smpart::LaunchControl), e.g. in a header rewritten by an earlier run, or
+  /// the original definition that run kept beside it: left alone, as are
+  /// launches of either (a launch of the kept original runs the original).
   static bool isGeneratedKernel(const clang::FunctionDecl &FD);
 
-  /// A kernel defined here but also declared in another file (a shared
-  /// header) or a file that is not rewritten: its original definition is
-  /// kept beside the rewritten overload (PersistentKernelRewrite).
+  /// A kernel defined in a header, or defined here but also declared in
+  /// another file (a shared header) or a file that is not rewritten: its
+  /// original definition is kept beside the rewritten overload
+  /// (PersistentKernelRewrite).
   static bool
   keepsOriginal(const clang::FunctionDecl &Definition,
                 const clang::SourceManager &SM,

@@ -82,8 +82,8 @@ TransformPlan TransformPlanner::plan() const {
           if (Facts.Functions.at(Callee).ReadsBlockId) {
             const FunctionFacts &C = Facts.Functions.at(Callee);
             D.Reasons.push_back(
-                {"declared in a file that is not rewritten, so its original "
-                 "definition is kept, but it calls '" + C.Name +
+                {"launched from other files (declared or defined in a "
+                 "header), so its original definition is kept, but it calls '" + C.Name +
                      "', which reads blockIdx/gridDim and would be rewritten "
                      "for the persistent form only",
                  F.Where,

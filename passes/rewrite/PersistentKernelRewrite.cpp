@@ -243,6 +243,16 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
              {}});
     }
 
+  // A kernel defined in a header (rewritten through --header-filter) is
+  // launched by every file that includes it: after this run the header is
+  // rewritten for all of them, and a file the tool has not seen, or sees
+  // later (the header then reads as generated code), still launches the
+  // original signature. Keep the original definition beside the rewritten
+  // overload, as for a declaration in another file.
+  if (!SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())) &&
+      !Kernel.isExternC())
+    F.KeepsOriginal = true;
+
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel.getBody());
   if (!Body || Body->getLBracLoc().isMacroID() ||
       Body->getRBracLoc().isMacroID()) {
