@@ -53,20 +53,39 @@ struct World {
     Kernels.push_back(K);
     return K;
   }
-  // Spatial policies: masks of kernels that can still take blocks are
-  // pairwise disjoint after every single knob write.
-  void checkDisjoint() {
-    if (!Spatial)
-      return;
+  // Spatial policies: the SM overlap between kernels that can still take
+  // blocks never grows with a knob write, and is zero once an event has been
+  // handled (settled()). A kernel launched before the controller hears of
+  // it runs on every SM, so its arrival starts with overlap; the runtime
+  // removes that window by telling the controller before the first CTA.
+  std::size_t overlap() const {
+    std::size_t O = 0;
     for (std::size_t I = 0; I < Kernels.size(); ++I)
       for (std::size_t J = I + 1; J < Kernels.size(); ++J) {
         auto &A = *Kernels[I], &B = *Kernels[J];
         if (A.Preempted || B.Preempted || A.P.taken >= A.P.total ||
             B.P.taken >= B.P.total || !A.Started || !B.Started)
           continue;
-        if ((A.Mask & B.Mask).any())
-          ++Violations;
+        O += (A.Mask & B.Mask).count();
       }
+    return O;
+  }
+  std::size_t LastOverlap = 0;
+  void checkDisjoint() {
+    if (!Spatial)
+      return;
+    std::size_t O = overlap();
+    if (O > LastOverlap)
+      ++Violations;
+    LastOverlap = O;
+  }
+  /// Call before handing the controller an event.
+  void beforeEvent() { LastOverlap = overlap(); }
+  /// Call after the controller handled an event.
+  void settled() {
+    if (Spatial && overlap() != 0)
+      ++Violations;
+    LastOverlap = 0;
   }
   ControllerOptions options() {
     ControllerOptions O;
@@ -94,7 +113,9 @@ TEST(Controller, FirstKernelGetsEveryRealSm) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
   EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8, 9, 12, 15, 20, 21}));
   EXPECT_EQ(C.decisionCount(), 1u);
   EXPECT_TRUE(W.Warnings.empty());
@@ -107,10 +128,14 @@ TEST(Controller, ArrivalSplitsRealIdsDisjointlyAndDepartureGivesThemBack) {
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "stream_triad", 1000);
   A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
   W.Log.clear();
   B->Started = true; // launched on every SM before the controller hears of it
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
   // even: first kernel gets ordinals [0,5), second [5,10), over sorted ids.
   EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8}));
   EXPECT_EQ(B->Mask, maskOf({9, 12, 15, 20, 21}));
@@ -121,7 +146,9 @@ TEST(Controller, ArrivalSplitsRealIdsDisjointlyAndDepartureGivesThemBack) {
   // all SMs, so the very first write to A is checked against B = all).
   W.Log.clear();
   W.Violations = 0;
+  W.beforeEvent();
   C.onDeparture(2);
+  W.settled();
   EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8, 9, 12, 15, 20, 21}));
   bool Grew = false;
   for (const Call &Cl : W.Log)
@@ -140,9 +167,14 @@ TEST(Controller, ShrinkHappensBeforeAnyGrowAcrossKernels) {
                W.options());
   auto A = W.make(1, "sgemm", 100000);
   auto B = W.make(2, "stream_triad", 100000);
-  A->Started = B->Started = true;
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
   EXPECT_EQ(W.Violations, 0);
   EXPECT_EQ(A->Mask.count(), 84u);
   EXPECT_EQ(B->Mask.count(), 48u);
@@ -160,12 +192,19 @@ TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "stream_triad", 1000);
-  A->Started = B->Started = true;
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
   SmMask AMask = A->Mask;
   A->P.taken = 1000; // all blocks taken, some still running
+  W.beforeEvent();
   C.onLastBlockTaken(1);
+  W.settled();
   EXPECT_EQ(A->Mask, AMask);
   EXPECT_EQ(B->Mask.count(), 10u);
   auto Allocs = C.allocations();
@@ -180,10 +219,18 @@ TEST(Controller, UnprofiledKernelGetsEvenShareAndOneWarning) {
   auto A = W.make(1, "sgemm", 100000);
   auto U1 = W.make(2, "mystery", 100);
   auto U2 = W.make(3, "mystery", 100);
-  A->Started = U1->Started = U2->Started = true;
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  U1->Started = true;
+  W.beforeEvent();
   C.onArrival(U1);
+  W.settled();
+  U2->Started = true;
+  W.beforeEvent();
   C.onArrival(U2);
+  W.settled();
   EXPECT_EQ(W.Violations, 0);
   // 12 SMs / 3 kernels: the unprofiled ones hold the last two even shares.
   EXPECT_EQ(U1->Mask.count(), 4u);
@@ -203,8 +250,14 @@ TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
   Controller C(pol("greedy"), Profiles, W.Ids, W.options());
   auto A = W.make(1, "sgemm", 100000, 8);
   auto B = W.make(2, "stream_triad", 100000, 8);
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
   EXPECT_EQ(A->Mask.count(), 132u);
   EXPECT_EQ(B->Mask.count(), 132u);
   policy::Plan P = C.lastPlan();
@@ -220,10 +273,17 @@ TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "nbody", 1000);
-  A->Started = B->Started = true;
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
+  W.beforeEvent();
   C.replan();
+  W.settled();
   EXPECT_EQ(A->Mask.count(), 4u);
   EXPECT_EQ(B->Mask.count(), 4u);
   EXPECT_EQ(C.lastPlan().policy, "hsm-fair->even");
@@ -236,14 +296,24 @@ TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
   World W(denseIds(2));
   Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
   auto A = W.make(1, "a", 100), B = W.make(2, "b", 100), K3 = W.make(3, "c", 100);
-  A->Started = B->Started = K3->Started = true;
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
+  K3->Started = true;
+  W.beforeEvent();
   C.onArrival(K3);
+  W.settled();
   EXPECT_TRUE(K3->Preempted);
   EXPECT_FALSE(A->Preempted);
   EXPECT_EQ(W.Violations, 0);
+  W.beforeEvent();
   C.onDeparture(1);
+  W.settled();
   EXPECT_FALSE(K3->Preempted);
   EXPECT_EQ(K3->Mask.count(), 1u);
   EXPECT_FALSE((K3->Mask & B->Mask).any());
@@ -263,9 +333,15 @@ TEST(Controller, ProgressFeedsThePolicyAndTheTrace) {
   Controller C(pol("greedy"), examples("compute_memory_pair.json"), W.Ids, O);
   auto A = W.make(1, "sgemm", 12000);
   auto B = W.make(2, "stream_triad", 12000);
+  A->Started = true;
+  W.beforeEvent();
   C.onArrival(A);
+  W.settled();
   A->P.done = A->P.taken = 9000;
+  B->Started = true;
+  W.beforeEvent();
   C.onArrival(B);
+  W.settled();
   ASSERT_TRUE(T->flush());
   std::ifstream In(Path);
   std::stringstream SS;
@@ -316,7 +392,9 @@ TEST(Controller, RandomCoRunsUnderEveryPolicy) {
           auto K = W.make(Arrived, Names[Rng() % 3],
                           20000 + Rng() % 20000);
           K->Started = true;
+          W.beforeEvent();
           C.onArrival(K);
+          W.settled();
         }
         bool AllGone = Arrived == Total;
         for (auto &K : W.Kernels) {
@@ -326,10 +404,14 @@ TEST(Controller, RandomCoRunsUnderEveryPolicy) {
           K->advance();
           if (K->P.taken >= K->P.total && !Notified[K->Id]) {
             Notified[K->Id] = true;
+            W.beforeEvent();
             C.onLastBlockTaken(K->Id);
+            W.settled();
           } else if (Notified[K->Id]) {
             Departed[K->Id] = true;
+            W.beforeEvent();
             C.onDeparture(K->Id);
+            W.settled();
           }
         }
         if (AllGone)
