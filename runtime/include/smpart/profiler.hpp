@@ -92,6 +92,11 @@ public:
   /// Reads progress and applies the step due at \p NowMs. False once over.
   bool tick(double NowMs);
   const LiveSweep &sweep() const { return Sweep; }
+  /// The configuration in force (nullopt before the first tick and after
+  /// the sweep).
+  std::optional<SweepStep> current() const {
+    return Restored ? std::nullopt : Current;
+  }
 
 private:
   KernelControl &K;
