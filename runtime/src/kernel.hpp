@@ -143,9 +143,14 @@ Status startSmProbe(DeviceCtx &ctx);
 /// `timeout_ms`; falls back to dense ids.
 void finishSmProbe(DeviceCtx &ctx, int timeout_ms);
 
-/// The notice thread: fires onLastBlockTaken callbacks and the observer.
+/// The notice thread: fires onLastBlockTaken callbacks and the observer's
+/// onLastBlockTaken/onDone for the kernels it watches.
 void watch(const std::shared_ptr<Kernel> &k);
-void notifyLaunch(const std::shared_ptr<Kernel> &k);
+/// Calls the observer's onLaunch on the launching thread, with no runtime
+/// lock held, before the kernel is enqueued; false when there is none.
+bool announceLaunch(const std::shared_ptr<Kernel> &k);
+/// A launch announced to the observer failed: it departs at once.
+void announceFailedLaunch(const std::shared_ptr<Kernel> &k);
 
 } // namespace detail
 } // namespace smpart

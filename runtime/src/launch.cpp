@@ -2,7 +2,11 @@
 // thread's last launch error. See smpart/runtime.hpp for the contract.
 #include "kernel.hpp"
 
+#include "smpart/controller.hpp"
+
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace smpart {
@@ -27,6 +31,18 @@ Status validate(dim3 grid, unsigned long long &total) {
                       std::to_string(grid.z) + ")",
                   static_cast<int>(cudaErrorInvalidConfiguration));
   return Status();
+}
+
+/// SMPART_POLICY, SMPART_PROFILE, SMPART_TRACE: read at the first launch.
+/// An invalid setting is one line on stderr and the application runs on
+/// without the controller.
+void configureFromEnvironmentOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string message = controller::initFromEnvironment();
+    if (!message.empty())
+      std::fprintf(stderr, "%s\n", message.c_str());
+  });
 }
 
 /// The user's dynamic shared memory, padded to 16 bytes, plus the
@@ -161,7 +177,9 @@ unsigned long long Kernel::ctasToLaunch() const {
 /// The steps of a transformed launch; any failure leaves a status. Once
 /// the kernel may have been enqueued, the slot stays with the kernel until
 /// its events say it completed (reclaimLocked), whatever the status says.
-static Status launchTransformedSteps(Kernel &k, bool &enqueued) {
+static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
+                                     bool &enqueued, bool &announced) {
+  Kernel &k = *kp;
   Runtime &r = runtime();
   const unsigned threads = k.block.x * k.block.y * k.block.z;
   k.launch_smem = launchSmem(k.smem);
@@ -189,6 +207,10 @@ static Status launchTransformedSteps(Kernel &k, bool &enqueued) {
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);
   std::memset(const_cast<Notices *>(&h.notices), 0, sizeof(Notices));
+  // The observer (a controller) sets this kernel's knobs now, before the
+  // state image takes them: its first CTAs already run where it decided.
+  if (!k.captured)
+    announced = announceLaunch(kp);
   const unsigned long long ctas = k.ctasToLaunch();
   std::memset(static_cast<void *>(&h.image), 0, kStateInitBytes);
   copyKnobs(h.knobs, h.image.knobs);
@@ -231,12 +253,13 @@ static std::shared_ptr<Kernel> newKernel(const KernelInfo &kernel, dim3 grid,
 KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
                                std::size_t smem, cudaStream_t stream,
                                Relaunch relaunch) {
+  configureFromEnvironmentOnce();
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = validate(grid, k->total); !st.ok())
     return failed(std::move(k), std::move(st));
-  bool enqueued = false;
-  Status st = launchTransformedSteps(*k, enqueued);
+  bool enqueued = false, announced = false;
+  Status st = launchTransformedSteps(k, enqueued, announced);
   if (k->slot) {
     std::lock_guard<std::mutex> lock(runtime().mu);
     if (!enqueued) {
@@ -250,19 +273,25 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
       runtime().live.push_back(k);
     }
   }
-  if (!st.ok())
+  if (!st.ok()) {
+    if (announced)
+      announceFailedLaunch(k);
     return failed(std::move(k), std::move(st));
-  notifyLaunch(k);
+  }
+  if (announced)
+    watch(k);
   return KernelHandle(std::move(k));
 }
 
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher) {
+  configureFromEnvironmentOnce();
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->opaque = true;
   if (Status st = validate(grid, k->total); !st.ok())
     return failed(std::move(k), std::move(st));
+  bool announced = false;
   Status st = [&]() -> Status {
     Runtime &r = runtime();
     {
@@ -275,6 +304,8 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
     k->captured = cs == cudaStreamCaptureStatusActive;
     SMPART_CUDA_CHECK(
         cudaEventCreateWithFlags(&k->opaque_done, cudaEventDisableTiming));
+    if (!k->captured)
+      announced = announceLaunch(k);
     const cudaError_t before = cudaPeekAtLastError();
     launcher(grid, block, smem, stream);
     const cudaError_t after = cudaPeekAtLastError();
@@ -286,13 +317,17 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
       SMPART_CUDA_CHECK(cudaEventRecord(k->opaque_done, stream));
     return Status();
   }();
-  if (!st.ok())
+  if (!st.ok()) {
+    if (announced)
+      announceFailedLaunch(k);
     return failed(std::move(k), std::move(st));
+  }
   if (!k->captured) {
     std::lock_guard<std::mutex> lock(runtime().mu);
     runtime().live.push_back(k);
   }
-  notifyLaunch(k);
+  if (announced)
+    watch(k);
   return KernelHandle(std::move(k));
 }
 

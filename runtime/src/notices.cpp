@@ -1,9 +1,11 @@
-// libsmpart host runtime: the notice thread. It turns what the device
-// writes into host memory (the early notification, completion) into calls
-// of onLastBlockTaken callbacks and of the LaunchObserver, polling every
-// ~50 us while there is something to watch and sleeping otherwise.
-// Callbacks run on this thread with no runtime lock held, so they may call
-// any smpart function, launches included.
+// libsmpart host runtime: the launch observer and the notice thread. The
+// observer hears of a launch on the launching thread, before the kernel is
+// enqueued, so that knobs it sets apply to the first blocks. The notice
+// thread turns what the device writes into host memory (the early
+// notification, completion) into calls of onLastBlockTaken callbacks and
+// of the observer, polling every ~50 us while there is something to watch
+// and sleeping otherwise. Callbacks run with no runtime lock held, so they
+// may call any smpart function, launches included.
 #include "kernel.hpp"
 
 #include <chrono>
@@ -17,7 +19,6 @@ struct Notifier {
   std::mutex mu;
   std::condition_variable wake;
   std::vector<std::shared_ptr<Kernel>> watched;
-  std::vector<std::shared_ptr<Kernel>> launched; // onLaunch not yet called
   std::shared_ptr<LaunchObserver> observer;
   bool running = false;
 };
@@ -46,23 +47,13 @@ void loop() {
   Notifier &n = notifier();
   std::unique_lock<std::mutex> lock(n.mu);
   for (;;) {
-    n.wake.wait_for(lock, std::chrono::microseconds(50), [&] {
-      return !n.launched.empty();
-    });
-    if (n.watched.empty() && n.launched.empty()) {
-      n.wake.wait(lock, [&] {
-        return !n.watched.empty() || !n.launched.empty();
-      });
-    }
-    std::vector<std::shared_ptr<Kernel>> arrived;
-    arrived.swap(n.launched);
+    n.wake.wait_for(lock, std::chrono::microseconds(50));
+    if (n.watched.empty())
+      n.wake.wait(lock, [&] { return !n.watched.empty(); });
     std::shared_ptr<LaunchObserver> obs = n.observer;
     std::vector<std::shared_ptr<Kernel>> watched = n.watched;
     lock.unlock();
 
-    if (obs)
-      for (const auto &k : arrived)
-        obs->onLaunch(KernelHandle(k));
     for (const auto &k : watched) {
       const bool isDone = done(*k);
       if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
@@ -117,15 +108,29 @@ void watch(const std::shared_ptr<Kernel> &k) {
   n.wake.notify_one();
 }
 
-void notifyLaunch(const std::shared_ptr<Kernel> &k) {
-  Notifier &n = notifier();
-  std::lock_guard<std::mutex> lock(n.mu);
-  if (!n.observer)
-    return;
-  n.launched.push_back(k);
-  n.watched.push_back(k);
-  ensureRunningLocked(n);
-  n.wake.notify_one();
+bool announceLaunch(const std::shared_ptr<Kernel> &k) {
+  std::shared_ptr<LaunchObserver> obs;
+  {
+    Notifier &n = notifier();
+    std::lock_guard<std::mutex> lock(n.mu);
+    obs = n.observer;
+  }
+  if (!obs)
+    return false;
+  obs->onLaunch(KernelHandle(k));
+  return true;
+}
+
+void announceFailedLaunch(const std::shared_ptr<Kernel> &k) {
+  std::shared_ptr<LaunchObserver> obs;
+  {
+    Notifier &n = notifier();
+    std::lock_guard<std::mutex> lock(n.mu);
+    obs = n.observer;
+  }
+  k->saw_last_block = k->saw_done = true;
+  if (obs)
+    obs->onDone(KernelHandle(k));
 }
 
 } // namespace detail

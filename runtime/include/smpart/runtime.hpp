@@ -230,9 +230,14 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
                               std::move(launcher));
 }
 
-/// Receives launch events from the runtime's notice thread (never while
-/// the runtime holds a lock): a controller's view of arrivals, the early
-/// notification and departures.
+/// Receives launch events, never while the runtime holds a lock: a
+/// controller's view of arrivals, the early notification and departures.
+/// onLaunch runs on the launching thread before the kernel is enqueued
+/// (knobs set there apply to its first blocks; captured launches are not
+/// announced); onLastBlockTaken and onDone run on the runtime's notice
+/// thread. A launch that fails after onLaunch gets onDone at once.
+/// SMPART_POLICY, SMPART_PROFILE and SMPART_TRACE install one at the first
+/// launch (runtime/controller/README.md).
 class LaunchObserver {
 public:
   virtual ~LaunchObserver() = default;

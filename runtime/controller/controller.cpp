@@ -1,0 +1,407 @@
+#include "smpart/controller.hpp"
+
+#include "smpart/policy/curves.hpp"
+#include "smpart/policy/input_error.hpp"
+#include "smpart/trace.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace smpart {
+
+using policy::KernelDecision;
+using policy::KernelProfile;
+using policy::Plan;
+using policy::ProfileSet;
+
+namespace {
+std::vector<unsigned> maskIds(const SmMask &M) {
+  std::vector<unsigned> Ids;
+  for (unsigned S = 0; S < kMaxSms; ++S)
+    if (M.test(S))
+      Ids.push_back(S);
+  return Ids;
+}
+} // namespace
+
+Controller::Controller(const policy::Policy &P, ProfileSet Prof,
+                       std::vector<unsigned> Ids, ControllerOptions O)
+    : Pol(&P), Fallback(policy::findPolicy("even")), Profiles(std::move(Prof)),
+      SmIds(std::move(Ids)), Opts(std::move(O)) {
+  std::sort(SmIds.begin(), SmIds.end());
+  SmIds.erase(std::unique(SmIds.begin(), SmIds.end()), SmIds.end());
+  SmIds.erase(std::remove_if(SmIds.begin(), SmIds.end(),
+                             [](unsigned S) { return S >= kMaxSms; }),
+              SmIds.end());
+  if (!Opts.warn)
+    Opts.warn = [](const std::string &M) {
+      std::fprintf(stderr, "smpart: warning: %s\n", M.c_str());
+    };
+  Profiles.gpu.num_sms = static_cast<int>(SmIds.size());
+}
+
+void Controller::warnOnce(const std::string &Key, const std::string &Msg) {
+  if (!Warned.insert(Key).second)
+    return;
+  Opts.warn(Msg);
+  if (Opts.trace)
+    Opts.trace->note("warning", Msg);
+}
+
+void Controller::check(Tracked &T, const Status &S, const char *What) {
+  if (!S.ok())
+    warnOnce(std::string("status:") + What + ":" + T.alloc.name,
+             std::string(What) + " on kernel '" + T.alloc.name +
+                 "' failed: " + S.message());
+}
+
+SmMask Controller::maskFor(int First, int Count) const {
+  SmMask M;
+  for (int I = First; I < First + Count && I < static_cast<int>(SmIds.size());
+       ++I)
+    if (I >= 0)
+      M.set(SmIds[static_cast<std::size_t>(I)]);
+  return M;
+}
+
+void Controller::onArrival(std::shared_ptr<KernelControl> K) {
+  if (!K)
+    return;
+  std::lock_guard<std::mutex> L(Mu);
+  Tracked T;
+  T.control = std::move(K);
+  T.alloc.id = T.control->id();
+  T.alloc.name = T.control->name();
+  // A fresh launch runs on every SM with its occupancy (initKnobs).
+  for (unsigned S : SmIds)
+    T.alloc.mask.set(S);
+  T.alloc.ctas_per_sm = std::min(T.control->occupancy(), kMaxCtasPerSm);
+  for (const KernelProfile &P : Profiles.kernels)
+    if (P.name == T.alloc.name)
+      T.profile = &P;
+  T.alloc.profiled = T.profile != nullptr;
+  if (!T.profile)
+    warnOnce("noprofile:" + T.alloc.name,
+             "kernel '" + T.alloc.name + "' has no profile" +
+                 (Profiles.source.empty() ? std::string()
+                                          : " in " + Profiles.source) +
+                 "; it gets an even share of the SMs");
+  if (Opts.trace) {
+    ControlProgress P;
+    T.control->progress(P);
+    Opts.trace->kernelArrival(T.alloc.id, T.alloc.name, P.total);
+    Opts.trace->kernelStart(T.alloc.id, T.alloc.name);
+  }
+  Kernels.push_back(std::move(T));
+  decideAndApply("arrival");
+}
+
+void Controller::onLastBlockTaken(unsigned long long Id) {
+  std::lock_guard<std::mutex> L(Mu);
+  for (Tracked &T : Kernels)
+    if (T.alloc.id == Id && !T.alloc.last_block_taken) {
+      T.alloc.last_block_taken = true;
+      if (Opts.trace)
+        Opts.trace->lastBlockTaken(Id, T.alloc.name);
+      decideAndApply("last_block_taken");
+      return;
+    }
+}
+
+void Controller::onDeparture(unsigned long long Id) {
+  std::lock_guard<std::mutex> L(Mu);
+  auto It = std::find_if(Kernels.begin(), Kernels.end(),
+                         [&](const Tracked &T) { return T.alloc.id == Id; });
+  if (It == Kernels.end())
+    return;
+  if (Opts.trace)
+    Opts.trace->kernelDone(Id, It->alloc.name);
+  Kernels.erase(It);
+  if (!Kernels.empty())
+    decideAndApply("departure");
+}
+
+void Controller::replan() {
+  std::lock_guard<std::mutex> L(Mu);
+  decideAndApply("request");
+}
+
+Plan Controller::lastPlan() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return Last;
+}
+
+std::vector<KernelAllocation> Controller::allocations() const {
+  std::lock_guard<std::mutex> L(Mu);
+  std::vector<KernelAllocation> Out;
+  for (const Tracked &T : Kernels)
+    Out.push_back(T.alloc);
+  return Out;
+}
+
+unsigned long long Controller::decisionCount() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return Decisions;
+}
+
+// Plans the kernels in Active (arrival order). Unprofiled kernels take the
+// last even shares; the policy plans the profiled ones on the SMs before
+// them. The returned plan names every active kernel once, with SM ordinals
+// over the whole GPU.
+Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
+                         std::vector<std::string> &Notes) {
+  const int N = static_cast<int>(SmIds.size());
+  std::vector<Tracked *> Prof, Unprof;
+  for (Tracked *T : Active)
+    (T->profile ? Prof : Unprof).push_back(T);
+
+  // More kernels than SMs: the latest arrivals wait (sms 0) until SMs free up.
+  std::vector<Tracked *> Queued;
+  while (static_cast<int>(Prof.size() + Unprof.size()) > N) {
+    Tracked *Last = Active.back();
+    Active.pop_back();
+    Queued.push_back(Last);
+    auto Drop = [&](std::vector<Tracked *> &V) {
+      V.erase(std::remove(V.begin(), V.end(), Last), V.end());
+    };
+    Drop(Prof);
+    Drop(Unprof);
+  }
+
+  std::vector<int> Shares =
+      policy::evenSplit(N, static_cast<int>(Prof.size() + Unprof.size()));
+  int Reserved = 0;
+  for (std::size_t I = 0; I < Unprof.size(); ++I)
+    Reserved += Shares[Shares.size() - 1 - I];
+  const int Budget = N - Reserved;
+
+  Plan Out;
+  Out.num_sms = N;
+  Out.policy = std::string(Pol->name());
+
+  if (!Prof.empty()) {
+    ProfileSet Set;
+    Set.source = Profiles.source.empty() ? "(controller)" : Profiles.source;
+    Set.gpu = Profiles.gpu;
+    Set.gpu.num_sms = Budget;
+    std::map<std::string, int> Seen;
+    for (Tracked *T : Prof) {
+      KernelProfile K = *T->profile;
+      // Two launches of one kernel: plan them as two kernels.
+      if (Seen[K.name]++ > 0)
+        K.name += "#" + std::to_string(T->alloc.id);
+      if (T->progress.total > 0)
+        K.total_blocks = static_cast<long long>(T->progress.total);
+      K.executed_blocks = static_cast<long long>(
+          std::min(T->progress.done, T->progress.total > 0 ? T->progress.total
+                                                           : T->progress.done));
+      if (K.total_blocks && K.executed_blocks > *K.total_blocks)
+        K.executed_blocks = *K.total_blocks;
+      Set.kernels.push_back(std::move(K));
+    }
+    Plan P;
+    bool Ok = false;
+    try {
+      P = Pol->decide(Set, Opts.policy_options);
+      Ok = true;
+      // The plan must name each kernel once and stay within the budget.
+      if (P.kernels.size() != Set.kernels.size())
+        Ok = false;
+      for (const KernelDecision &D : P.kernels)
+        if (D.sms < 0 || D.sm_first < 0 || D.sm_first + D.sms > Budget)
+          Ok = false;
+      if (!Ok)
+        warnOnce("badplan:" + std::string(Pol->name()),
+                 "policy " + std::string(Pol->name()) +
+                     " returned a plan outside the " + std::to_string(Budget) +
+                     " SMs it was given; using even");
+    } catch (const std::exception &E) {
+      warnOnce("policy:" + std::string(E.what()),
+               "policy " + std::string(Pol->name()) + " cannot decide (" +
+                   E.what() + "); using even");
+    }
+    if (!Ok) {
+      P = Fallback->decide(Set, Opts.policy_options);
+      Out.policy = std::string(Pol->name()) + "->even";
+    }
+    Out.mode = P.mode;
+    Out.gated_sms = P.gated_sms;
+    for (std::string &Note : P.notes)
+      Notes.push_back(std::move(Note));
+    // Map decisions back to kernels by (unique) name, in Prof order.
+    for (std::size_t I = 0; I < Prof.size(); ++I) {
+      const std::string &Name = Set.kernels[I].name;
+      auto It = std::find_if(P.kernels.begin(), P.kernels.end(),
+                             [&](const KernelDecision &D) { return D.name == Name; });
+      KernelDecision D = It != P.kernels.end() ? *It : KernelDecision{};
+      D.name = Name;
+      Out.kernels.push_back(std::move(D));
+    }
+  } else {
+    Out.mode = "even";
+  }
+
+  int Next = Budget;
+  for (std::size_t I = 0; I < Unprof.size(); ++I) {
+    KernelDecision D;
+    D.name = Unprof[I]->alloc.name;
+    D.sms = Shares[Prof.size() + I];
+    D.sm_first = Next;
+    D.klass = "unprofiled";
+    Next += D.sms;
+    Out.kernels.push_back(std::move(D));
+  }
+  for (Tracked *T : Queued) {
+    KernelDecision D;
+    D.name = T->alloc.name;
+    D.klass = "queued";
+    Out.kernels.push_back(std::move(D));
+    Notes.push_back(T->alloc.name + ": more kernels than SMs; waits (preempted)");
+  }
+  // Active order now matches Out.kernels: profiled, unprofiled, queued.
+  Active.clear();
+  Active.insert(Active.end(), Prof.begin(), Prof.end());
+  Active.insert(Active.end(), Unprof.begin(), Unprof.end());
+  Active.insert(Active.end(), Queued.rbegin(), Queued.rend());
+  (void)Trigger;
+  return Out;
+}
+
+void Controller::decideAndApply(const char *Trigger) {
+  // Progress first: finished kernels leave, the rest feed Eq. 1.
+  std::vector<Tracked *> Active;
+  for (Tracked &T : Kernels) {
+    Status S = T.control->progress(T.progress);
+    if (!S.ok())
+      check(T, S, "progress");
+    if (T.progress.finished ||
+        (T.progress.total > 0 && T.progress.taken >= T.progress.total))
+      T.alloc.last_block_taken = true;
+    if (!T.alloc.last_block_taken)
+      Active.push_back(&T);
+  }
+  if (Active.empty())
+    return;
+
+  std::vector<std::string> Notes;
+  Plan P = planFor(Active, Trigger, Notes);
+  P.notes = Notes;
+  ++Decisions;
+
+  if (Opts.trace) {
+    nlohmann::json Inputs = nlohmann::json::array();
+    for (const Tracked &T : Kernels)
+      Inputs.push_back({{"kernel", T.alloc.name},
+                        {"kernel_id", T.alloc.id},
+                        {"executed_blocks", T.progress.done},
+                        {"taken_blocks", T.progress.taken},
+                        {"total_blocks", T.progress.total},
+                        {"profiled", T.alloc.profiled},
+                        {"last_block_taken", T.alloc.last_block_taken}});
+    Opts.trace->decision(std::string(Pol->name()), Trigger,
+                         {{"kernels", Inputs}, {"sm_ids", SmIds}},
+                         policy::planToJson(P), P.notes);
+  }
+
+  // Targets.
+  std::vector<KernelAllocation> Targets;
+  for (std::size_t I = 0; I < Active.size(); ++I) {
+    const KernelDecision &D = P.kernels[I];
+    Tracked &T = *Active[I];
+    KernelAllocation A = T.alloc;
+    A.preempted = D.sms <= 0 || (D.round && *D.round > 0);
+    if (!A.preempted)
+      A.mask = maskFor(D.sm_first, D.sms);
+    unsigned Occ = std::min(T.control->occupancy(), kMaxCtasPerSm);
+    unsigned Ctas = D.ctas_per_sm > 0 ? static_cast<unsigned>(D.ctas_per_sm)
+                                      : (Occ > 0 ? Occ : T.alloc.ctas_per_sm);
+    if (Occ > 0)
+      Ctas = std::min(Ctas, Occ);
+    A.ctas_per_sm = std::max(1u, std::min(Ctas, kMaxCtasPerSm));
+    A.bypass_ctas_per_sm = std::min(
+        static_cast<unsigned>(std::max(0, D.bypass_ctas_per_sm)), A.ctas_per_sm);
+    Targets.push_back(A);
+  }
+  // Shrink every kernel first, then grow: SM sets stay disjoint throughout.
+  for (std::size_t I = 0; I < Active.size(); ++I)
+    applyShrink(*Active[I], Targets[I]);
+  for (std::size_t I = 0; I < Active.size(); ++I)
+    applyGrow(*Active[I], Targets[I]);
+  Last = std::move(P);
+}
+
+void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
+  KernelAllocation &Cur = T.alloc;
+  const unsigned long long Id = Cur.id;
+  if (Tgt.preempted && !Cur.preempted) {
+    check(T, T.control->preempt(), "preempt");
+    Cur.preempted = true;
+    if (Opts.trace)
+      Opts.trace->preempt(Id, Cur.name);
+  }
+  if (Tgt.preempted)
+    return; // keeps its mask; no CTA takes work while preempted
+  SmMask Keep = Cur.mask & Tgt.mask;
+  if (Keep != Cur.mask) {
+    check(T, T.control->setSmMask(Keep), "setSmMask");
+    Cur.mask = Keep;
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Keep));
+  }
+  if (Tgt.ctas_per_sm < Cur.ctas_per_sm) {
+    check(T, T.control->setCtasPerSm(Tgt.ctas_per_sm), "setCtasPerSm");
+    Cur.ctas_per_sm = Tgt.ctas_per_sm;
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Tgt.ctas_per_sm);
+  }
+  if (Tgt.bypass_ctas_per_sm != Cur.bypass_ctas_per_sm) {
+    check(T, T.control->setBypassCtasPerSm(Tgt.bypass_ctas_per_sm),
+          "setBypassCtasPerSm");
+    Cur.bypass_ctas_per_sm = Tgt.bypass_ctas_per_sm;
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "bypass_ctas_per_sm",
+                       Tgt.bypass_ctas_per_sm);
+  }
+}
+
+void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
+  KernelAllocation &Cur = T.alloc;
+  const unsigned long long Id = Cur.id;
+  if (Tgt.preempted) {
+    if (Opts.trace)
+      Opts.trace->allocation(Id, Cur.name, 0, Cur.ctas_per_sm, true);
+    return;
+  }
+  bool Gained = false;
+  if (Tgt.mask != Cur.mask) {
+    Gained = (Tgt.mask & ~Cur.mask).any();
+    check(T, T.control->setSmMask(Tgt.mask), "setSmMask");
+    Cur.mask = Tgt.mask;
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Tgt.mask));
+  }
+  if (Tgt.ctas_per_sm > Cur.ctas_per_sm) {
+    Gained = true;
+    check(T, T.control->setCtasPerSm(Tgt.ctas_per_sm), "setCtasPerSm");
+    Cur.ctas_per_sm = Tgt.ctas_per_sm;
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Tgt.ctas_per_sm);
+  }
+  if (Cur.preempted) {
+    check(T, T.control->resume(), "resume");
+    Cur.preempted = false;
+    if (Opts.trace)
+      Opts.trace->resume(Id, Cur.name);
+  } else if (Gained) {
+    check(T, T.control->grow(), "grow");
+    if (Opts.trace)
+      Opts.trace->knob(Id, Cur.name, "grow", true);
+  }
+  if (Opts.trace)
+    Opts.trace->allocation(Id, Cur.name,
+                           static_cast<unsigned>(Cur.mask.count()),
+                           Cur.ctas_per_sm, false);
+}
+
+} // namespace smpart

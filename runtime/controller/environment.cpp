@@ -1,0 +1,123 @@
+// SMPART_POLICY / SMPART_PROFILES / SMPART_TRACE / SMPART_PROFILE, checked
+// without CUDA. runtime_glue.cpp feeds it the device's SM ids.
+#include "smpart/controller.hpp"
+
+#include "smpart/policy/profile_loader.hpp"
+#include "smpart/trace.hpp"
+
+#include <filesystem>
+
+namespace smpart::controller {
+
+namespace {
+std::string policyList() {
+  std::string S;
+  for (const policy::Policy *P : policy::allPolicies())
+    S += (S.empty() ? "" : ", ") + std::string(P->name());
+  return S;
+}
+
+std::string value(const std::function<const char *(const char *)> &GetEnv,
+                  const char *Name) {
+  const char *V = GetEnv(Name);
+  return V ? std::string(V) : std::string();
+}
+
+bool parentWritable(const std::string &Path) {
+  std::filesystem::path P(Path);
+  std::filesystem::path Dir = P.parent_path();
+  if (Dir.empty())
+    Dir = ".";
+  std::error_code EC;
+  return std::filesystem::is_directory(Dir, EC);
+}
+} // namespace
+
+EnvConfig configureFromEnvironment(
+    const std::function<const char *(const char *)> &GetEnv,
+    const std::vector<unsigned> &SmIds) {
+  EnvConfig C;
+  const std::string PolicyName = value(GetEnv, "SMPART_POLICY");
+  const std::string ProfilesPath = value(GetEnv, "SMPART_PROFILES");
+  const std::string TracePath = value(GetEnv, "SMPART_TRACE");
+  const std::string ProfileOut = value(GetEnv, "SMPART_PROFILE");
+  const std::string Suffix = "; running without the controller";
+
+  if (PolicyName.empty() && ProfilesPath.empty() && TracePath.empty() &&
+      ProfileOut.empty())
+    return C;
+
+  const policy::Policy *Pol = nullptr;
+  if (!PolicyName.empty()) {
+    Pol = policy::findPolicy(PolicyName);
+    if (!Pol) {
+      C.error = "smpart: SMPART_POLICY=" + PolicyName +
+                ": unknown policy (one of: " + policyList() + ")" + Suffix;
+      return C;
+    }
+  } else if (!ProfilesPath.empty()) {
+    C.error = "smpart: SMPART_PROFILES is set but SMPART_POLICY is not "
+              "(one of: " + policyList() + ")" + Suffix;
+    return C;
+  }
+  if (Pol && ProfilesPath.empty() && Pol->name() != "even") {
+    C.error = "smpart: SMPART_POLICY=" + PolicyName +
+              " needs SMPART_PROFILES=profiles.json (only even runs without "
+              "profiles)" + Suffix;
+    return C;
+  }
+  if (!ProfileOut.empty() && Pol) {
+    C.error = "smpart: SMPART_PROFILE measures kernels alone; unset "
+              "SMPART_POLICY to profile" + Suffix;
+    return C;
+  }
+  if (!ProfileOut.empty() && !parentWritable(ProfileOut)) {
+    C.error = "smpart: SMPART_PROFILE=" + ProfileOut +
+              ": directory does not exist" + Suffix;
+    return C;
+  }
+  if (Pol && SmIds.empty()) {
+    C.error = "smpart: SMPART_POLICY=" + PolicyName +
+              ": the device reports no SMs" + Suffix;
+    return C;
+  }
+
+  policy::ProfileSet Profiles;
+  if (!ProfilesPath.empty()) {
+    try {
+      Profiles = policy::loadProfiles(ProfilesPath);
+    } catch (const std::exception &E) {
+      C.error = "smpart: SMPART_PROFILES: " + std::string(E.what()) + Suffix;
+      return C;
+    }
+  } else {
+    Profiles.gpu.num_sms = static_cast<int>(SmIds.size());
+  }
+
+  std::unique_ptr<trace::TraceWriter> Trace;
+  if (!TracePath.empty()) {
+    std::string Err;
+    Trace = trace::TraceWriter::open(TracePath, &Err);
+    if (!Trace) {
+      C.error = "smpart: SMPART_TRACE: " + Err + Suffix;
+      return C;
+    }
+  }
+
+  // Everything is valid: activate.
+  trace::TraceWriter *TraceRaw = Trace.get();
+  if (Trace) {
+    trace::setGlobal(std::move(Trace));
+    C.trace = true;
+  }
+  if (Pol) {
+    ControllerOptions O;
+    O.trace = TraceRaw;
+    C.controller = std::make_unique<Controller>(*Pol, std::move(Profiles),
+                                                SmIds, std::move(O));
+  }
+  C.profile_out = ProfileOut;
+  return C;
+}
+
+} // namespace smpart::controller

@@ -1,0 +1,257 @@
+// The only file that connects the CUDA-free controller, profiler and trace
+// to libsmpart. Written against the runtime API additions announced for
+// main (DeviceInfo::sm_ids + smpart::deviceInfo(), KernelHandle::id(),
+// Progress::finished, smpart::LaunchObserver + setLaunchObserver()); CMake
+// builds it only once runtime.hpp declares setLaunchObserver.
+//
+//   HandleControl       smpart::KernelHandle -> smpart::KernelControl
+//   ControllerObserver  launch events -> Controller::onArrival/...
+//   TraceObserver       launch events -> trace (when no controller traces)
+//   ProfileObserver     SMPART_PROFILE: a live sweep per launch, written
+//                       as smpart.profiles/1 at exit
+//   initFromEnvironment SMPART_* -> the observers above
+#include "smpart/controller.hpp"
+#include "smpart/profiler.hpp"
+#include "smpart/runtime.hpp"
+#include "smpart/trace.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace smpart {
+namespace {
+
+class HandleControl : public KernelControl {
+public:
+  explicit HandleControl(KernelHandle H) : H(std::move(H)) {}
+  unsigned long long id() const override { return H.id(); }
+  std::string name() const override { return H.name() ? H.name() : ""; }
+  unsigned occupancy() const override { return H.occupancy(); }
+  Status setSmMask(const SmMask &M) override { return H.setSmMask(M); }
+  Status setCtasPerSm(unsigned N) override { return H.setCtasPerSm(N); }
+  Status setBypassCtasPerSm(unsigned N) override {
+    return H.setBypassCtasPerSm(N);
+  }
+  Status preempt() override { return H.preempt(); }
+  Status resume() override { return H.resume(0); }
+  Status grow() override { return H.grow(0); }
+  Status progress(ControlProgress &Out) const override {
+    Progress P;
+    Status S = H.progress(P);
+    Out.taken = P.taken;
+    Out.done = P.done;
+    Out.total = P.total;
+    Out.finished = P.finished;
+    return S;
+  }
+
+private:
+  mutable KernelHandle H; // knob calls are non-const on the handle
+};
+
+class ControllerObserver : public LaunchObserver {
+public:
+  explicit ControllerObserver(std::unique_ptr<Controller> C)
+      : C(std::move(C)) {}
+  void onLaunch(const KernelHandle &H) override {
+    if (H.valid() && !H.opaque())
+      C->onArrival(std::make_shared<HandleControl>(H));
+  }
+  void onLastBlockTaken(const KernelHandle &H) override {
+    C->onLastBlockTaken(H.id());
+  }
+  void onDone(const KernelHandle &H) override { C->onDeparture(H.id()); }
+
+private:
+  std::unique_ptr<Controller> C;
+};
+
+class TraceObserver : public LaunchObserver {
+public:
+  void onLaunch(const KernelHandle &H) override {
+    if (auto *T = trace::global()) {
+      T->kernelArrival(H.id(), H.name() ? H.name() : "", H.totalBlocks());
+      T->kernelStart(H.id(), H.name() ? H.name() : "");
+    }
+  }
+  void onLastBlockTaken(const KernelHandle &H) override {
+    if (auto *T = trace::global())
+      T->lastBlockTaken(H.id(), H.name() ? H.name() : "");
+  }
+  void onDone(const KernelHandle &H) override {
+    if (auto *T = trace::global())
+      T->kernelDone(H.id(), H.name() ? H.name() : "");
+  }
+};
+
+// SMPART_PROFILE: sweeps each launch while it runs (one kernel at a time:
+// launches that overlap a sweep run untouched and are not measured).
+class ProfileObserver : public LaunchObserver {
+public:
+  ProfileObserver(std::string Path, const DeviceInfo &D)
+      : Path(std::move(Path)), Ids(D.sm_ids), Builder(gpuOf(D)) {}
+  ~ProfileObserver() override { finish(); }
+
+  void onLaunch(const KernelHandle &H) override {
+    std::lock_guard<std::mutex> L(Mu);
+    if (Busy || !H.valid() || H.opaque())
+      return;
+    Busy = true;
+    SweepId = H.id();
+    Builder.addLaunch(H.name() ? H.name() : "", H.totalBlocks());
+    auto Control = std::make_shared<HandleControl>(H);
+    const unsigned NumSms = static_cast<unsigned>(Ids.size());
+    profiler::SweepOptions O;
+    O.steps = profiler::defaultSchedule(NumSms, H.occupancy());
+    Stop = false;
+    Worker = std::thread([this, Control, NumSms, O,
+                          Name = std::string(H.name() ? H.name() : "")] {
+      profiler::SweepDriver D(*Control, Ids, O);
+      auto Start = std::chrono::steady_clock::now();
+      auto &Nvml = profiler::NvmlPower::instance();
+      std::map<std::pair<unsigned, unsigned>, std::pair<double, unsigned>> Power;
+      while (!Stop) {
+        double Now = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - Start)
+                         .count();
+        if (!D.tick(Now))
+          break;
+        if (auto Cur = D.current(); Cur && Nvml.available()) {
+          double W = 0;
+          if (Nvml.sampleWatts(0, W, nullptr)) {
+            auto &Acc = Power[{Cur->sms, Cur->ctas_per_sm}];
+            Acc.first += W;
+            ++Acc.second;
+          }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+      }
+      std::lock_guard<std::mutex> L(Mu);
+      for (const profiler::RateSample &S : D.sweep().samples()) {
+        std::optional<double> W;
+        auto It = Power.find({S.step.sms, S.step.ctas_per_sm});
+        if (It != Power.end() && It->second.second)
+          W = It->second.first / It->second.second;
+        Builder.addSample(Name, S, NumSms, W);
+      }
+    });
+  }
+  void onLastBlockTaken(const KernelHandle &) override {}
+  void onDone(const KernelHandle &H) override {
+    std::thread T;
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      if (!Busy || H.id() != SweepId)
+        return;
+      Stop = true;
+      T = std::move(Worker);
+    }
+    if (T.joinable())
+      T.join();
+    std::lock_guard<std::mutex> L(Mu);
+    Busy = false;
+    write();
+  }
+  void finish() {
+    std::thread T;
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      Stop = true;
+      T = std::move(Worker);
+    }
+    if (T.joinable())
+      T.join();
+    std::lock_guard<std::mutex> L(Mu);
+    write();
+  }
+
+private:
+  static policy::GpuSpec gpuOf(const DeviceInfo &D) {
+    policy::GpuSpec G;
+    G.num_sms = static_cast<int>(D.sm_ids.size());
+    if (D.max_threads_per_sm)
+      G.max_threads_per_sm = D.max_threads_per_sm;
+    if (D.max_blocks_per_sm)
+      G.max_blocks_per_sm = D.max_blocks_per_sm;
+    return G;
+  }
+  void write() {
+    std::string Err;
+    if (!Builder.write(Path, &Err) && !Warned) {
+      Warned = true;
+      std::fprintf(stderr, "smpart: %s\n", Err.c_str());
+    }
+  }
+
+  std::string Path;
+  std::vector<unsigned> Ids;
+  profiler::ProfileBuilder Builder;
+  std::mutex Mu;
+  std::thread Worker;
+  std::atomic<bool> Stop{false};
+  bool Busy = false, Warned = false;
+  unsigned long long SweepId = 0;
+};
+
+class FanOut : public LaunchObserver {
+public:
+  std::vector<std::shared_ptr<LaunchObserver>> All;
+  void onLaunch(const KernelHandle &H) override {
+    for (auto &O : All)
+      O->onLaunch(H);
+  }
+  void onLastBlockTaken(const KernelHandle &H) override {
+    for (auto &O : All)
+      O->onLastBlockTaken(H);
+  }
+  void onDone(const KernelHandle &H) override {
+    for (auto &O : All)
+      O->onDone(H);
+  }
+};
+
+} // namespace
+
+std::string controller::initFromEnvironment() {
+  static std::once_flag Once;
+  static std::string Result;
+  std::call_once(Once, [] {
+    auto Get = [](const char *N) -> const char * { return std::getenv(N); };
+    const bool Any = Get("SMPART_POLICY") || Get("SMPART_PROFILES") ||
+                     Get("SMPART_TRACE") || Get("SMPART_PROFILE");
+    if (!Any)
+      return;
+    DeviceInfo D;
+    if (Status S = deviceInfo(D); !S.ok()) {
+      Result = "smpart: " + S.message() + "; running without the controller";
+      return;
+    }
+    EnvConfig C = configureFromEnvironment(Get, D.sm_ids);
+    if (!C.error.empty()) {
+      Result = C.error;
+      return;
+    }
+    auto Fan = std::make_shared<FanOut>();
+    if (C.controller)
+      Fan->All.push_back(
+          std::make_shared<ControllerObserver>(std::move(C.controller)));
+    else if (C.trace)
+      Fan->All.push_back(std::make_shared<TraceObserver>());
+    if (!C.profile_out.empty()) {
+      auto P = std::make_shared<ProfileObserver>(C.profile_out, D);
+      Fan->All.push_back(P);
+      // Written after each swept launch and once more at exit.
+      static std::shared_ptr<ProfileObserver> AtExit = P;
+      std::atexit([] { AtExit->finish(); });
+    }
+    setLaunchObserver(Fan);
+  });
+  return Result;
+}
+
+} // namespace smpart

@@ -1,0 +1,497 @@
+#include "fake_kernel.hpp"
+
+#include "smpart/controller.hpp"
+#include "smpart/policy/profile_loader.hpp"
+#include "smpart/trace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <unistd.h>
+
+using namespace smpart;
+using smpart::testing::Call;
+using smpart::testing::FakeKernel;
+
+namespace {
+
+const std::string Examples = SMPART_POLICY_EXAMPLES;
+
+policy::ProfileSet examples(const char *Name) {
+  return policy::loadProfiles(Examples + "/" + Name);
+}
+
+std::vector<unsigned> denseIds(unsigned N) {
+  std::vector<unsigned> V;
+  for (unsigned I = 0; I < N; ++I)
+    V.push_back(I);
+  return V;
+}
+
+// 10 SMs whose %smid values are not dense (as on real GPUs with disabled
+// TPCs), given out of order.
+const std::vector<unsigned> SparseIds = {21, 1, 3, 4, 7, 8, 9, 12, 15, 20};
+
+struct World {
+  std::vector<Call> Log;
+  std::vector<std::shared_ptr<FakeKernel>> Kernels;
+  std::vector<std::string> Warnings;
+  std::vector<unsigned> Ids;
+  bool Spatial = true;
+  int Violations = 0;
+
+  explicit World(std::vector<unsigned> SmIds) : Ids(std::move(SmIds)) {}
+
+  std::shared_ptr<FakeKernel> make(unsigned long long Id, const std::string &N,
+                                   unsigned long long Total, unsigned Occ = 8) {
+    auto K = std::make_shared<FakeKernel>(Id, N, Total, Occ, Ids, &Log);
+    K->OnMaskWrite = [this] { checkDisjoint(); };
+    Kernels.push_back(K);
+    return K;
+  }
+  // Spatial policies: the SM overlap between kernels that can still take
+  // blocks never grows with a knob write, and is zero once an event has been
+  // handled (settled()). A kernel launched before the controller hears of
+  // it runs on every SM, so its arrival starts with overlap; the runtime
+  // removes that window by telling the controller before the first CTA.
+  std::size_t overlap() const {
+    std::size_t O = 0;
+    for (std::size_t I = 0; I < Kernels.size(); ++I)
+      for (std::size_t J = I + 1; J < Kernels.size(); ++J) {
+        auto &A = *Kernels[I], &B = *Kernels[J];
+        if (A.Preempted || B.Preempted || A.P.taken >= A.P.total ||
+            B.P.taken >= B.P.total || !A.Started || !B.Started)
+          continue;
+        O += (A.Mask & B.Mask).count();
+      }
+    return O;
+  }
+  std::size_t LastOverlap = 0;
+  void checkDisjoint() {
+    if (!Spatial)
+      return;
+    std::size_t O = overlap();
+    if (O > LastOverlap)
+      ++Violations;
+    LastOverlap = O;
+  }
+  /// Call before handing the controller an event.
+  void beforeEvent() { LastOverlap = overlap(); }
+  /// Call after the controller handled an event.
+  void settled() {
+    if (Spatial && overlap() != 0)
+      ++Violations;
+    LastOverlap = 0;
+  }
+  ControllerOptions options() {
+    ControllerOptions O;
+    O.warn = [this](const std::string &W) { Warnings.push_back(W); };
+    return O;
+  }
+};
+
+SmMask maskOf(std::initializer_list<unsigned> Ids) {
+  SmMask M;
+  for (unsigned I : Ids)
+    M.set(I);
+  return M;
+}
+
+const policy::Policy &pol(const char *Name) {
+  const policy::Policy *P = policy::findPolicy(Name);
+  EXPECT_NE(P, nullptr) << Name;
+  return *P;
+}
+
+TEST(Controller, FirstKernelGetsEveryRealSm) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8, 9, 12, 15, 20, 21}));
+  EXPECT_EQ(C.decisionCount(), 1u);
+  EXPECT_TRUE(W.Warnings.empty());
+}
+
+TEST(Controller, ArrivalSplitsRealIdsDisjointlyAndDepartureGivesThemBack) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000);
+  auto B = W.make(2, "stream_triad", 1000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  W.Log.clear();
+  B->Started = true; // launched on every SM before the controller hears of it
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  // even: first kernel gets ordinals [0,5), second [5,10), over sorted ids.
+  EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8}));
+  EXPECT_EQ(B->Mask, maskOf({9, 12, 15, 20, 21}));
+  // A only shrank: no grow; B shrank from "all" too.
+  for (const Call &Cl : W.Log)
+    EXPECT_NE(Cl.what, "grow") << Cl.id;
+  // Disjoint after every write once both had been told (B was launched on
+  // all SMs, so the very first write to A is checked against B = all).
+  W.Log.clear();
+  W.Violations = 0;
+  W.beforeEvent();
+  C.onDeparture(2);
+  W.settled();
+  EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8, 9, 12, 15, 20, 21}));
+  bool Grew = false;
+  for (const Call &Cl : W.Log)
+    Grew |= Cl.id == 1 && Cl.what == "grow";
+  EXPECT_TRUE(Grew) << "a kernel that gains SMs is grown";
+  ASSERT_EQ(C.allocations().size(), 1u);
+}
+
+TEST(Controller, ShrinkHappensBeforeAnyGrowAcrossKernels) {
+  // cd-search on the pair: sgemm 84, stream_triad 48 of 132 SMs. Start from
+  // even (66/66) by arriving under a different order of events, then ask for
+  // a re-plan: every mask write that removes SMs precedes every write that
+  // adds SMs.
+  World W(denseIds(132));
+  Controller C(pol("cd-search"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 100000);
+  auto B = W.make(2, "stream_triad", 100000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  EXPECT_EQ(W.Violations, 0);
+  EXPECT_EQ(A->Mask.count(), 84u);
+  EXPECT_EQ(B->Mask.count(), 48u);
+  EXPECT_FALSE((A->Mask & B->Mask).any());
+  EXPECT_TRUE(A->Mask.test(0));   // first kernel from SM 0
+  EXPECT_TRUE(B->Mask.test(131)); // second up to the last
+  // Plan's ctas_per_sm applied (sgemm 4, stream_triad 8 in the example plan).
+  EXPECT_EQ(A->Ctas, 4u);
+  EXPECT_EQ(B->Ctas, 8u);
+}
+
+TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000);
+  auto B = W.make(2, "stream_triad", 1000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  SmMask AMask = A->Mask;
+  A->P.taken = 1000; // all blocks taken, some still running
+  W.beforeEvent();
+  C.onLastBlockTaken(1);
+  W.settled();
+  EXPECT_EQ(A->Mask, AMask);
+  EXPECT_EQ(B->Mask.count(), 10u);
+  auto Allocs = C.allocations();
+  ASSERT_EQ(Allocs.size(), 2u);
+  EXPECT_TRUE(Allocs[0].last_block_taken);
+}
+
+TEST(Controller, UnprofiledKernelGetsEvenShareAndOneWarning) {
+  World W(denseIds(12));
+  Controller C(pol("cd-search"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 100000);
+  auto U1 = W.make(2, "mystery", 100);
+  auto U2 = W.make(3, "mystery", 100);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  U1->Started = true;
+  W.beforeEvent();
+  C.onArrival(U1);
+  W.settled();
+  U2->Started = true;
+  W.beforeEvent();
+  C.onArrival(U2);
+  W.settled();
+  EXPECT_EQ(W.Violations, 0);
+  // 12 SMs / 3 kernels: the unprofiled ones hold the last two even shares.
+  EXPECT_EQ(U1->Mask.count(), 4u);
+  EXPECT_EQ(U2->Mask.count(), 4u);
+  EXPECT_EQ(A->Mask.count(), 4u);
+  EXPECT_TRUE(U2->Mask.test(11));
+  int NoProfile = 0;
+  for (const std::string &S : W.Warnings)
+    NoProfile += S.find("'mystery' has no profile") != std::string::npos;
+  EXPECT_EQ(NoProfile, 1);
+}
+
+TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
+  World W(denseIds(132));
+  W.Spatial = false;
+  auto Profiles = examples("compute_memory_pair.json");
+  Controller C(pol("greedy"), Profiles, W.Ids, W.options());
+  auto A = W.make(1, "sgemm", 100000, 8);
+  auto B = W.make(2, "stream_triad", 100000, 8);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  EXPECT_EQ(A->Mask.count(), 132u);
+  EXPECT_EQ(B->Mask.count(), 132u);
+  policy::Plan P = C.lastPlan();
+  ASSERT_EQ(P.kernels.size(), 2u);
+  EXPECT_EQ(A->Ctas, static_cast<unsigned>(std::min(P.kernels[0].ctas_per_sm, 8)));
+  EXPECT_EQ(B->Ctas, static_cast<unsigned>(std::min(P.kernels[1].ctas_per_sm, 8)));
+  EXPECT_GE(A->Ctas, 1u);
+}
+
+TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
+  World W(denseIds(8));
+  Controller C(pol("hsm-fair"), examples("compute_compute_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000);
+  auto B = W.make(2, "nbody", 1000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  W.beforeEvent();
+  C.replan();
+  W.settled();
+  EXPECT_EQ(A->Mask.count(), 4u);
+  EXPECT_EQ(B->Mask.count(), 4u);
+  EXPECT_EQ(C.lastPlan().policy, "hsm-fair->even");
+  ASSERT_EQ(W.Warnings.size(), 1u);
+  EXPECT_NE(W.Warnings[0].find("shared: missing"), std::string::npos)
+      << W.Warnings[0];
+}
+
+TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
+  World W(denseIds(2));
+  Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
+  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100), K3 = W.make(3, "c", 100);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  K3->Started = true;
+  W.beforeEvent();
+  C.onArrival(K3);
+  W.settled();
+  EXPECT_TRUE(K3->Preempted);
+  EXPECT_FALSE(A->Preempted);
+  EXPECT_EQ(W.Violations, 0);
+  W.beforeEvent();
+  C.onDeparture(1);
+  W.settled();
+  EXPECT_FALSE(K3->Preempted);
+  EXPECT_EQ(K3->Mask.count(), 1u);
+  EXPECT_FALSE((K3->Mask & B->Mask).any());
+}
+
+TEST(Controller, ProgressFeedsThePolicyAndTheTrace) {
+  namespace fs = std::filesystem;
+  std::string Path = (fs::temp_directory_path() /
+                      ("smpart-ctl-" + std::to_string(getpid()) + ".json"))
+                         .string();
+  auto T = trace::TraceWriter::open(Path, nullptr);
+  ASSERT_TRUE(T);
+  World W(denseIds(132));
+  W.Spatial = false;
+  ControllerOptions O = W.options();
+  O.trace = T.get();
+  Controller C(pol("greedy"), examples("compute_memory_pair.json"), W.Ids, O);
+  auto A = W.make(1, "sgemm", 12000);
+  auto B = W.make(2, "stream_triad", 12000);
+  A->Started = true;
+  W.beforeEvent();
+  C.onArrival(A);
+  W.settled();
+  A->P.done = A->P.taken = 9000;
+  B->Started = true;
+  W.beforeEvent();
+  C.onArrival(B);
+  W.settled();
+  ASSERT_TRUE(T->flush());
+  std::ifstream In(Path);
+  std::stringstream SS;
+  SS << In.rdbuf();
+  auto Doc = nlohmann::json::parse(SS.str(), nullptr, false);
+  ASSERT_FALSE(Doc.is_discarded());
+  const nlohmann::json *Last = nullptr;
+  int Decisions = 0;
+  for (const auto &E : Doc["traceEvents"])
+    if (E["name"] == "decision") {
+      Last = &E;
+      ++Decisions;
+    }
+  ASSERT_EQ(Decisions, 2);
+  const auto &Inputs = (*Last)["args"]["inputs"]["kernels"];
+  EXPECT_EQ(Inputs[0]["executed_blocks"], 9000);
+  EXPECT_EQ(Inputs[0]["total_blocks"], 12000);
+  EXPECT_EQ((*Last)["args"]["trigger"], "arrival");
+  EXPECT_EQ((*Last)["args"]["plan"]["schema"], "smpart.plan/1");
+  // Greedy (SiM Alg. 1) serves the largest remaining time first: with 3/4
+  // of sgemm done, stream_triad gets at least as many CTAs per SM.
+  policy::Plan P = C.lastPlan();
+  EXPECT_GE(P.kernels[1].ctas_per_sm, P.kernels[0].ctas_per_sm);
+  std::remove(Path.c_str());
+}
+
+// A randomised co-run: kernels arrive over time, run at a rate proportional
+// to what they hold, notify last-block-taken and depart. Under every spatial
+// policy the masks of kernels still taking blocks never overlap, every
+// kernel finishes, and the SMs of departed kernels go to the others.
+TEST(Controller, RandomCoRunsUnderEveryPolicy) {
+  for (const policy::Policy *P : policy::allPolicies()) {
+    const std::string Name(P->name());
+    const bool Spatial = Name != "greedy" && Name != "tlp";
+    for (unsigned Seed = 1; Seed <= 20; ++Seed) {
+      std::mt19937 Rng(Seed);
+      World W(denseIds(132));
+      W.Spatial = Spatial;
+      Controller C(*P, examples("compute_memory_pair.json"), W.Ids,
+                   W.options());
+      const char *Names[] = {"sgemm", "stream_triad", "other"};
+      int Arrived = 0;
+      const int Total = 2 + static_cast<int>(Rng() % 3);
+      std::map<unsigned long long, bool> Notified, Departed;
+      for (int Step = 0; Step < 100000; ++Step) {
+        if (Arrived < Total && (Step == 0 || Rng() % 4 == 0)) {
+          ++Arrived;
+          auto K = W.make(Arrived, Names[Rng() % 3],
+                          20000 + Rng() % 20000);
+          K->Started = true;
+          W.beforeEvent();
+          C.onArrival(K);
+          W.settled();
+        }
+        bool AllGone = Arrived == Total;
+        for (auto &K : W.Kernels) {
+          if (Departed[K->Id])
+            continue;
+          AllGone = false;
+          K->advance();
+          if (K->P.taken >= K->P.total && !Notified[K->Id]) {
+            Notified[K->Id] = true;
+            W.beforeEvent();
+            C.onLastBlockTaken(K->Id);
+            W.settled();
+          } else if (Notified[K->Id]) {
+            Departed[K->Id] = true;
+            W.beforeEvent();
+            C.onDeparture(K->Id);
+            W.settled();
+          }
+        }
+        if (AllGone)
+          break;
+      }
+      for (auto &K : W.Kernels)
+        EXPECT_EQ(K->P.done, K->P.total) << Name << " seed " << Seed;
+      EXPECT_EQ(W.Violations, 0) << Name << " seed " << Seed;
+      EXPECT_TRUE(C.allocations().empty()) << Name;
+    }
+  }
+}
+
+// ---- environment ----
+
+struct Env {
+  std::map<std::string, std::string> Vars;
+  std::function<const char *(const char *)> fn() {
+    return [this](const char *N) -> const char * {
+      auto It = Vars.find(N);
+      return It == Vars.end() ? nullptr : It->second.c_str();
+    };
+  }
+};
+
+TEST(Environment, NothingSetMeansInactiveAndNoError) {
+  Env E;
+  auto C = controller::configureFromEnvironment(E.fn(), denseIds(4));
+  EXPECT_TRUE(C.error.empty());
+  EXPECT_FALSE(C.active());
+}
+
+TEST(Environment, InvalidSettingsGiveOneLineAndActivateNothing) {
+  std::vector<std::pair<std::map<std::string, std::string>, std::string>> Cases = {
+      {{{"SMPART_POLICY", "fastest"}}, "SMPART_POLICY=fastest: unknown policy (one of: even"},
+      {{{"SMPART_PROFILES", Examples + "/compute_memory_pair.json"}},
+       "SMPART_PROFILES is set but SMPART_POLICY is not"},
+      {{{"SMPART_POLICY", "cd-search"}}, "needs SMPART_PROFILES"},
+      {{{"SMPART_POLICY", "even"}, {"SMPART_PROFILES", "/nonexistent/p.json"}},
+       "SMPART_PROFILES: /nonexistent/p.json: (file): expected a readable file"},
+      {{{"SMPART_POLICY", "even"},
+        {"SMPART_PROFILES", Examples + "/compute_memory_plan.json"}},
+       "schema: expected \"smpart.profiles/1\""},
+      {{{"SMPART_POLICY", "even"}, {"SMPART_TRACE", "/nonexistent/t.json"}},
+       "SMPART_TRACE: trace: cannot write /nonexistent/t.json"},
+      {{{"SMPART_PROFILE", "/nonexistent/out.json"}}, "SMPART_PROFILE=/nonexistent/out.json"},
+      {{{"SMPART_PROFILE", "out.json"}, {"SMPART_POLICY", "even"}},
+       "SMPART_PROFILE measures kernels alone"},
+  };
+  for (auto &[Vars, Expect] : Cases) {
+    Env E;
+    E.Vars = Vars;
+    auto C = controller::configureFromEnvironment(E.fn(), denseIds(132));
+    EXPECT_NE(C.error.find(Expect), std::string::npos) << C.error;
+    EXPECT_EQ(C.error.find('\n'), std::string::npos);
+    EXPECT_NE(C.error.find("running without the controller"), std::string::npos);
+    EXPECT_FALSE(C.active()) << C.error;
+    EXPECT_EQ(trace::global(), nullptr);
+  }
+}
+
+TEST(Environment, ValidSettingsBuildTheControllerAndTrace) {
+  namespace fs = std::filesystem;
+  std::string Path = (fs::temp_directory_path() /
+                      ("smpart-env-" + std::to_string(getpid()) + ".json"))
+                         .string();
+  Env E;
+  E.Vars = {{"SMPART_POLICY", "cd-search"},
+            {"SMPART_PROFILES", Examples + "/compute_memory_pair.json"},
+            {"SMPART_TRACE", Path}};
+  auto C = controller::configureFromEnvironment(E.fn(), denseIds(132));
+  ASSERT_TRUE(C.error.empty()) << C.error;
+  ASSERT_TRUE(C.controller);
+  EXPECT_EQ(C.controller->policy().name(), "cd-search");
+  EXPECT_TRUE(C.trace);
+  ASSERT_NE(trace::global(), nullptr);
+  EXPECT_EQ(trace::global()->path(), Path);
+  trace::setGlobal(nullptr);
+  EXPECT_TRUE(fs::exists(Path));
+  std::remove(Path.c_str());
+}
+
+} // namespace

@@ -1,0 +1,147 @@
+// smpart::Controller: applies a policy's plan to running kernels.
+//
+// It holds a policy (any of smpart::policy::allPolicies()), a profile set and
+// the GPU's real SM ids, and re-plans on kernel arrival, on the early
+// notification (last block taken), on departure and on request. Each
+// re-plan reads every kernel's progress (executed logical blocks, SiM Eq. 1:
+// the policy sees executed_blocks/total_blocks), asks the policy for a plan
+// and turns it into knob writes:
+//  - SM ranges [sm_first, sm_first + sms) are ordinal positions, mapped onto
+//    the real SM ids (ascending, not dense); spatial policies' sets are
+//    disjoint at every moment: every kernel first shrinks to (old ∩ new),
+//    then grows to new;
+//  - ctas_per_sm (0 = the kernel's occupancy) and bypass_ctas_per_sm;
+//  - sms == 0 or a later power-aware round: preempt; back in the plan: resume;
+//  - more SMs or more CTAs per SM than before: grow().
+// Kernels whose last block was taken keep their knobs and leave the plan
+// (no change can speed them up; SiM Sec. 3.2). Kernels without a profile get
+// an even share of the SMs (their own range) and one warning per name; the
+// profiled ones are planned by the policy on the remaining SMs. A policy that
+// refuses the inputs (a field missing, too many kernels) makes the decision
+// fall back to `even`, with the policy's message as a one-time warning.
+//
+// Thread-safe: every entry point takes one mutex; knob calls are made with it
+// held (KernelControl implementations must not call back into the controller).
+#pragma once
+
+#include "smpart/kernel_control.hpp"
+#include "smpart/policy/plan.hpp"
+#include "smpart/policy/policy.hpp"
+#include "smpart/policy/profile.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace smpart {
+
+namespace trace {
+class TraceWriter;
+}
+
+struct ControllerOptions {
+  policy::PolicyOptions policy_options;
+  /// Where decisions, knob writes and kernel events go (may be null).
+  trace::TraceWriter *trace = nullptr;
+  /// One-line warnings; default: "smpart: warning: ..." on stderr.
+  std::function<void(const std::string &)> warn;
+};
+
+/// What the controller last applied to one kernel.
+struct KernelAllocation {
+  unsigned long long id = 0;
+  std::string name;
+  SmMask mask;
+  unsigned ctas_per_sm = 0;
+  unsigned bypass_ctas_per_sm = 0;
+  bool preempted = false;
+  bool profiled = false;
+  bool last_block_taken = false;
+};
+
+class Controller {
+public:
+  /// \p SmIds: the GPU's real SM ids (any order; sorted here). Must not be
+  /// empty. \p Profiles may hold no kernels (every kernel then gets an even
+  /// share); its gpu spec is used for occupancy, num_sms is taken from SmIds.
+  Controller(const policy::Policy &Policy, policy::ProfileSet Profiles,
+             std::vector<unsigned> SmIds, ControllerOptions Options = {});
+
+  void onArrival(std::shared_ptr<KernelControl> Kernel);
+  void onLastBlockTaken(unsigned long long Id);
+  void onDeparture(unsigned long long Id);
+  /// Re-plans now (e.g. after new profiles or on a timer).
+  void replan();
+
+  const policy::Policy &policy() const { return *Pol; }
+  /// The last plan applied (empty kernels before the first decision).
+  policy::Plan lastPlan() const;
+  /// Kernels the controller tracks (arrived, not departed), arrival order.
+  std::vector<KernelAllocation> allocations() const;
+  unsigned long long decisionCount() const;
+
+private:
+  struct Tracked {
+    std::shared_ptr<KernelControl> control;
+    KernelAllocation alloc;
+    ControlProgress progress;
+    const policy::KernelProfile *profile = nullptr;
+  };
+
+  void decideAndApply(const char *Trigger);
+  policy::Plan planFor(std::vector<Tracked *> &Active, const char *Trigger,
+                       std::vector<std::string> &Notes);
+  SmMask maskFor(int First, int Count) const;
+  void applyShrink(Tracked &T, const KernelAllocation &Target);
+  void applyGrow(Tracked &T, const KernelAllocation &Target);
+  void warnOnce(const std::string &Key, const std::string &Message);
+  void check(Tracked &T, const Status &S, const char *What);
+
+  const policy::Policy *Pol;
+  const policy::Policy *Fallback;
+  policy::ProfileSet Profiles;
+  std::vector<unsigned> SmIds;
+  ControllerOptions Opts;
+
+  mutable std::mutex Mu;
+  std::vector<Tracked> Kernels; // arrival order
+  policy::Plan Last;
+  unsigned long long Decisions = 0;
+  std::set<std::string> Warned;
+};
+
+namespace controller {
+
+/// The outcome of reading SMPART_POLICY / SMPART_PROFILES / SMPART_TRACE /
+/// SMPART_PROFILE.
+struct EnvConfig {
+  std::string error;               ///< one line; empty when the settings are valid
+  std::unique_ptr<Controller> controller; ///< null unless SMPART_POLICY is set
+  bool trace = false;              ///< SMPART_TRACE opened (trace::global())
+  std::string profile_out;         ///< SMPART_PROFILE, when set
+  bool active() const {
+    return controller != nullptr || trace || !profile_out.empty();
+  }
+};
+
+/// CUDA-free part of initFromEnvironment(): validates the settings read
+/// through \p GetEnv for a GPU with \p SmIds, loads the profiles, opens the
+/// trace (installing it as trace::global()) and builds the controller. On
+/// any invalid setting nothing is activated and `error` says why, naming the
+/// variable. Never throws.
+EnvConfig configureFromEnvironment(
+    const std::function<const char *(const char *)> &GetEnv,
+    const std::vector<unsigned> &SmIds);
+
+/// Reads the environment, asks the runtime for the device's SM ids and
+/// installs the controller as the runtime's launch observer. Returns "" or
+/// the one-line error (the application then runs without the controller).
+/// Never aborts. Defined in runtime_glue.cpp (needs the CUDA runtime).
+std::string initFromEnvironment();
+
+} // namespace controller
+} // namespace smpart

@@ -1,0 +1,297 @@
+#include "smpart/trace.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <unistd.h>
+
+#if SMPART_TRACE_HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+#endif
+
+namespace smpart::trace {
+
+namespace {
+std::string hexId(unsigned long long Id) {
+  char Buf[32];
+  std::snprintf(Buf, sizeof Buf, "0x%llx", Id);
+  return Buf;
+}
+
+#if SMPART_TRACE_HAVE_NVTX
+nvtxDomainHandle_t nvtxDomain() {
+  static nvtxDomainHandle_t D = nvtxDomainCreateA("smpart");
+  return D;
+}
+nvtxEventAttributes_t nvtxAttrs(const std::string &Msg, uint32_t Color) {
+  nvtxEventAttributes_t A = {};
+  A.version = NVTX_VERSION;
+  A.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  A.colorType = NVTX_COLOR_ARGB;
+  A.color = Color;
+  A.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  A.message.ascii = Msg.c_str();
+  return A;
+}
+void nvtxMark(const std::string &Msg, uint32_t Color) {
+  nvtxEventAttributes_t A = nvtxAttrs(Msg, Color);
+  nvtxDomainMarkEx(nvtxDomain(), &A);
+}
+#else
+void nvtxMark(const std::string &, uint32_t) {}
+#endif
+} // namespace
+
+TraceWriter::TraceWriter(std::string P)
+    : Path(std::move(P)), Start(std::chrono::steady_clock::now()),
+      Pid(static_cast<int>(getpid())) {
+  Now = [this] {
+    return std::chrono::duration<double, std::micro>(
+               std::chrono::steady_clock::now() - Start)
+        .count();
+  };
+  nlohmann::json P1 = {{"name", "process_name"}, {"ph", "M"}, {"ts", 0},
+                       {"pid", Pid}, {"tid", 0},
+                       {"args", {{"name", "smpart"}}}};
+  Events.push_back(std::move(P1));
+}
+
+std::unique_ptr<TraceWriter> TraceWriter::open(const std::string &Path,
+                                               std::string *Error) {
+  if (Path.empty()) {
+    if (Error)
+      *Error = "trace: empty file name";
+    return nullptr;
+  }
+  std::unique_ptr<TraceWriter> W(new TraceWriter(Path));
+  std::lock_guard<std::mutex> L(W->Mu);
+  if (!W->writeLocked(Error))
+    return nullptr;
+  return W;
+}
+
+TraceWriter::~TraceWriter() {
+  std::lock_guard<std::mutex> L(Mu);
+  writeLocked(nullptr);
+}
+
+void TraceWriter::setClockForTesting(std::function<double()> NowUs) {
+  std::lock_guard<std::mutex> L(Mu);
+  Now = std::move(NowUs);
+}
+
+void TraceWriter::setFlushIntervalMs(double Ms) {
+  std::lock_guard<std::mutex> L(Mu);
+  FlushIntervalMs = Ms;
+}
+
+std::size_t TraceWriter::eventCount() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return Events.size();
+}
+
+nlohmann::json TraceWriter::base(const char *Name, const char *Cat,
+                                 const char *Ph) {
+  return {{"name", Name}, {"cat", Cat}, {"ph", Ph}, {"ts", 0},
+          {"pid", Pid},   {"tid", 1}};
+}
+
+void TraceWriter::add(nlohmann::json Event) {
+  std::lock_guard<std::mutex> L(Mu);
+  double T = Now();
+  Event["ts"] = T;
+  Events.push_back(std::move(Event));
+  Dirty = true;
+  if (FlushIntervalMs >= 0 && (T - LastFlushUs) >= FlushIntervalMs * 1000.0)
+    writeLocked(nullptr);
+}
+
+void TraceWriter::kernelArrival(unsigned long long Id, const std::string &Name,
+                                unsigned long long TotalBlocks) {
+  nlohmann::json E = base(Name.c_str(), "kernel", "b");
+  E["id"] = hexId(Id);
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id},
+               {"total_blocks", TotalBlocks}};
+#if SMPART_TRACE_HAVE_NVTX
+  {
+    nvtxEventAttributes_t A = nvtxAttrs("smpart " + Name, 0xff2080c0u);
+    nvtxRangeId_t R = nvtxDomainRangeStartEx(nvtxDomain(), &A);
+    std::lock_guard<std::mutex> L(Mu);
+    NvtxRanges[Id] = R;
+  }
+#endif
+  add(std::move(E));
+}
+
+void TraceWriter::kernelStart(unsigned long long Id, const std::string &Name) {
+  nlohmann::json E = base("start", "kernel", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
+  nvtxMark("smpart start " + Name, 0xff2080c0u);
+  add(std::move(E));
+}
+
+void TraceWriter::lastBlockTaken(unsigned long long Id,
+                                 const std::string &Name) {
+  nlohmann::json E = base("last_block_taken", "kernel", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
+  nvtxMark("smpart last block taken " + Name, 0xff40a040u);
+  add(std::move(E));
+}
+
+void TraceWriter::kernelDone(unsigned long long Id, const std::string &Name) {
+  nlohmann::json E = base(Name.c_str(), "kernel", "e");
+  E["id"] = hexId(Id);
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
+#if SMPART_TRACE_HAVE_NVTX
+  {
+    unsigned long long R = 0;
+    bool Found = false;
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      auto It = NvtxRanges.find(Id);
+      if (It != NvtxRanges.end()) {
+        R = It->second;
+        Found = true;
+        NvtxRanges.erase(It);
+      }
+    }
+    if (Found)
+      nvtxDomainRangeEnd(nvtxDomain(), R);
+  }
+#endif
+  add(std::move(E));
+}
+
+void TraceWriter::decision(const std::string &Policy,
+                           const std::string &Trigger,
+                           const nlohmann::json &Inputs,
+                           const nlohmann::json &Plan,
+                           const std::vector<std::string> &Notes) {
+  nlohmann::json E = base("decision", "controller", "i");
+  E["s"] = "g";
+  E["args"] = {{"policy", Policy}, {"trigger", Trigger}, {"inputs", Inputs},
+               {"plan", Plan},     {"notes", Notes}};
+  nvtxMark("smpart decision " + Policy + " (" + Trigger + ")", 0xffd04040u);
+  add(std::move(E));
+}
+
+void TraceWriter::knob(unsigned long long Id, const std::string &Name,
+                       const std::string &Knob, const nlohmann::json &Value) {
+  nlohmann::json E = base("knob", "knob", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}, {"knob", Knob},
+               {"value", Value}};
+  nvtxMark("smpart " + Knob + " " + Name + " = " + Value.dump(), 0xffc0a020u);
+  add(std::move(E));
+}
+
+void TraceWriter::allocation(unsigned long long Id, const std::string &Name,
+                             unsigned Sms, unsigned CtasPerSm,
+                             bool Preempted) {
+  const std::string Track = Name + " #" + std::to_string(Id);
+  nlohmann::json C1 = base(("sms " + Track).c_str(), "allocation", "C");
+  C1["args"] = {{"sms", Preempted ? 0u : Sms}};
+  nlohmann::json C2 = base(("ctas_per_sm " + Track).c_str(), "allocation", "C");
+  C2["args"] = {{"ctas_per_sm", Preempted ? 0u : CtasPerSm}};
+  nlohmann::json E = base("allocation", "allocation", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name},       {"kernel_id", Id},
+               {"sms", Sms},           {"ctas_per_sm", CtasPerSm},
+               {"preempted", Preempted}};
+  add(std::move(C1));
+  add(std::move(C2));
+  add(std::move(E));
+}
+
+void TraceWriter::preempt(unsigned long long Id, const std::string &Name) {
+  nlohmann::json E = base("preempt", "preempt", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
+  nvtxMark("smpart preempt " + Name, 0xffa000a0u);
+  add(std::move(E));
+}
+
+void TraceWriter::resume(unsigned long long Id, const std::string &Name) {
+  nlohmann::json E = base("resume", "preempt", "i");
+  E["s"] = "t";
+  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
+  nvtxMark("smpart resume " + Name, 0xffa000a0u);
+  add(std::move(E));
+}
+
+void TraceWriter::note(const std::string &Category, const std::string &Text) {
+  nlohmann::json E = base("note", Category.c_str(), "i");
+  E["s"] = "g";
+  E["args"] = {{"text", Text}};
+  nvtxMark("smpart " + Text, 0xff808080u);
+  add(std::move(E));
+}
+
+bool TraceWriter::flush(std::string *Error) {
+  std::lock_guard<std::mutex> L(Mu);
+  return writeLocked(Error);
+}
+
+bool TraceWriter::writeLocked(std::string *Error) {
+  nlohmann::json Doc = {{"traceEvents", Events},
+                        {"displayTimeUnit", "ms"},
+                        {"otherData", {{"schema", TraceSchema}}}};
+  // error_handler_t::replace: kernel names are not guaranteed UTF-8.
+  const std::string Text =
+      Doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string Tmp = Path + ".tmp." + std::to_string(Pid);
+  std::FILE *F = std::fopen(Tmp.c_str(), "wb");
+  if (!F) {
+    if (Error)
+      *Error = "trace: cannot write " + Tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  bool Ok = std::fwrite(Text.data(), 1, Text.size(), F) == Text.size();
+  Ok = (std::fputc('\n', F) != EOF) && Ok;
+  Ok = (std::fclose(F) == 0) && Ok;
+  if (!Ok || std::rename(Tmp.c_str(), Path.c_str()) != 0) {
+    if (Error)
+      *Error = "trace: cannot write " + Path + ": " + std::strerror(errno);
+    std::remove(Tmp.c_str());
+    return false;
+  }
+  Dirty = false;
+  LastFlushUs = Now();
+  return true;
+}
+
+namespace {
+std::mutex GlobalMu;
+std::unique_ptr<TraceWriter> &globalSlot() {
+  static std::unique_ptr<TraceWriter> *W = new std::unique_ptr<TraceWriter>();
+  return *W;
+}
+void flushGlobalAtExit() {
+  std::lock_guard<std::mutex> L(GlobalMu);
+  if (globalSlot())
+    globalSlot()->flush();
+}
+} // namespace
+
+TraceWriter *global() {
+  std::lock_guard<std::mutex> L(GlobalMu);
+  return globalSlot().get();
+}
+
+void setGlobal(std::unique_ptr<TraceWriter> W) {
+  static bool Registered = (std::atexit(flushGlobalAtExit), true);
+  (void)Registered;
+  std::unique_ptr<TraceWriter> Old;
+  {
+    std::lock_guard<std::mutex> L(GlobalMu);
+    Old = std::move(globalSlot());
+    globalSlot() = std::move(W);
+  }
+  // Old (if any) flushes in its destructor, outside the lock.
+}
+
+} // namespace smpart::trace
