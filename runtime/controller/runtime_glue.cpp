@@ -1,8 +1,5 @@
 // The only file that connects the CUDA-free controller, profiler and trace
-// to libsmpart. Written against the runtime API additions announced for
-// main (DeviceInfo::sm_ids + smpart::deviceInfo(), KernelHandle::id(),
-// Progress::finished, smpart::LaunchObserver + setLaunchObserver()); CMake
-// builds it only once runtime.hpp declares setLaunchObserver.
+// to libsmpart (it is part of the smpart library):
 //
 //   HandleControl       smpart::KernelHandle -> smpart::KernelControl
 //   ControllerObserver  launch events -> Controller::onArrival/...
@@ -10,9 +7,8 @@
 //   ProfileObserver     SMPART_PROFILE: a live sweep per launch, written
 //                       as smpart.profiles/1 at exit
 //   initFromEnvironment SMPART_* -> the observers above
-#include "smpart/controller.hpp"
+#include "smpart/controller_runtime.hpp"
 #include "smpart/profiler.hpp"
-#include "smpart/runtime.hpp"
 #include "smpart/trace.hpp"
 
 #include <atomic>
@@ -56,7 +52,7 @@ private:
 
 class ControllerObserver : public LaunchObserver {
 public:
-  explicit ControllerObserver(std::unique_ptr<Controller> C)
+  explicit ControllerObserver(std::shared_ptr<Controller> C)
       : C(std::move(C)) {}
   void onLaunch(const KernelHandle &H) override {
     if (H.valid() && !H.opaque())
@@ -68,7 +64,7 @@ public:
   void onDone(const KernelHandle &H) override { C->onDeparture(H.id()); }
 
 private:
-  std::unique_ptr<Controller> C;
+  std::shared_ptr<Controller> C;
 };
 
 class TraceObserver : public LaunchObserver {
@@ -217,6 +213,14 @@ public:
 
 } // namespace
 
+std::shared_ptr<KernelControl> controlOf(KernelHandle H) {
+  return std::make_shared<HandleControl>(std::move(H));
+}
+
+std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C) {
+  return std::make_shared<ControllerObserver>(std::move(C));
+}
+
 std::string controller::initFromEnvironment() {
   static std::once_flag Once;
   static std::string Result;
@@ -238,8 +242,7 @@ std::string controller::initFromEnvironment() {
     }
     auto Fan = std::make_shared<FanOut>();
     if (C.controller)
-      Fan->All.push_back(
-          std::make_shared<ControllerObserver>(std::move(C.controller)));
+      Fan->All.push_back(observerFor(std::move(C.controller)));
     else if (C.trace)
       Fan->All.push_back(std::make_shared<TraceObserver>());
     if (!C.profile_out.empty()) {

@@ -1,0 +1,408 @@
+// GPU co-run benchmark: pairs and a quadruple of test_inputs/ kernels that
+// mix memory-bound (saxpy, jacobi5_global) and compute-bound (sgemm_tiled,
+// nbody_forces) work, each scenario run
+//   - sequentially (each job alone, one after the other),
+//   - as plain concurrent streams (the original kernels, one stream each),
+//   - under smpart with the even, cd-search, hsm-fair, hsm-qos and greedy
+//     policies (the rewritten kernels, one smpart::Controller in-process,
+//     profiles measured at the start of this same run).
+// A job is one kernel launched L times in a row on its own stream (L gives
+// about 40 ms alone). Reported per scenario and mode, with the papers'
+// definitions (NP_i = T_alone_i / T_corun_i):
+//   STP = sum NP_i,  ANTT = mean 1/NP_i,  fairness = min NP_i / max NP_i,
+// and the ratios STP/STP_streams, ANTT_streams/ANTT (> 1 is better) and
+// fairness/fairness_streams, the plain-stream figures measured in this run.
+//
+// Profiles: by_sms (1/4, 1/2, 3/4, all SMs) and by_ctas_per_sm (1 ..
+// occupancy) from fixed-size runs of each rewritten job alone, its SMs and
+// CTAs set before its first block through a launch observer. The memory
+// metrics CD-search and HSM need (LLC accesses per kilo-instruction, hit
+// rate, bandwidth) come from an Nsight Compute CSV (`--ncu FILE`, written
+// by `bench-corun --ncu-pass` run under ncu; .ci/gpu-run does both). A
+// policy that still lacks an input falls back to `even`; the controller
+// says so once and this benchmark prints it beside the row.
+//
+// Without a GPU it prints "no GPU: skipped" and exits 0. Asserts nothing.
+//   bench-corun [--ncu ncu.csv] [--trace-dir DIR]   |   bench-corun --ncu-pass
+#include "gpu_inputs.hpp"
+
+#include "smpart/controller_runtime.hpp"
+#include "smpart/policy/input_error.hpp"
+#include "smpart/policy/policy.hpp"
+#include "smpart/profiler.hpp"
+#include "smpart/trace.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using smpart::policy::BlockShape;
+
+bool ok(cudaError_t e, const char *what) {
+  if (e != cudaSuccess)
+    std::printf("error: %s: %s\n", what, cudaGetErrorString(e));
+  return e == cudaSuccess;
+}
+
+/// One application of a scenario: a kernel launched `launches` times.
+struct App {
+  std::string kernel; ///< the name profiles and the runtime use
+  const char *kind;   ///< "memory" or "compute"
+  BlockShape block;
+  std::function<void(bool rewritten, cudaStream_t)> launchOnce;
+  int launches = 1;
+};
+
+template <class T> T *deviceArray(std::size_t n, float fill) {
+  T *p = nullptr;
+  if (!ok(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc"))
+    return nullptr;
+  std::vector<T> h(n);
+  for (std::size_t i = 0; i < n; ++i)
+    std::memcpy(&h[i], &fill, std::min(sizeof(T), sizeof(float)));
+  cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  return p;
+}
+
+std::vector<App> makeApps() {
+  std::vector<App> apps;
+  {
+    const int n = 1 << 26; // 256 MiB per vector: streams through DRAM
+    float *x = deviceArray<float>(n, 1.0f), *y = deviceArray<float>(n, 2.0f);
+    apps.push_back({"saxpy", "memory", {256, 32, 0},
+                    [=](bool xf, cudaStream_t s) {
+                      if (xf)
+                        gpu_xf_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
+                      else
+                        gpu_orig_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
+                    }});
+  }
+  {
+    const int m = 2048; // 2048^3 FMAs per launch
+    float *a = deviceArray<float>(std::size_t(m) * m, 1.0f),
+          *b = deviceArray<float>(std::size_t(m) * m, 0.5f),
+          *c = deviceArray<float>(std::size_t(m) * m, 0.0f);
+    apps.push_back({"sgemm_tiled", "compute", {256, 32, 2048},
+                    [=](bool xf, cudaStream_t s) {
+                      if (xf)
+                        gpu_xf_sgemm_tiled::launch_sgemm_tiled(m, m, m, 1.0f, a, b, 0.0f, c, s);
+                      else
+                        gpu_orig_sgemm_tiled::launch_sgemm_tiled(m, m, m, 1.0f, a, b, 0.0f, c, s);
+                    }});
+  }
+  {
+    const int nx = 8192, ny = 8192;
+    float *in = deviceArray<float>(std::size_t(nx) * ny, 1.0f),
+          *out = deviceArray<float>(std::size_t(nx) * ny, 0.0f);
+    apps.push_back({"jacobi5_global", "memory", {256, 32, 0},
+                    [=](bool xf, cudaStream_t s) {
+                      if (xf)
+                        gpu_xf_stencil2d::launch_jacobi5_global(in, out, nx, ny, 0.8f, s);
+                      else
+                        gpu_orig_stencil2d::launch_jacobi5_global(in, out, nx, ny, 0.8f, s);
+                    }});
+  }
+  {
+    const int n = 1 << 16;
+    float4 *pos = deviceArray<float4>(n, 1.0f), *acc = deviceArray<float4>(n, 0.0f);
+    apps.push_back({"nbody_forces", "compute", {256, 32, 4096},
+                    [=](bool xf, cudaStream_t s) {
+                      if (xf)
+                        gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+                      else
+                        gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+                    }});
+  }
+  return apps;
+}
+
+/// Runs each job on its own stream, all started together; returns each
+/// job's turnaround in ms (start of all to the end of that job).
+std::vector<double> runTogether(const std::vector<const App *> &jobs,
+                                bool rewritten) {
+  std::vector<cudaStream_t> streams(jobs.size());
+  std::vector<cudaEvent_t> ends(jobs.size());
+  cudaEvent_t start;
+  cudaEventCreate(&start);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking);
+    cudaEventCreate(&ends[i]);
+  }
+  cudaDeviceSynchronize();
+  cudaEventRecord(start, streams[0]);
+  for (std::size_t i = 1; i < jobs.size(); ++i)
+    cudaStreamWaitEvent(streams[i], start, 0);
+  // Interleave the launches so that every job has work queued early.
+  int maxLaunches = 0;
+  for (const App *a : jobs)
+    maxLaunches = std::max(maxLaunches, a->launches);
+  for (int l = 0; l < maxLaunches; ++l)
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (l < jobs[i]->launches)
+        jobs[i]->launchOnce(rewritten, streams[i]);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    cudaEventRecord(ends[i], streams[i]);
+  std::vector<double> ms(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    cudaEventSynchronize(ends[i]);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, ends[i]);
+    ms[i] = t;
+    cudaEventDestroy(ends[i]);
+    cudaStreamDestroy(streams[i]);
+  }
+  cudaEventDestroy(start);
+  return ms;
+}
+
+double aloneMs(const App &a, bool rewritten) {
+  return runTogether({&a}, rewritten)[0];
+}
+
+/// Sets every launch's SMs and CTAs per SM before its first block.
+class FixedAllocation : public smpart::LaunchObserver {
+public:
+  FixedAllocation(const smpart::DeviceInfo &info, unsigned sms, unsigned ctas)
+      : mask(smpart::smSet(info, 0, sms)), ctas(ctas) {}
+  void onLaunch(const smpart::KernelHandle &h) override {
+    smpart::KernelHandle k = h;
+    k.setSmMask(mask);
+    if (ctas)
+      k.setCtasPerSm(ctas);
+    occupancy = std::max(occupancy, h.occupancy());
+  }
+  smpart::SmMask mask;
+  unsigned ctas;
+  unsigned occupancy = 0;
+};
+
+smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
+  smpart::policy::GpuSpec g;
+  int dev = info.device, v = 0;
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, dev);
+  g.name = p.name;
+  g.num_sms = static_cast<int>(info.sm_ids.size());
+  g.max_threads_per_sm = info.max_threads_per_sm;
+  g.max_blocks_per_sm = info.max_blocks_per_sm;
+  g.regs_per_sm = p.regsPerMultiprocessor;
+  g.smem_per_sm = static_cast<long long>(p.sharedMemPerMultiprocessor);
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev) == cudaSuccess)
+    g.clock_ghz = v / 1e6;
+  int memKhz = 0, busBits = 0;
+  cudaDeviceGetAttribute(&memKhz, cudaDevAttrMemoryClockRate, dev);
+  cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, dev);
+  const double memGbs = 2.0 * memKhz * 1e3 * (busBits / 8.0) / 1e9;
+  g.mem_bw_gbs = memGbs;
+  g.mem_bw_util = 0.5;
+  // Not queryable: Hopper's L2 and crossbar bandwidths as multiples of
+  // DRAM bandwidth, the model constants the CD-search and HSM papers use.
+  g.llc_bw_gbs = 2.5 * memGbs;
+  g.noc_bw_gbs = 4.0 * memGbs;
+  g.ipc_max_per_sm = 4.0;
+  g.cache_line_bytes = 128;
+  g.hsm.c1 = 0.4;
+  g.hsm.c2 = 0.35;
+  g.hsm.epoch_cycles = 500000;
+  return g;
+}
+
+/// Isolated fixed-size runs of each rewritten job: time per launch on
+/// 1/4 .. all SMs, and at 1 .. occupancy CTAs per SM on all SMs.
+smpart::policy::ProfileSet measureProfiles(const std::vector<App> &apps,
+                                           const smpart::DeviceInfo &info) {
+  smpart::policy::ProfileSet set;
+  set.source = "bench-corun (measured)";
+  set.gpu = gpuSpec(info);
+  const unsigned n = static_cast<unsigned>(info.sm_ids.size());
+  for (const App &a : apps) {
+    smpart::policy::KernelProfile k;
+    k.name = a.kernel;
+    k.block = a.block;
+    unsigned occupancy = 1;
+    for (unsigned sms : {n / 4, n / 2, 3 * n / 4, n}) {
+      auto fixed = std::make_shared<FixedAllocation>(info, std::max(1u, sms), 0);
+      smpart::setLaunchObserver(fixed);
+      const double ms = aloneMs(a, true) / a.launches;
+      smpart::setLaunchObserver(nullptr);
+      occupancy = std::max(occupancy, fixed->occupancy);
+      if (k.by_sms.empty() || k.by_sms.back().sms < static_cast<int>(sms))
+        k.by_sms.push_back({static_cast<int>(std::max(1u, sms)), ms, {}, {}});
+    }
+    for (unsigned c = 1; c <= occupancy; ++c) {
+      smpart::setLaunchObserver(std::make_shared<FixedAllocation>(info, n, c));
+      k.by_ctas.push_back({static_cast<int>(c), aloneMs(a, true) / a.launches});
+      smpart::setLaunchObserver(nullptr);
+    }
+    set.kernels.push_back(std::move(k));
+  }
+  return set;
+}
+
+void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::printf("note: %s: cannot read; policies that need memory metrics "
+                "fall back to even\n",
+                path.c_str());
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    for (const auto &m : smpart::profiler::importNcuCsv(text.str(), path))
+      for (auto &k : set.kernels)
+        if (k.name == m.kernel) {
+          k.metrics.llc_apki = m.llc_apki;
+          k.metrics.llc_hit_rate = m.llc_hit_rate;
+          k.metrics.bw_util = m.bw_util;
+        }
+  } catch (const smpart::policy::InputError &e) {
+    std::printf("note: %s\n", e.what());
+  }
+}
+
+struct Figures {
+  double stp = 0, antt = 0, fairness = 0;
+};
+
+Figures figures(const std::vector<double> &alone,
+                const std::vector<double> &together) {
+  Figures f;
+  double lo = 1e300, hi = 0;
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    const double np = alone[i] / together[i];
+    f.stp += np;
+    f.antt += 1.0 / np;
+    lo = std::min(lo, np);
+    hi = std::max(hi, np);
+  }
+  f.antt /= alone.size();
+  f.fairness = hi > 0 ? lo / hi : 0;
+  return f;
+}
+
+void printRow(const char *scenario, const std::string &mode, const Figures &f,
+              const Figures &streams, const std::string &note) {
+  std::printf("%-28s %-16s STP %5.2f  ANTT %5.2f  fair %4.2f | vs streams: "
+              "STP x%4.2f  ANTT x%4.2f  fair x%4.2f  %s\n",
+              scenario, mode.c_str(), f.stp, f.antt, f.fairness,
+              f.stp / streams.stp, streams.antt / f.antt,
+              streams.fairness > 0 ? f.fairness / streams.fairness : 0,
+              note.c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string ncu, traceDir;
+  bool ncuPass = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ncu") && i + 1 < argc)
+      ncu = argv[++i];
+    else if (!std::strcmp(argv[i], "--trace-dir") && i + 1 < argc)
+      traceDir = argv[++i];
+    else if (!std::strcmp(argv[i], "--ncu-pass"))
+      ncuPass = true;
+    else {
+      std::fprintf(stderr, "usage: bench-corun [--ncu ncu.csv] [--trace-dir DIR] | --ncu-pass\n");
+      return 2;
+    }
+  }
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    std::printf("no GPU: skipped (%s)\n",
+                cudaGetErrorString(cudaGetLastError()));
+    return 0;
+  }
+  smpart::DeviceInfo info;
+  if (smpart::Status s = smpart::deviceInfo(info); !s.ok()) {
+    std::printf("error: %s\n", s.message().c_str());
+    return 1;
+  }
+  std::vector<App> apps = makeApps();
+  if (ncuPass) { // one launch of each original, for ncu to measure
+    for (const App &a : apps)
+      a.launchOnce(false, 0);
+    return ok(cudaDeviceSynchronize(), "ncu pass") ? 0 : 1;
+  }
+  std::printf("co-run on %s: %zu SMs (ids %u..%u)\n", gpuSpec(info).name.c_str(),
+              info.sm_ids.size(), info.sm_ids.front(), info.sm_ids.back());
+  for (App &a : apps) { // warm-up, then size each job to ~40 ms alone
+    aloneMs(a, false);
+    aloneMs(a, true);
+    a.launches = std::max(1, static_cast<int>(std::lround(40.0 / aloneMs(a, false))));
+  }
+  smpart::policy::ProfileSet profiles = measureProfiles(apps, info);
+  if (!ncu.empty())
+    mergeNcu(profiles, ncu);
+  for (const auto &k : profiles.kernels)
+    std::printf("profile %-16s %2zu SM points, %zu CTA points, llc_apki %s\n",
+                k.name.c_str(), k.by_sms.size(), k.by_ctas.size(),
+                k.metrics.llc_apki ? std::to_string(*k.metrics.llc_apki).c_str()
+                                   : "(no ncu)");
+
+  struct Scenario {
+    const char *name;
+    std::vector<int> apps;
+  };
+  const std::vector<Scenario> scenarios = {
+      {"saxpy+sgemm", {0, 1}},
+      {"jacobi+nbody", {2, 3}},
+      {"saxpy+nbody", {0, 3}},
+      {"saxpy+sgemm+jacobi+nbody", {0, 1, 2, 3}}};
+  const char *policies[] = {"even", "cd-search", "hsm-fair", "hsm-qos", "greedy"};
+
+  for (const Scenario &sc : scenarios) {
+    std::vector<const App *> jobs;
+    std::vector<double> alone;
+    for (int i : sc.apps) {
+      jobs.push_back(&apps[i]);
+      alone.push_back(aloneMs(apps[i], false));
+    }
+    double sequential = 0;
+    for (double t : alone)
+      sequential += t;
+    const std::vector<double> streamsMs = runTogether(jobs, false);
+    const Figures streams = figures(alone, streamsMs);
+    const double streamsMakespan = *std::max_element(streamsMs.begin(), streamsMs.end());
+    std::printf("\n%s: sequential %.1f ms, plain streams makespan %.1f ms (x%.2f)\n",
+                sc.name, sequential, streamsMakespan, sequential / streamsMakespan);
+    printRow(sc.name, "streams", streams, streams, "");
+    for (const char *name : policies) {
+      const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);
+      if (!policy)
+        continue;
+      std::string warnings;
+      smpart::ControllerOptions options;
+      options.warn = [&](const std::string &w) {
+        warnings += (warnings.empty() ? "" : "; ") + w;
+      };
+      std::unique_ptr<smpart::trace::TraceWriter> trace;
+      if (!traceDir.empty()) {
+        std::string error;
+        trace = smpart::trace::TraceWriter::open(
+            traceDir + "/" + sc.name + "-" + name + ".json", &error);
+        options.trace = trace.get();
+      }
+      auto controller = std::make_shared<smpart::Controller>(
+          *policy, profiles, info.sm_ids, options);
+      smpart::setLaunchObserver(smpart::observerFor(controller));
+      const std::vector<double> ms = runTogether(jobs, true);
+      smpart::setLaunchObserver(nullptr);
+      printRow(sc.name, std::string("smpart ") + name, figures(alone, ms),
+               streams, warnings.empty() ? "" : "(" + warnings + ")");
+    }
+  }
+  return 0;
+}

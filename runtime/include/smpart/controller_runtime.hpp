@@ -1,0 +1,25 @@
+// smpart::Controller on this process's launches: what SMPART_POLICY sets up
+// (runtime/controller/README.md), for programs and benchmarks that build
+// their own controller (a policy, profiles measured in the same run):
+//
+//   auto c = std::make_shared<smpart::Controller>(policy, profiles, info.sm_ids);
+//   smpart::setLaunchObserver(smpart::observerFor(c));
+//
+// Needs the CUDA runtime (libsmpart); controller.hpp itself is CUDA-free.
+#pragma once
+
+#include "smpart/controller.hpp"
+#include "smpart/runtime.hpp"
+
+#include <memory>
+
+namespace smpart {
+
+/// A running kernel's knobs and progress as the controller sees them.
+std::shared_ptr<KernelControl> controlOf(KernelHandle Handle);
+
+/// A launch observer that feeds arrivals (before the kernel is enqueued),
+/// early notifications and departures of transformed kernels to \p C.
+std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C);
+
+} // namespace smpart
