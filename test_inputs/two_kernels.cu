@@ -1,7 +1,9 @@
 // The bundled two-kernel example: a memory-bound kernel (triad, streams
-// three arrays through DRAM) and a compute-bound one (fma_chain, long
-// dependent FMA chains per thread), each launched repeatedly on its own
-// stream. Plain CUDA: the build rewrites it with smpart-transform and links
+// three arrays through DRAM, `passes` times per launch) and a compute-bound
+// one (fma_chain, long dependent FMA chains per thread), each launched
+// repeatedly on its own stream. Each launch has many logical blocks and
+// runs for tens of milliseconds on an H100, long enough to be resized
+// (and profiled) while it runs. Plain CUDA: the build rewrites it with smpart-transform and links
 // libsmpart, so the SMPART_* variables work with no code change:
 //
 //   SMPART_PROFILE=profiles.json two_kernels              # measure profiles
@@ -22,7 +24,10 @@
 
 __global__ void triad(const float *a, const float *b, float *c, float s,
                       int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  // Block b covers elements of tile b % tiles: the grid is `passes` times
+  // the array.
+  const int tiles = (n + blockDim.x - 1) / blockDim.x;
+  int i = (blockIdx.x % tiles) * blockDim.x + threadIdx.x;
   if (i >= n)
     return;
   c[i] = a[i] + s * b[i];
@@ -48,7 +53,7 @@ static bool check(cudaError_t e, const char *what) {
 
 int main(int argc, char **argv) {
   bool memory = true, compute = true;
-  int iterations = 20;
+  int iterations = 10;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) {
       ++i;
@@ -73,7 +78,7 @@ int main(int argc, char **argv) {
     return 77;
   }
 
-  const int n = 1 << 25, chain = 4096, threads = 256;
+  const int n = 1 << 25, chain = 131072, threads = 256, passes = 256;
   const int blocks = (n + threads - 1) / threads;
   float *a = nullptr, *b = nullptr, *c = nullptr, *out = nullptr;
   if (!check(cudaMalloc(&a, n * sizeof(float)), "cudaMalloc") ||
@@ -96,7 +101,7 @@ int main(int argc, char **argv) {
   cudaStreamWaitEvent(sc, start, 0);
   for (int it = 0; it < iterations; ++it) {
     if (memory)
-      triad<<<blocks, threads, 0, sm>>>(a, b, c, 3.0f, n);
+      triad<<<blocks * passes, threads, 0, sm>>>(a, b, c, 3.0f, n);
     if (compute)
       fma_chain<<<blocks / 8, threads, 0, sc>>>(out, chain, n / 8);
   }

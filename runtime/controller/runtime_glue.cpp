@@ -11,6 +11,7 @@
 #include "smpart/profiler.hpp"
 #include "smpart/trace.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -86,7 +87,10 @@ public:
 };
 
 // SMPART_PROFILE: sweeps each launch while it runs (one kernel at a time:
-// launches that overlap a sweep run untouched and are not measured).
+// launches that overlap a sweep run untouched and are not measured). A
+// launch too short for the whole schedule measures the steps it has time
+// for; the next launch of the same kernel starts where it stopped, so
+// repeated launches complete the curve and then refine it.
 class ProfileObserver : public LaunchObserver {
 public:
   ProfileObserver(std::string Path, const DeviceInfo &D)
@@ -104,6 +108,8 @@ public:
     const unsigned NumSms = static_cast<unsigned>(Ids.size());
     profiler::SweepOptions O;
     O.steps = profiler::defaultSchedule(NumSms, H.occupancy());
+    const std::size_t First = NextStep[Name(H)] % O.steps.size();
+    std::rotate(O.steps.begin(), O.steps.begin() + First, O.steps.end());
     Stop = false;
     Worker = std::thread([this, Control, NumSms, O,
                           Name = std::string(H.name() ? H.name() : "")] {
@@ -128,6 +134,7 @@ public:
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
       std::lock_guard<std::mutex> L(Mu);
+      NextStep[Name] += D.sweep().samples().size();
       for (const profiler::RateSample &S : D.sweep().samples()) {
         std::optional<double> W;
         auto It = Power.find({S.step.sms, S.step.ctas_per_sm});
@@ -184,9 +191,14 @@ private:
     }
   }
 
+  static std::string Name(const KernelHandle &H) {
+    return H.name() ? H.name() : "";
+  }
+
   std::string Path;
   std::vector<unsigned> Ids;
   profiler::ProfileBuilder Builder;
+  std::map<std::string, std::size_t> NextStep; // per kernel name
   std::mutex Mu;
   std::thread Worker;
   std::atomic<bool> Stop{false};
