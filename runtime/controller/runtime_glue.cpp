@@ -41,7 +41,12 @@ public:
     Progress P;
     Status S = H.progress(P);
     Out.taken = P.taken;
-    Out.done = P.done;
+    // A CTA adds its finished blocks to `done` once, when it leaves (one
+    // atomic per CTA, not per block), and persistent CTAs stay until the
+    // grid is done: while they run, `done` barely moves. Executed blocks
+    // (SiM Eq. 1, the sweep's rate) are read from blocks taken, which lead
+    // them by at most the blocks in flight (resident CTAs x one chunk).
+    Out.done = std::max(P.done, P.taken);
     Out.total = P.total;
     Out.finished = P.finished;
     return S;

@@ -67,7 +67,13 @@ using OpaqueLaunch =
 /// `done` counts blocks of CTAs that have left, so it is exact once the
 /// kernel finished or drained, and lags while CTAs work.
 struct Progress {
+  /// Logical blocks handed out; mirrored every few microseconds while the
+  /// kernel runs (the rate of work done, ahead of it by the blocks in
+  /// flight).
   unsigned long long taken = 0;
+  /// Logical blocks finished, as counted by CTAs that left: a CTA adds its
+  /// count once, when it leaves, so this moves in steps (exact once
+  /// `finished`).
   unsigned long long done = 0;
   unsigned long long total = 0;
   unsigned resident_ctas = 0; ///< CTAs holding an SM slot
