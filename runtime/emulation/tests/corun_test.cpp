@@ -195,6 +195,7 @@ std::string maskText(const SmMask &M) {
 struct Totals {
   unsigned runs = 0, observed_shrinks = 0, shrinks = 0, give_backs = 0;
   unsigned long long overlap_takes = 0, shared_sm_takes = 0, takes = 0;
+  std::set<std::string> fallbacks; ///< controller warnings: policy -> even
 };
 
 /// One co-run of `n` kernels under `policy` with `seed`; EXPECTs its
@@ -372,6 +373,9 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
                           SMPART_CHECK_FORMAT + " trace " + tracePath;
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
 #endif
+  for (const std::string &w : Warnings)
+    if (w.find("using even") != std::string::npos)
+      t.fallbacks.insert(w);
   if (!::testing::Test::HasFailure())
     std::remove(tracePath.c_str());
   else
@@ -412,6 +416,8 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
               p.policy.c_str(), p.kernels, t.runs, t.takes, t.shrinks,
               t.observed_shrinks, t.give_backs, t.overlap_takes,
               t.shared_sm_takes);
+  for (const std::string &w : t.fallbacks)
+    std::printf("[ corun ]   fell back: %s\n", w.c_str());
 }
 
 std::vector<Param> params() {
