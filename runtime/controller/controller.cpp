@@ -343,7 +343,17 @@ void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
   if (Tgt.preempted)
     return; // keeps its mask; no CTA takes work while preempted
   SmMask Keep = Cur.mask & Tgt.mask;
-  if (Keep != Cur.mask) {
+  if (Keep.none()) {
+    // Its new SMs are all new: none of its current ones may stay while the
+    // others grow onto them, and an empty mask is no valid knob. It stops
+    // taking blocks until the grow step gives it the new mask and resumes it.
+    if (!Cur.preempted) {
+      check(T, T.control->preempt(), "preempt");
+      Cur.preempted = true;
+      if (Opts.trace)
+        Opts.trace->preempt(Id, Cur.name);
+    }
+  } else if (Keep != Cur.mask) {
     check(T, T.control->setSmMask(Keep), "setSmMask");
     Cur.mask = Keep;
     if (Opts.trace)

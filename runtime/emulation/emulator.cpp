@@ -163,6 +163,14 @@ struct Machine {
   std::vector<unsigned> hw_count;
   unsigned long long clock_ns = 0;
   unsigned long long outside = 0;
+  // Co-runs (runCoRun): the run this launch belongs to, and its record.
+  struct CoRun *co = nullptr;
+  CoKernelReport *co_report = nullptr;
+  unsigned index = 0;
+  unsigned long long id = 0;
+  std::string name;
+  bool arrived = false, host_preempted = false, last_notified = false,
+       done_notified = false, ended = false;
 
   void fail(const std::string &msg) {
     if (!report->ok)
@@ -179,6 +187,113 @@ struct Machine {
 };
 
 Machine *g_m = nullptr;
+
+/// A co-run: the launches sharing the emulated GPU.
+struct CoRun {
+  CoConfig cfg;
+  CoReport *report = nullptr;
+  std::vector<std::shared_ptr<Machine>> machines;
+  unsigned long long step = 0;
+  std::mt19937_64 rng;
+
+  void fail(const std::string &msg) {
+    if (!report->ok)
+      return;
+    report->ok = false;
+    report->error = msg + " [seed " + std::to_string(cfg.seed) + "]";
+  }
+};
+
+bool maskHas(const std::uint32_t *mask, unsigned sm) {
+  return (mask[sm / 32] >> (sm % 32)) & 1u;
+}
+bool maskHas(const volatile Knobs &k, unsigned sm) {
+  return (k.sm_mask[sm / 32] >> (sm % 32)) & 1u;
+}
+
+void notePublishedCo(Machine &m, const DeviceKnobs &d) {
+  if (!m.co)
+    return;
+  CoPublish p{m.co->step, d.epoch, SmMask(), d.preempt != 0, d.ctas_per_sm};
+  for (unsigned s = 0; s < kMaxSms; ++s)
+    if (maskHas(d.sm_mask, s))
+      p.mask.set(s);
+  m.co_report->published.push_back(p);
+}
+
+/// The device knobs a kernel's CTAs act on now: the latest published copy.
+const DeviceKnobs &currentDeviceKnobs(const Machine &m) {
+  return m.published.rbegin()->second;
+}
+
+/// Blocks left to take: its CTAs may still take some.
+bool mayTake(const Machine &m) {
+  return m.arrived && !m.ended && m.state.next_block < m.ctl.total_blocks;
+}
+
+
+/// A CTA of `m` on SM id `sm` took blocks [base, base+count) under device
+/// epoch `epoch`, inside its allocation.
+void coTake(Machine &m, const Cta &c, unsigned sm, unsigned epoch,
+            unsigned count) {
+  CoRun &co = *m.co;
+  m.co_report->takes.push_back({co.step, sm, epoch, count});
+  CoReport &r = *co.report;
+  bool shared = false;
+  for (const auto &op : co.machines) {
+    const Machine &o = *op;
+    if (&o == &m || !o.arrived || o.ended)
+      continue;
+    for (const auto &oc : o.resident)
+      if (oc->working && o.ids[oc->sm] == sm)
+        shared = true;
+    if (!co.cfg.exclusive_sms || !mayTake(o) || o.published.empty())
+      continue;
+    const DeviceKnobs &d = currentDeviceKnobs(o);
+    if (d.preempt || !maskHas(d.sm_mask, sm))
+      continue;
+    // Both kernels' device copies allow this SM. Only a copy the host has
+    // since changed may: one of them must be stale, its host knobs no
+    // longer allowing the SM.
+    ++r.overlap_takes;
+    const bool mine_stale = m.knobs.epoch != epoch &&
+                            (m.knobs.preempt || !maskHas(m.knobs, sm));
+    const bool other_stale = o.knobs.epoch != d.epoch &&
+                             (o.knobs.preempt || !maskHas(o.knobs, sm));
+    if (!mine_stale && !other_stale)
+      return co.fail("kernel " + m.name + " took blocks on SM " +
+                     std::to_string(sm) + " (epoch " + std::to_string(epoch) +
+                     ") while kernel " + o.name + "'s current device knobs "
+                     "(epoch " + std::to_string(d.epoch) + ") allow it too, "
+                     "and neither host copy has moved on");
+  }
+  if (shared)
+    ++r.shared_sm_takes;
+  (void)c;
+}
+
+/// exclusive_sms: the host masks of the kernels that may still take blocks
+/// and are not preempted on the host are pairwise disjoint.
+void checkHostDisjoint(CoRun &co) {
+  if (!co.cfg.exclusive_sms)
+    return;
+  ++co.report->host_disjoint_checks;
+  for (std::size_t i = 0; i < co.machines.size(); ++i) {
+    const Machine &a = *co.machines[i];
+    if (!mayTake(a) || a.knobs.preempt)
+      continue;
+    for (std::size_t j = i + 1; j < co.machines.size(); ++j) {
+      const Machine &b = *co.machines[j];
+      if (!mayTake(b) || b.knobs.preempt)
+        continue;
+      for (unsigned w = 0; w < kMaskWords; ++w)
+        if (a.knobs.sm_mask[w] & b.knobs.sm_mask[w])
+          return co.fail("host masks of kernels " + a.name + " and " + b.name +
+                         " overlap at step " + std::to_string(co.step) +
+                         " (word " + std::to_string(w) + ")");
+    }
+  }
+}
 
 void switchTo(Context &save, Context &next) {
 #if defined(__x86_64__)
@@ -516,6 +631,7 @@ void notePublished(Machine &m) {
   if ((d.epoch & 1u) || m.published.count(d.epoch))
     return;
   m.published[d.epoch] = d;
+  notePublishedCo(m, d);
   const auto it = m.history.find(d.epoch);
   if (it == m.history.end())
     return m.fail("the device published knob epoch " + std::to_string(d.epoch) +
@@ -717,6 +833,312 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   return report;
 }
 
+
+// ---------------------------------------------------------------------------
+// Co-runs.
+
+namespace {
+
+Machine &machineOf(const std::shared_ptr<void> &p) {
+  return *static_cast<Machine *>(p.get());
+}
+
+/// A host knob write, as KernelHandle does it (complete, under the lock).
+template <class Write> void controlWrite(Machine &m, Write write) {
+  detail::writeKnobs(m.knobs, write);
+  m.history[m.knobs.epoch] = m.knobs;
+  Knobs copy;
+  std::memcpy(&copy, const_cast<const Knobs *>(&m.knobs), sizeof copy);
+  m.co_report->host_writes.emplace_back(m.co->step, copy);
+}
+
+bool finished(const Machine &m) {
+  return m.notices.finished == m.ctl.generation;
+}
+
+/// The launch, as libsmpart's launchTransformedSteps does it: fresh knobs,
+/// the observer (the controller writes this launch's knobs now), then the
+/// state image from the knobs and the first instance's CTAs.
+void coLaunch(CoRun &co, Machine &m, const CoKernel &k) {
+  m.arrived = true;
+  m.co_report->arrived_step = co.step;
+  m.block = k.block;
+  m.threads = k.block.x * k.block.y * k.block.z;
+  m.transformed = &k.body;
+  m.smem_bytes = ((k.dynamic_smem + 15) & ~std::size_t{15}) + kTailBytes;
+  detail::initKnobs(m.knobs, m.cfg.occupancy);
+  m.knobs.stall_grace_ns = 20000;
+  m.history[m.knobs.epoch] = m.knobs;
+  m.ctl.knobs = &m.knobs;
+  m.ctl.state = &m.state;
+  m.ctl.notices = &m.notices;
+  m.ctl.grid_x = k.grid.x;
+  m.ctl.grid_y = k.grid.y;
+  m.ctl.grid_z = k.grid.z;
+  m.ctl.generation = 1;
+  m.ctl.total_blocks =
+      static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z;
+  m.runs.assign(m.ctl.total_blocks, 0);
+  if (co.cfg.observer)
+    co.cfg.observer->onLaunch(std::make_shared<EmulatedKernel>(
+        std::shared_ptr<void>(co.machines[m.index])));
+  const unsigned long long first = detail::physicalCtas(
+      m.cfg.num_sms, m.cfg.occupancy, m.knobs.ctas_per_sm,
+      detail::loadMask(m.knobs).all(), m.ctl.total_blocks);
+  detail::copyKnobs(m.knobs, m.state.knobs);
+  m.published[m.state.knobs.epoch] = m.state.knobs;
+  notePublishedCo(m, m.state.knobs);
+  m.state.first_live = static_cast<std::uint32_t>(first);
+  m.state.generation = m.ctl.generation;
+  launchCtas(m, first, true);
+}
+
+} // namespace
+
+EmulatedKernel::EmulatedKernel(std::shared_ptr<void> machine)
+    : M(std::move(machine)) {}
+unsigned long long EmulatedKernel::id() const { return machineOf(M).id; }
+std::string EmulatedKernel::name() const { return machineOf(M).name; }
+unsigned EmulatedKernel::occupancy() const {
+  return machineOf(M).cfg.occupancy;
+}
+unsigned EmulatedKernel::index() const { return machineOf(M).index; }
+Knobs EmulatedKernel::hostKnobs() const {
+  Knobs k;
+  std::memcpy(&k, const_cast<const Knobs *>(&machineOf(M).knobs), sizeof k);
+  return k;
+}
+DeviceKnobs EmulatedKernel::deviceKnobs() const {
+  const Machine &m = machineOf(M);
+  return m.published.empty() ? m.state.knobs : currentDeviceKnobs(m);
+}
+
+Status EmulatedKernel::setSmMask(const SmMask &mask) {
+  Machine &m = machineOf(M);
+  if (mask.none())
+    return Status(Errc::kInvalidArgument,
+                  "setSmMask on kernel " + m.name +
+                      ": an empty mask leaves no SM to run on; use preempt()");
+  controlWrite(m, [&](volatile Knobs &k) { detail::storeMask(k, mask); });
+  ++m.report->mask_changes;
+  return Status();
+}
+Status EmulatedKernel::setCtasPerSm(unsigned n) {
+  Machine &m = machineOf(M);
+  if (n == 0 || n > kMaxCtasPerSm)
+    return Status(Errc::kInvalidArgument,
+                  "setCtasPerSm(" + std::to_string(n) + ") on kernel " + m.name);
+  controlWrite(m, [&](volatile Knobs &k) { k.ctas_per_sm = n; });
+  return Status();
+}
+Status EmulatedKernel::setBypassCtasPerSm(unsigned n) {
+  Machine &m = machineOf(M);
+  if (n > kMaxCtasPerSm)
+    return Status(Errc::kInvalidArgument,
+                  "setBypassCtasPerSm(" + std::to_string(n) + ")");
+  controlWrite(m, [&](volatile Knobs &k) { k.bypass_ctas_per_sm = n; });
+  return Status();
+}
+Status EmulatedKernel::preempt() {
+  Machine &m = machineOf(M);
+  m.host_preempted = true;
+  controlWrite(m, [](volatile Knobs &k) { k.preempt = 1; });
+  ++m.report->preemptions;
+  return Status();
+}
+Status EmulatedKernel::resume() {
+  Machine &m = machineOf(M);
+  m.host_preempted = false;
+  controlWrite(m, [](volatile Knobs &k) { k.preempt = 0; });
+  ++m.report->resumes;
+  return grow();
+}
+Status EmulatedKernel::grow() {
+  Machine &m = machineOf(M);
+  if (m.host_preempted)
+    return Status(Errc::kPreempted,
+                  "grow on preempted kernel " + m.name + ": resume it");
+  if (finished(m) || m.notices.last_block_taken)
+    return Status();
+  const unsigned long long ctas = detail::physicalCtas(
+      m.cfg.num_sms, m.cfg.occupancy, m.knobs.ctas_per_sm,
+      detail::loadMask(m.knobs).all(), m.ctl.total_blocks);
+  launchCtas(m, ctas, false);
+  ++m.report->grows;
+  return Status();
+}
+Status EmulatedKernel::progress(ControlProgress &out) const {
+  const Machine &m = machineOf(M);
+  out = ControlProgress{};
+  out.total = m.ctl.total_blocks;
+  out.finished = finished(m);
+  out.taken = out.finished ? out.total
+                           : std::min<unsigned long long>(m.notices.taken,
+                                                          out.total);
+  out.done = out.finished ? out.total : m.notices.done;
+  return Status();
+}
+
+CoReport runCoRun(const std::vector<CoKernel> &kernels,
+                  const CoConfig &config) {
+  CoReport report;
+  CoRun co;
+  co.cfg = config;
+  co.report = &report;
+  co.rng.seed(config.seed * 0x2545f4914f6cdd1dull + 7);
+  Config shape;
+  shape.seed = config.seed;
+  shape.num_sms = std::max(1u, config.num_sms);
+  shape.id_span = config.id_span;
+  const std::vector<unsigned> ids = smIds(shape);
+  report.sm_ids = ids;
+  report.kernels.resize(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    auto m = std::make_shared<Machine>();
+    m->cfg = shape;
+    m->cfg.chaos = false;
+    m->cfg.occupancy =
+        std::max(1u, std::min(kernels[i].occupancy, kMaxCtasPerSm));
+    m->rng.seed(config.seed * 0x9e3779b97f4a7c15ull + 1000 + i);
+    m->ids = ids;
+    m->hw_count.assign(shape.num_sms, 0);
+    m->slot_moved.assign(kMaxSms, 0);
+    m->co = &co;
+    m->co_report = &report.kernels[i];
+    m->report = &report.kernels[i].report;
+    m->index = static_cast<unsigned>(i);
+    m->id = i + 1;
+    m->name = kernels[i].name;
+    report.kernels[i].name = kernels[i].name;
+    report.kernels[i].id = m->id;
+    co.machines.push_back(std::move(m));
+  }
+  auto allOk = [&] {
+    if (!report.ok)
+      return false;
+    for (const CoKernelReport &k : report.kernels)
+      if (!k.report.ok) {
+        report.ok = false;
+        report.error = k.name + ": " + k.report.error;
+        return false;
+      }
+    return true;
+  };
+  // Notifications, as libsmpart's notifier delivers them: the last block
+  // (or completion) once, then completion once.
+  auto notify = [&] {
+    for (auto &mp : co.machines) {
+      Machine &m = *mp;
+      if (!m.arrived || m.ended)
+        continue;
+      const bool done = finished(m);
+      if (!m.last_notified && (done || m.notices.last_block_taken)) {
+        m.last_notified = true;
+        m.co_report->last_block_step = co.step;
+        if (config.observer)
+          config.observer->onLastBlockTaken(m.id);
+      }
+      if (done && !m.done_notified) {
+        m.done_notified = true;
+        m.co_report->done_step = co.step;
+        if (config.observer)
+          config.observer->onDone(m.id);
+      }
+      if (m.done_notified && m.resident.empty() && m.pending.empty()) {
+        m.ended = true; // every CTA gone: the per-launch final checks
+        m.report->resident_at_end = 0;
+        m.report->taken_at_end = m.state.next_block;
+        m.report->outside_blocks = m.outside;
+        m.report->stalls = m.notices.stalls;
+        g_m = &m;
+        finalChecks(m);
+        g_m = nullptr;
+      }
+    }
+  };
+
+  while (allOk()) {
+    ++co.step;
+    report.steps = co.step;
+    if (config.observer)
+      config.observer->onStep(co.step);
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      Machine &m = *co.machines[i];
+      m.clock_ns += 200;
+      if (!m.arrived && kernels[i].arrive_at_step < co.step) {
+        coLaunch(co, m, kernels[i]);
+        m.clock_ns = co.step * 200;
+      }
+    }
+    if (!allOk())
+      break;
+    checkHostDisjoint(co);
+    std::vector<std::pair<Machine *, std::size_t>> ready;
+    bool all_ended = true;
+    for (auto &mp : co.machines) {
+      Machine &m = *mp;
+      all_ended = all_ended && m.ended;
+      if (!m.arrived || m.ended)
+        continue;
+      place(m);
+      for (std::size_t c = 0; c < m.resident.size(); ++c)
+        ready.emplace_back(&m, c);
+    }
+    if (all_ended)
+      break;
+    if (co.step > config.step_limit) {
+      std::string what;
+      for (auto &mp : co.machines)
+        if (!mp->ended)
+          what += " " + mp->name + ": " + std::to_string(mp->state.blocks_done) +
+                  "/" + std::to_string(mp->ctl.total_blocks) + " done, " +
+                  std::to_string(mp->resident.size()) + " resident, preempt " +
+                  std::to_string(mp->knobs.preempt) + ";";
+      co.fail("stall: the co-run did not complete in " +
+              std::to_string(config.step_limit) + " steps:" + what);
+      break;
+    }
+    if (ready.empty())
+      continue; // waiting for an arrival
+    const auto [mp, i] =
+        ready[static_cast<std::size_t>(co.rng() % ready.size())];
+    Machine &m = *mp;
+    g_m = &m;
+    ++m.report->steps;
+    Cta &c = *m.resident[i];
+    for (unsigned t = 0; t < c.n; ++t)
+      if (c.fibers[t].wait == Wait::kBoundary || c.fibers[t].wait == Wait::kStep)
+        c.fibers[t].wait = Wait::kReady;
+    const Wait w = runCta(m, c);
+    if (w == Wait::kReady) {
+      g_m = nullptr;
+      allOk();
+      break;
+    }
+    notePublished(m);
+    if (w == Wait::kDone) {
+      --m.hw_count[c.sm];
+      retire(c);
+      m.resident[i] = std::move(m.resident.back());
+      m.resident.pop_back();
+    }
+    g_m = nullptr;
+    if (!allOk())
+      break;
+    notify();
+  }
+  allOk();
+  for (auto &mp : co.machines) {
+    for (auto &c : mp->resident)
+      retire(*c);
+    for (auto &c : mp->pending)
+      retire(*c);
+    mp->resident.clear();
+    mp->pending.clear();
+  }
+  return report;
+}
+
 namespace rt {
 int barrier(int pred) {
   g_m->fiber->pred = pred;
@@ -863,6 +1285,8 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   for (const auto &o : m.resident)
     if (o.get() != &c && o->sm == c.sm && o->slot == slot)
       return m.fail(where + " shared with another CTA");
+  if (m.co)
+    emu::coTake(m, c, sm, epoch, count);
   if (bypass != (static_cast<unsigned>(slot) < k.bypass_ctas_per_sm))
     return m.fail(where + ": bypass tag does not follow the slot");
   c.working = true;

@@ -7,11 +7,13 @@
 #pragma once
 
 #include "smpart/control.hpp"
+#include "smpart/kernel_control.hpp"
 
 #include <cuda_runtime.h> // dim3
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -81,6 +83,139 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
 /// completion and the early notification fired.
 Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
                       const Config &config);
+
+
+// ---------------------------------------------------------------------------
+// Co-running kernels on one emulated GPU.
+//
+// Several transformed kernels share the virtual SMs (one set of %smid
+// values); each has its own knobs, state and notices, as separate launches
+// of libsmpart have. One seeded scheduler picks, at every step, one resident
+// CTA of any kernel and runs it to its next yield point. Nothing turns knobs
+// at random: each kernel is exposed as a smpart::KernelControl
+// (EmulatedKernel) whose calls write the emulated host knobs exactly as
+// smpart::KernelHandle writes the real ones (kernel_handle.cpp), and a
+// CoObserver hears of launches, last-block notifications and completions
+// as a LaunchObserver does (notices.cpp) - typically a smpart::Controller.
+
+/// One co-running launch.
+struct CoKernel {
+  std::string name; ///< KernelControl::name(), as profiles name it
+  dim3 grid, block;
+  TransformedBody body;
+  unsigned occupancy = 2; ///< CTAs of this kernel that fit on one SM
+  std::size_t dynamic_smem = 0;
+  /// Scheduler step at which it is launched (0: before the first step).
+  unsigned long long arrive_at_step = 0;
+};
+
+/// A running emulated kernel as the controller sees it. Knob calls write
+/// the emulated host knobs under the sequence lock, as KernelHandle does:
+/// setSmMask (an empty mask is refused), setCtasPerSm (1..32),
+/// setBypassCtasPerSm (<= 32), preempt (preempt = 1), resume (preempt = 0,
+/// then grow), grow (refused while preempted; nothing once the last block
+/// was taken; else launches physicalCtas(SMs, occupancy, ctas_per_sm,
+/// every mask bit set, total) CTAs, as Kernel::ctasToLaunch does).
+/// progress() reads the notices as KernelHandle::progress does.
+class EmulatedKernel : public KernelControl {
+public:
+  explicit EmulatedKernel(std::shared_ptr<void> machine);
+  unsigned long long id() const override;
+  std::string name() const override;
+  unsigned occupancy() const override;
+  Status setSmMask(const SmMask &Mask) override;
+  Status setCtasPerSm(unsigned N) override;
+  Status setBypassCtasPerSm(unsigned N) override;
+  Status preempt() override;
+  Status resume() override;
+  Status grow() override;
+  Status progress(ControlProgress &Out) const override;
+
+  /// Test views: the host knobs, the knobs the device last published.
+  Knobs hostKnobs() const;
+  DeviceKnobs deviceKnobs() const;
+  /// Position of the kernel in the runCoRun() list.
+  unsigned index() const;
+
+private:
+  std::shared_ptr<void> M;
+};
+
+class CoObserver {
+public:
+  virtual ~CoObserver() = default;
+  /// At the launch, before its CTAs are enqueued (knobs written now apply
+  /// to its first CTAs, as with libsmpart's launch observer).
+  virtual void onLaunch(const std::shared_ptr<EmulatedKernel> &Kernel) = 0;
+  virtual void onLastBlockTaken(unsigned long long Id) = 0;
+  virtual void onDone(unsigned long long Id) = 0;
+  /// Before every scheduler step (e.g. to drive a trace clock).
+  virtual void onStep(unsigned long long) {}
+};
+
+struct CoConfig {
+  std::uint64_t seed = 1;
+  unsigned num_sms = 8;
+  /// Nonzero: num_sms distinct %smid values drawn in [0, id_span).
+  unsigned id_span = 0;
+  /// Spatial partitioning is expected: see CoReport::overlap_takes.
+  bool exclusive_sms = false;
+  CoObserver *observer = nullptr;
+  unsigned long long step_limit = 3000000;
+};
+
+/// A block take by one CTA: the step, its SM id, the device knob epoch it
+/// decided under and the chunk size.
+struct CoTake {
+  unsigned long long step;
+  unsigned sm, epoch, count;
+};
+/// A knob epoch the kernel's device published, and the step it was seen.
+struct CoPublish {
+  unsigned long long step;
+  unsigned epoch;
+  SmMask mask;
+  bool preempt;
+  unsigned ctas_per_sm;
+};
+
+struct CoKernelReport {
+  std::string name;
+  unsigned long long id = 0;
+  Report report; ///< the single-kernel checks of this launch
+  unsigned long long arrived_step = 0, last_block_step = 0, done_step = 0;
+  std::vector<CoTake> takes;
+  std::vector<CoPublish> published;
+  /// Host knob writes (complete epochs) with the step they were made at.
+  std::vector<std::pair<unsigned long long, Knobs>> host_writes;
+};
+
+struct CoReport {
+  bool ok = true;
+  std::string error; ///< first violated property, with the seed
+  unsigned long long steps = 0;
+  std::vector<unsigned> sm_ids;
+  /// exclusive_sms: takes on an SM that another kernel's current device
+  /// knobs also allow (that kernel still has blocks to take). Each must be
+  /// explained by a device copy older than the host's: one of the two
+  /// kernels' host knobs no longer allow the SM (a shrink or preemption its
+  /// CTAs have not polled yet); otherwise the run fails.
+  unsigned long long overlap_takes = 0;
+  /// Takes on an SM where a CTA of another kernel was working on a chunk.
+  unsigned long long shared_sm_takes = 0;
+  /// exclusive_sms: scheduler steps at which the host masks of kernels
+  /// that may still take blocks (not preempted on the host, blocks left)
+  /// were checked pairwise disjoint (any overlap fails the run).
+  unsigned long long host_disjoint_checks = 0;
+  std::vector<CoKernelReport> kernels;
+};
+
+/// Runs `kernels` concurrently on one emulated GPU under a seeded
+/// interleaving; each launches at its arrive_at_step. Every per-kernel
+/// check of runTransformed() applies to each launch (exactly-once blocks,
+/// takes only under published knobs, slots, tags, final counters); plus
+/// the co-run checks above. Ends when every kernel completed.
+CoReport runCoRun(const std::vector<CoKernel> &kernels, const CoConfig &config);
 
 } // namespace emu
 } // namespace smpart

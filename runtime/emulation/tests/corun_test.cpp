@@ -1,0 +1,443 @@
+// Co-run tests of the CPU emulation: 2-4 rewritten kernels (tests/kernels/
+// reduce.smpart.cu: rowSums, profiled as the compute-bound kind, and
+// smooth3d, profiled as the memory-bound kind; tests/corun_profiles.json)
+// run concurrently on one emulated GPU under the real smpart::Controller,
+// for every policy and several seeds. The first kernel launches at once,
+// the others arrive mid-run. Checked: every logical block of every kernel
+// exactly once and outputs equal to the original kernels'; the emulator's
+// per-launch protocol checks; under spatial policies, disjoint host masks
+// at every step and every device-level overlap explained by a knob copy the
+// device has not polled yet; an arrival shrinks the running kernels, whose
+// CTAs then take blocks only on the new set; a departed kernel's SMs go to
+// the kernels still taking blocks; the trace is valid JSON with arrival,
+// start, last-block and done events for every kernel and decision events.
+#include "emulation_harness.hpp"
+
+#include "smpart/controller.hpp"
+#include "smpart/policy/profile_loader.hpp"
+#include "smpart/trace.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <set>
+
+namespace corun_orig_reduce {
+void rowSums(const float *in, float *out, float *total, int width, int height);
+void smooth3d(const float *in, float *out, int nx, int ny, int nz);
+} // namespace corun_orig_reduce
+namespace corun_xf_reduce {
+void rowSums(smpart::LaunchControl, const float *in, float *out, float *total,
+             int width, int height);
+void smooth3d(smpart::LaunchControl, const float *in, float *out, int nx,
+              int ny, int nz);
+} // namespace corun_xf_reduce
+
+namespace {
+
+using namespace smpart;
+using smpart::emu::CoKernel;
+
+/// One launch's data: inputs, outputs, the original's outputs.
+struct Job {
+  virtual ~Job() = default;
+  virtual void reset() = 0;
+  virtual void original() = 0;
+  virtual CoKernel make() = 0;
+  virtual std::vector<double> outputs() = 0;
+  std::vector<double> want;
+};
+
+struct RowSumsJob : Job {
+  static constexpr int kWidth = 320, kHeight = 24; // 5 x 24 = 120 blocks
+  std::vector<float> in, out;
+  float total = 0;
+  void reset() override {
+    in.resize(kWidth * kHeight);
+    for (std::size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<float>(i % 13); // integers: sums are exact
+    out.assign(((kWidth + 63) / 64) * kHeight, -1.f);
+    total = 0;
+  }
+  void original() override {
+    corun_orig_reduce::rowSums(in.data(), out.data(), &total, kWidth, kHeight);
+  }
+  CoKernel make() override {
+    CoKernel k;
+    k.name = "rowSums";
+    k.grid = dim3((kWidth + 63) / 64, kHeight);
+    k.block = dim3(64);
+    k.occupancy = 2;
+    k.body = [this](const LaunchControl &c) {
+      corun_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth, kHeight);
+    };
+    return k;
+  }
+  std::vector<double> outputs() override {
+    auto v = emu::asDoubles(out);
+    v.push_back(total);
+    return v;
+  }
+};
+
+struct Smooth3dJob : Job {
+  static constexpr int kNx = 96, kNy = 8, kNz = 6; // 3 x 8 x 6 = 144 blocks
+  std::vector<float> in, out;
+  void reset() override {
+    in.resize(kNx * kNy * kNz);
+    std::iota(in.begin(), in.end(), 1.f);
+    out.assign(in.size(), 0.f);
+  }
+  void original() override {
+    corun_orig_reduce::smooth3d(in.data(), out.data(), kNx, kNy, kNz);
+  }
+  CoKernel make() override {
+    CoKernel k;
+    k.name = "smooth3d";
+    k.grid = dim3((kNx + 31) / 32, kNy, kNz);
+    k.block = dim3(32);
+    k.occupancy = 3;
+    k.body = [this](const LaunchControl &c) {
+      corun_xf_reduce::smooth3d(c, in.data(), out.data(), kNx, kNy, kNz);
+    };
+    return k;
+  }
+  std::vector<double> outputs() override { return emu::asDoubles(out); }
+};
+
+/// Policies whose plans give each kernel its own SM range.
+bool spatial(const std::string &p) {
+  return p == "even" || p == "cd-search" || p == "hsm-fair" ||
+         p == "hsm-qos" || p == "power-aware";
+}
+
+/// What the controller did, observed on the emulated host knobs.
+struct Shrink {
+  unsigned long long id;
+  SmMask before, after;
+  std::size_t running; ///< kernels planned before the arrival
+  unsigned long long arrival; ///< the arriving kernel
+};
+struct GiveBack {
+  unsigned long long departed;
+  SmMask freed, others, planned;
+};
+
+SmMask hostMask(const emu::EmulatedKernel &K) {
+  const Knobs k = K.hostKnobs();
+  return detail::loadMask(k);
+}
+
+/// The emulator's observer: forwards to the controller (as libsmpart's
+/// ControllerObserver does) and records masks around arrivals/departures.
+class Observer : public emu::CoObserver {
+public:
+  explicit Observer(Controller &C) : C(C) {}
+  void onLaunch(const std::shared_ptr<emu::EmulatedKernel> &K) override {
+    std::map<unsigned long long, SmMask> before;
+    for (const KernelAllocation &A : C.allocations())
+      if (!A.last_block_taken && !A.preempted)
+        before[A.id] = hostMask(*Kernels.at(A.id));
+    Kernels[K->id()] = K;
+    C.onArrival(K);
+    for (const KernelAllocation &A : C.allocations()) {
+      auto It = before.find(A.id);
+      if (It != before.end() && !A.last_block_taken && !A.preempted)
+        Shrinks.push_back(
+            {A.id, It->second, hostMask(*Kernels.at(A.id)), before.size(),
+             K->id()});
+    }
+  }
+  void onLastBlockTaken(unsigned long long Id) override {
+    C.onLastBlockTaken(Id);
+  }
+  void onDone(unsigned long long Id) override {
+    GiveBack G;
+    G.departed = Id;
+    G.freed = hostMask(*Kernels.at(Id));
+    C.onDeparture(Id);
+    bool any = false;
+    for (const KernelAllocation &A : C.allocations())
+      if (!A.last_block_taken && !A.preempted) {
+        G.others |= hostMask(*Kernels.at(A.id));
+        any = true;
+      }
+    const policy::Plan P = C.lastPlan();
+    for (const policy::KernelDecision &D : P.kernels)
+      for (int i = D.sm_first; i < D.sm_first + D.sms; ++i)
+        if (i >= 0 && static_cast<std::size_t>(i) < SmIds.size())
+          G.planned.set(SmIds[static_cast<std::size_t>(i)]);
+    if (any)
+      GiveBacks.push_back(G);
+  }
+  void onStep(unsigned long long S) override { Step = S; }
+
+  Controller &C;
+  std::vector<unsigned> SmIds;
+  unsigned long long Step = 0;
+  std::map<unsigned long long, std::shared_ptr<emu::EmulatedKernel>> Kernels;
+  std::vector<Shrink> Shrinks;
+  std::vector<GiveBack> GiveBacks;
+};
+
+std::string maskText(const SmMask &M) {
+  std::string s;
+  for (unsigned i = 0; i < kMaxSms; ++i)
+    if (M.test(i))
+      s += (s.empty() ? "" : ",") + std::to_string(i);
+  return "{" + s + "}";
+}
+
+struct Totals {
+  unsigned runs = 0, observed_shrinks = 0, shrinks = 0, give_backs = 0;
+  unsigned long long overlap_takes = 0, shared_sm_takes = 0, takes = 0;
+  std::set<std::string> fallbacks; ///< controller warnings: policy -> even
+};
+
+/// One co-run of `n` kernels under `policy` with `seed`; EXPECTs its
+/// properties and adds to `t`.
+void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
+            Totals &t) {
+  SCOPED_TRACE("policy " + policyName + ", " + std::to_string(n) +
+               " kernels, seed " + std::to_string(seed));
+  const policy::Policy *Pol = policy::findPolicy(policyName);
+  ASSERT_NE(Pol, nullptr);
+  const bool Spatial = spatial(policyName);
+
+  std::vector<std::unique_ptr<Job>> jobs;
+  for (unsigned i = 0; i < n; ++i) {
+    if (i % 2 == 0)
+      jobs.push_back(std::make_unique<RowSumsJob>());
+    else
+      jobs.push_back(std::make_unique<Smooth3dJob>());
+    jobs.back()->reset();
+    const emu::Report o = emu::runOriginal(
+        jobs.back()->make().grid, jobs.back()->make().block,
+        [&j = *jobs.back()] { j.original(); });
+    ASSERT_TRUE(o.ok) << o.error;
+    jobs.back()->want = jobs.back()->outputs();
+    jobs.back()->reset();
+  }
+
+  emu::CoConfig cfg;
+  cfg.seed = seed;
+  cfg.num_sms = 12;
+  if (seed % 2 == 0)
+    cfg.id_span = 264; // sparse %smid values over nine mask words
+  cfg.exclusive_sms = Spatial;
+  // The GPU's SM ids: runCoRun draws them from the seed; a co-run with no
+  // kernel reports them.
+  const std::vector<unsigned> ids = emu::runCoRun({}, cfg).sm_ids;
+
+  policy::ProfileSet Profiles = policy::loadProfiles(SMPART_CORUN_PROFILES);
+  const std::string tracePath = ::testing::TempDir() + "corun-" + policyName +
+                                "-" + std::to_string(n) + "-" +
+                                std::to_string(seed) + ".json";
+  std::string err;
+  auto Trace = trace::TraceWriter::open(tracePath, &err);
+  ASSERT_TRUE(Trace) << err;
+  Trace->setFlushIntervalMs(-1);
+  std::vector<std::string> Warnings;
+  ControllerOptions O;
+  O.trace = Trace.get();
+  O.warn = [&](const std::string &W) { Warnings.push_back(W); };
+  auto C = std::make_unique<Controller>(*Pol, Profiles, ids, O);
+  Observer Obs(*C);
+  Obs.SmIds = ids;
+  std::sort(Obs.SmIds.begin(), Obs.SmIds.end());
+  Trace->setClockForTesting([&Obs] { return static_cast<double>(Obs.Step); });
+  cfg.observer = &Obs;
+
+  std::vector<CoKernel> ks;
+  for (unsigned i = 0; i < n; ++i) {
+    ks.push_back(jobs[i]->make());
+    // Mid-run arrivals; the seed moves them a little.
+    ks.back().arrive_at_step = i == 0 ? 0 : 60 * i + seed % 17;
+  }
+  const emu::CoReport r = emu::runCoRun(ks, cfg);
+  ASSERT_TRUE(r.ok) << r.error;
+  ++t.runs;
+  t.overlap_takes += r.overlap_takes;
+  t.shared_sm_takes += r.shared_sm_takes;
+
+  // Every kernel ran every block once (the emulator checks each take and
+  // the final counters) and computed what the original computes.
+  for (unsigned i = 0; i < n; ++i) {
+    const emu::CoKernelReport &k = r.kernels[i];
+    EXPECT_TRUE(k.report.ok) << k.report.error;
+    EXPECT_GT(k.done_step, 0u) << k.name << " never completed";
+    unsigned long long blocks = 0;
+    for (const emu::CoTake &tk : k.takes)
+      blocks += tk.count;
+    t.takes += k.takes.size();
+    EXPECT_EQ(blocks, ks[i].grid.x * ks[i].grid.y * ks[i].grid.z) << k.name;
+    const std::string diff =
+        emu::compareOutputs(jobs[i]->want, jobs[i]->outputs(), 0);
+    EXPECT_EQ(diff, "") << k.name << " #" << i;
+  }
+  // Later kernels really arrived while the first one was running.
+  for (unsigned i = 1; i < n; ++i)
+    EXPECT_LT(r.kernels[i].arrived_step, r.kernels[0].done_step)
+        << "kernel " << i << " arrived after kernel 0 completed";
+
+  if (Spatial) {
+    EXPECT_GT(r.host_disjoint_checks, 0u);
+    // An arrival takes SMs from the running kernels: under even, cd-search
+    // and hsm-fair each one shrinks (to fewer SMs, not always a subset:
+    // ranges move); hsm-qos keeps the high-priority kernel's share, so at
+    // least one shrinks; power-aware pairs kernels and queues the rest, so
+    // only its first arrival must shrink one. Once a shrunk kernel's device
+    // publishes a knob epoch inside the new set, its CTAs take blocks only
+    // there.
+    std::map<unsigned long long, unsigned> shrunkAt, runningAt;
+    for (const Shrink &s : Obs.Shrinks) {
+      const bool every = policyName != "hsm-qos" && policyName != "power-aware";
+      if (policyName == "power-aware" && s.running > 1)
+        continue;
+      runningAt[s.arrival] = 1;
+      if (!every && s.after.count() >= s.before.count())
+        continue;
+      ++t.shrinks;
+      ++shrunkAt[s.arrival];
+      EXPECT_LT(s.after.count(), s.before.count())
+          << "kernel " << s.id << " kept " << maskText(s.after)
+          << " when kernel " << s.arrival << " arrived";
+      const emu::CoKernelReport &k = r.kernels[s.id - 1];
+      std::set<unsigned> inside; // epochs published within the new set
+      for (const emu::CoPublish &p : k.published)
+        if ((p.mask & ~s.after).none() && !p.preempt)
+          inside.insert(p.epoch);
+      bool observed = false;
+      for (const emu::CoTake &tk : k.takes)
+        if (inside.count(tk.epoch)) {
+          observed = true;
+          EXPECT_TRUE(s.after.test(tk.sm));
+        }
+      t.observed_shrinks += observed;
+    }
+    for (const auto &a : runningAt)
+      EXPECT_GT(shrunkAt[a.first], 0u)
+          << "no running kernel shrank when kernel " << a.first << " arrived";
+  }
+  // A departed kernel's SMs go to the kernels still taking blocks: every
+  // freed SM the new plan assigns is in a remaining kernel's mask, and
+  // every policy but the power-saving ones assigns them all.
+  for (const GiveBack &g : Obs.GiveBacks) {
+    ++t.give_backs;
+    const SmMask lost = g.freed & g.planned & ~g.others;
+    EXPECT_TRUE(lost.none()) << "SMs " << maskText(lost) << " of departed kernel "
+                             << g.departed << " are planned but in no mask";
+    if (policyName != "power-aware" && policyName != "cd-search")
+      EXPECT_TRUE((g.freed & ~g.others).none())
+          << "SMs " << maskText(g.freed & ~g.others) << " of departed kernel "
+          << g.departed << " given to no kernel";
+  }
+
+  // The trace: valid JSON with the expected events.
+  C.reset();
+  ASSERT_TRUE(Trace->flush(&err)) << err;
+  Trace.reset();
+  std::ifstream in(tracePath);
+  nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << tracePath << " is not valid JSON";
+  EXPECT_EQ(doc["otherData"]["schema"], "smpart.trace/1");
+  std::map<unsigned long long, std::set<std::string>> seen;
+  unsigned decisions = 0;
+  for (const auto &e : doc["traceEvents"]) {
+    const std::string name = e.value("name", ""), ph = e.value("ph", "");
+    if (name == "decision")
+      ++decisions;
+    if (!e.contains("args") || !e["args"].contains("kernel_id"))
+      continue;
+    const auto id = e["args"]["kernel_id"].get<unsigned long long>();
+    if (e.value("cat", "") != "kernel")
+      continue;
+    if (ph == "b")
+      seen[id].insert("arrival");
+    else if (ph == "e")
+      seen[id].insert("done");
+    else
+      seen[id].insert(name);
+  }
+  for (const emu::CoKernelReport &k : r.kernels)
+    EXPECT_EQ(seen[k.id], (std::set<std::string>{"arrival", "start",
+                                                 "last_block_taken", "done"}))
+        << "trace events of kernel " << k.name << " #" << k.id;
+  EXPECT_GE(decisions, n) << "one decision per arrival at least";
+#ifdef SMPART_CHECK_FORMAT
+  const std::string cmd = std::string(SMPART_PYTHON) + " " +
+                          SMPART_CHECK_FORMAT + " trace " + tracePath;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+#endif
+  for (const std::string &w : Warnings)
+    if (w.find("using even") != std::string::npos)
+      t.fallbacks.insert(w);
+  if (!::testing::Test::HasFailure())
+    std::remove(tracePath.c_str());
+  else
+    for (const std::string &w : Warnings)
+      ADD_FAILURE() << "controller warning: " << w;
+}
+
+struct Param {
+  std::string policy;
+  unsigned kernels;
+};
+
+class CoRun : public ::testing::TestWithParam<Param> {};
+
+TEST_P(CoRun, ControllerRepartitionsLive) {
+  const Param p = GetParam();
+  Totals t;
+  const unsigned seeds = emu::schedulesFromEnv(3);
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    runOne(p.policy, p.kernels, seed, t);
+    if (::testing::Test::HasFatalFailure())
+      return;
+  }
+  EXPECT_EQ(t.runs, seeds);
+  if (spatial(p.policy)) {
+    EXPECT_GT(t.shrinks, 0u) << "no arrival shrank a running kernel";
+    if (p.policy != "power-aware") // its pairs often finish first
+      EXPECT_GT(t.observed_shrinks, 0u)
+          << "no shrunk kernel took blocks under its new knobs";
+  }
+  if (spatial(p.policy))
+    EXPECT_GT(t.give_backs, 0u) << "no departure while another kernel ran";
+  RecordProperty("overlap_takes", std::to_string(t.overlap_takes));
+  RecordProperty("shared_sm_takes", std::to_string(t.shared_sm_takes));
+  std::printf("[ corun ] %s x%u: %u runs, %llu takes, %u shrinks (%u observed "
+              "on the device), %u give-backs, %llu device-level overlaps, "
+              "%llu takes beside another kernel's CTA\n",
+              p.policy.c_str(), p.kernels, t.runs, t.takes, t.shrinks,
+              t.observed_shrinks, t.give_backs, t.overlap_takes,
+              t.shared_sm_takes);
+  for (const std::string &w : t.fallbacks)
+    std::printf("[ corun ]   fell back: %s\n", w.c_str());
+}
+
+std::vector<Param> params() {
+  std::vector<Param> out;
+  for (const char *pol : {"even", "greedy", "cd-search", "hsm-fair", "hsm-qos",
+                          "tlp", "power-aware"})
+    for (unsigned n : {2u, 3u, 4u})
+      out.push_back({pol, n});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Policies, CoRun, ::testing::ValuesIn(params()),
+    [](const ::testing::TestParamInfo<Param> &i) {
+      std::string s = i.param.policy + "_" + std::to_string(i.param.kernels) +
+                      "_kernels";
+      for (char &c : s)
+        if (c == '-')
+          c = '_';
+      return s;
+    });
+
+} // namespace
