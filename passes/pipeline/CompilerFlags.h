@@ -15,11 +15,41 @@ struct CudaSetup {
   std::string CudaPath;     ///< --cuda-path (default /usr/local/cuda)
   std::string GpuArch;      ///< --cuda-gpu-arch (default sm_90)
   std::string ResourceDir;  ///< clang's resource dir
+  /// Header pre-included in both parses that closes dialect gaps between
+  /// nvcc and clang (smpart_nvcc_compat.h); empty: none.
+  std::string CompatHeader = {};
 };
 
-/// Rewrites an nvcc command line into clang syntax; clang commands pass
-/// through. Exposed for tests.
-std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args);
+/// Rewrites an nvcc command line into clang syntax. For a command whose
+/// program is nvcc every nvcc flag is translated or dropped; for any other
+/// program (clang, or the arguments given after `--`) only the spellings
+/// that exist in nvcc alone (`-arch=sm_80`, `-gencode`, `--expt-*`,
+/// `-Xcompiler`, `-forward-unknown-to-host-compiler`, `--options-file`...)
+/// are, so clang flags pass through. `--options-file F` / `-optf F` is read
+/// (relative to \p Directory) and its contents translated in its place.
+/// Exposed for tests.
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
+                                           llvm::StringRef Directory = "");
+
+/// A compilation database whose commands come out translated by
+/// translateNvccArgs (each relative to its entry's directory), so that
+/// CMake's nvcc entries (Ninja and Makefiles) parse as clang commands.
+class NvccTranslatingDatabase : public clang::tooling::CompilationDatabase {
+public:
+  explicit NvccTranslatingDatabase(
+      const clang::tooling::CompilationDatabase &Inner)
+      : Inner(Inner) {}
+  std::vector<clang::tooling::CompileCommand>
+  getCompileCommands(llvm::StringRef File) const override;
+  std::vector<std::string> getAllFiles() const override {
+    return Inner.getAllFiles();
+  }
+  std::vector<clang::tooling::CompileCommand>
+  getAllCompileCommands() const override;
+
+private:
+  const clang::tooling::CompilationDatabase &Inner;
+};
 
 /// The adjuster for one side of the parse.
 clang::tooling::ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup,

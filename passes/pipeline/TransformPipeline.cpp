@@ -9,8 +9,16 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Core/Replacement.h"
+#include "clang/Tooling/ReplacementsYaml.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -48,11 +56,161 @@ static std::vector<Edit> coalesceInsertions(const std::set<Edit> &Edits) {
   return Out;
 }
 
-static void printDiag(llvm::raw_ostream &OS, const Place &P,
-                      llvm::StringRef Level, const llvm::Twine &Message) {
-  if (!P.File.empty())
-    OS << P.File << ":" << P.Line << ":" << P.Col << ": ";
-  OS << Level << ": " << Message << "\n";
+/// smpart's own diagnostics through clang's printer: `file:line:col:
+/// warning: ...`, and on a terminal (or with --use-color) colours and the
+/// source line with a caret, like the compiler's.
+class SmpartDiagnostics {
+public:
+  explicit SmpartDiagnostics(bool Color)
+      : Files(FileSystemOptions()), Printer(llvm::errs(), Opts),
+        Diags(new DiagnosticIDs(), Opts, &Printer, /*ShouldOwnClient=*/false),
+        Sources(Diags, Files) {
+    Opts.ShowColors = Color;
+    Opts.ShowCarets = Color;
+    Diags.setSourceManager(&Sources);
+    Printer.BeginSourceFile(LangOptions(), nullptr);
+  }
+  ~SmpartDiagnostics() { Printer.EndSourceFile(); }
+
+  void report(const Place &P, llvm::StringRef Level, const llvm::Twine &Msg) {
+    SourceLocation Loc;
+    if (!P.File.empty()) {
+      if (llvm::Expected<FileEntryRef> F = Files.getFileRef(P.File)) {
+        FileID Id = Sources.getOrCreateFileID(*F, SrcMgr::C_User);
+        Loc = Sources.translateLineCol(Id, P.Line, P.Col);
+      } else {
+        llvm::consumeError(F.takeError());
+      }
+    }
+    DiagnosticsEngine::Level L = Level == "error"  ? DiagnosticsEngine::Error
+                                 : Level == "note" ? DiagnosticsEngine::Note
+                                                   : DiagnosticsEngine::Warning;
+    unsigned Id = Diags.getCustomDiagID(L, "%0");
+    if (Loc.isInvalid() && !P.File.empty()) {
+      // A file that cannot be opened again: keep the position in the text.
+      Diags.Report(Id) << (P.File + ":" + llvm::Twine(P.Line) + ":" +
+                           llvm::Twine(P.Col) + ": " + Msg)
+                              .str();
+      return;
+    }
+    Diags.Report(Loc, Id) << Msg.str();
+  }
+
+private:
+  DiagnosticOptions Opts;
+  FileManager Files;
+  TextDiagnosticPrinter Printer;
+  DiagnosticsEngine Diags;
+  SourceManager Sources;
+};
+
+/// Runs the matchers and records every file the parse read (for
+/// --depfile), like the compiler's -MD.
+class CollectingAction : public ASTFrontendAction {
+public:
+  CollectingAction(ast_matchers::MatchFinder &Finder,
+                   std::set<std::string> &Deps)
+      : Finder(Finder), Deps(Deps) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 llvm::StringRef) override {
+    return Finder.newASTConsumer();
+  }
+  void EndSourceFileAction() override {
+    const SourceManager &SM = getCompilerInstance().getSourceManager();
+    for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
+      llvm::SmallString<256> Path(It->first.getName());
+      if (llvm::sys::fs::make_absolute(Path) || !llvm::sys::fs::exists(Path))
+        continue;
+      llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+      Deps.insert(std::string(Path));
+    }
+  }
+
+private:
+  ast_matchers::MatchFinder &Finder;
+  std::set<std::string> &Deps;
+};
+
+class CollectingFactory : public FrontendActionFactory {
+public:
+  CollectingFactory(ast_matchers::MatchFinder &Finder,
+                    std::set<std::string> &Deps)
+      : Finder(Finder), Deps(Deps) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<CollectingAction>(Finder, Deps);
+  }
+
+private:
+  ast_matchers::MatchFinder &Finder;
+  std::set<std::string> &Deps;
+};
+
+/// A path in a Makefile rule: spaces and `#` escaped, `$` doubled.
+static std::string makeEscape(llvm::StringRef Path) {
+  std::string Out;
+  for (char C : Path) {
+    if (C == ' ' || C == '#')
+      Out += '\\';
+    else if (C == '$')
+      Out += '$';
+    Out += C;
+  }
+  return Out;
+}
+
+/// A unified diff (3 lines of context) of two texts, for --diff.
+static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
+                        llvm::StringRef Old, llvm::StringRef New) {
+  llvm::SmallVector<llvm::StringRef, 0> A, B;
+  Old.split(A, '\n');
+  New.split(B, '\n');
+  const size_t N = A.size(), M = B.size();
+  // Longest common subsequence by dynamic programming (sources are small).
+  std::vector<std::vector<uint32_t>> L(N + 1, std::vector<uint32_t>(M + 1));
+  for (size_t I = N; I-- > 0;)
+    for (size_t J = M; J-- > 0;)
+      L[I][J] = A[I] == B[J] ? L[I + 1][J + 1] + 1
+                             : std::max(L[I + 1][J], L[I][J + 1]);
+  struct Line {
+    char Kind;
+    llvm::StringRef Text;
+    size_t OldNo, NewNo;
+  };
+  std::vector<Line> Script;
+  size_t I = 0, J = 0;
+  while (I < N || J < M) {
+    if (I < N && J < M && A[I] == B[J])
+      Script.push_back({' ', A[I], I++, J++});
+    else if (J < M && (I == N || L[I][J + 1] >= L[I + 1][J]))
+      Script.push_back({'+', B[J], I, J++});
+    else
+      Script.push_back({'-', A[I], I++, J});
+  }
+  OS << "--- " << Name << "\n+++ " << Name << " (smpart)\n";
+  const size_t Context = 3;
+  for (size_t K = 0; K < Script.size();) {
+    if (Script[K].Kind == ' ') {
+      ++K;
+      continue;
+    }
+    size_t Begin = K >= Context ? K - Context : 0;
+    // One hunk while the changes are at most 2*Context lines apart.
+    size_t Last = K;
+    for (size_t X = K; X < Script.size() && X - Last <= 2 * Context; ++X)
+      if (Script[X].Kind != ' ')
+        Last = X;
+    size_t End = std::min(Script.size(), Last + Context + 1);
+    size_t OldCount = 0, NewCount = 0;
+    for (size_t X = Begin; X < End; ++X) {
+      OldCount += Script[X].Kind != '+';
+      NewCount += Script[X].Kind != '-';
+    }
+    OS << "@@ -" << Script[Begin].OldNo + 1 << "," << OldCount << " +"
+       << Script[Begin].NewNo + 1 << "," << NewCount << " @@\n";
+    for (size_t X = Begin; X < End; ++X)
+      OS << Script[X].Kind << Script[X].Text << "\n";
+    K = End;
+  }
 }
 
 static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
@@ -69,7 +227,8 @@ static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
 }
 
 bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
-                              FileFacts &Facts) {
+                              FileOutcome &Outcome) {
+  FileFacts &Facts = Outcome.Facts;
   std::optional<llvm::Regex> Filter;
   if (!Options.HeaderFilter.empty())
     Filter.emplace(Options.HeaderFilter);
@@ -91,7 +250,16 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   // The tool rewrites, it does not compile: the user's compiler warns.
   Tool.appendArgumentsAdjuster(
       getInsertArgumentAdjuster("-w", ArgumentInsertPosition::END));
-  return Tool.run(newFrontendActionFactory(&Finder).get()) == 0;
+  // Driver and compiler diagnostics both go through this printer; any error
+  // among them (an unknown argument included) fails the file, whatever the
+  // tool's own return value says.
+  DiagnosticOptions DiagOpts;
+  DiagOpts.ShowColors = Options.Color;
+  TextDiagnosticPrinter Printer(llvm::errs(), DiagOpts);
+  Tool.setDiagnosticConsumer(&Printer);
+  CollectingFactory Factory(Finder, Outcome.Dependencies);
+  int Status = Tool.run(&Factory);
+  return Status == 0 && Printer.getNumErrors() == 0;
 }
 
 std::optional<std::string>
@@ -112,8 +280,8 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
   }
   // Code under `#ifdef __CUDA_ARCH__` is only seen by the device side, host
   // launches mostly by the host side: the facts of both are merged.
-  if (!parse(File, /*DeviceSide=*/false, Outcome.Facts) ||
-      !parse(File, /*DeviceSide=*/true, Outcome.Facts)) {
+  if (!parse(File, /*DeviceSide=*/false, Outcome) ||
+      !parse(File, /*DeviceSide=*/true, Outcome)) {
     llvm::errs() << "smpart-transform: error: '" << File
                  << "' does not compile; nothing was written\n";
     return std::nullopt;
@@ -159,6 +327,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       return std::nullopt;
     }
     std::string Rewritten = header(Path) + *New;
+    // The same rewrite as replacements, for --export-fixes.
+    Replacements &Fix = Outcome.Fixes[Path];
+    llvm::consumeError(Fix.add(Replacement(Path, 0, 0, header(Path))));
+    for (const Replacement &R : Reps)
+      llvm::consumeError(Fix.add(Replacement(Path, R.getOffset(),
+                                             R.getLength(),
+                                             R.getReplacementText())));
     if (Path == Main)
       Result = std::move(Rewritten);
     else
@@ -169,6 +344,11 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
 
 void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   llvm::StringRef Level = Options.RefusalsAreErrors ? "error" : "warning";
+  SmpartDiagnostics Diags(Options.Color);
+  auto printDiag = [&](llvm::raw_ostream &, const Place &P,
+                       llvm::StringRef L, const llvm::Twine &Message) {
+    Diags.report(P, L, Message);
+  };
   for (const KernelDecision &D : Outcome.Plan.Kernels) {
     if (D.Status != KernelStatus::Refused)
       continue;
@@ -187,19 +367,28 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
 int TransformPipeline::run(const std::vector<std::string> &Files) {
   std::vector<FileOutcome> Outcomes;
   bool Failed = false;
-  // `--output-dir build/smpart` on a fresh build tree: make it, as the
-  // help's example expects.
-  if (!Options.OutputDir.empty())
-    if (std::error_code EC =
-            llvm::sys::fs::create_directories(Options.OutputDir)) {
-      llvm::errs() << "smpart-transform: error: cannot create '"
-                   << Options.OutputDir << "': " << EC.message() << "\n";
+  const bool Write = !Options.Diff;
+  // `--output-dir build/smpart` (or `-o build/smpart/a.cu`) on a fresh
+  // build tree: make the folder.
+  llvm::SmallString<256> MakeDir(Options.OutputDir);
+  if (MakeDir.empty() && !Options.OutputFile.empty() &&
+      Options.OutputFile != "-")
+    MakeDir = llvm::sys::path::parent_path(Options.OutputFile);
+  if (Write && !MakeDir.empty())
+    if (std::error_code EC = llvm::sys::fs::create_directories(MakeDir)) {
+      llvm::errs() << "smpart-transform: error: cannot create '" << MakeDir
+                   << "': " << EC.message() << "\n";
       return 1;
     }
+  std::vector<std::string> Targets; // what the depfile's rule makes
+  std::set<std::string> Dependencies;
   for (const std::string &File : Files) {
     FileOutcome Outcome;
     std::map<std::string, std::string> Others;
     std::optional<std::string> Text = transformFile(File, Outcome, Others);
+    Dependencies.insert(getAbsolutePath(File));
+    Dependencies.insert(Outcome.Dependencies.begin(),
+                        Outcome.Dependencies.end());
     if (!Text) {
       Failed = true;
       continue;
@@ -215,7 +404,8 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       continue;
     }
 
-    if (!Others.empty() && !Options.InPlace && Options.OutputDir.empty()) {
+    if (Write && !Others.empty() && !Options.InPlace &&
+        Options.OutputDir.empty()) {
       llvm::errs() << "smpart-transform: error: headers of '" << File
                    << "' need rewriting too; use -i or --output-dir\n";
       Failed = true;
@@ -231,17 +421,56 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       }
       return Options.OutputFile.empty() ? "-" : Options.OutputFile;
     };
-    for (const auto &[Path, Rewritten] : Others)
+    if (Options.Diff) {
+      // Dry run: what would change, as a patch against the originals.
+      for (const auto &[Path, Rewritten] : Others)
+        if (auto Old = llvm::MemoryBuffer::getFile(Path))
+          unifiedDiff(llvm::outs(), Path, (*Old)->getBuffer(), Rewritten);
+      if (auto Old = llvm::MemoryBuffer::getFile(File);
+          Old && (*Old)->getBuffer() != *Text)
+        unifiedDiff(llvm::outs(), File, (*Old)->getBuffer(), *Text);
+      continue;
+    }
+    for (const auto &[Path, Rewritten] : Others) {
       Failed |= !writeAtomically(Destination(Path), Rewritten);
+      Targets.push_back(Destination(Path));
+    }
     // In place, an unchanged file is not touched at all.
     if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
       Failed |= !writeAtomically(Destination(File), *Text);
+    Targets.push_back(Destination(File) == "-" ? File : Destination(File));
   }
   if (!Options.ManifestFile.empty()) {
     std::string Json;
     llvm::raw_string_ostream OS(Json);
     writeManifest(OS, Outcomes);
     Failed |= !writeAtomically(Options.ManifestFile, OS.str());
+  }
+  if (!Options.ExportFixes.empty()) {
+    // clang-apply-replacements' format, as clang-tidy --export-fixes.
+    TranslationUnitReplacements TU;
+    TU.MainSourceFile = Files.empty() ? "" : getAbsolutePath(Files.front());
+    for (const FileOutcome &O : Outcomes)
+      for (const auto &[Path, Reps] : O.Fixes)
+        TU.Replacements.insert(TU.Replacements.end(), Reps.begin(),
+                               Reps.end());
+    std::string Yaml;
+    llvm::raw_string_ostream OS(Yaml);
+    llvm::yaml::Output Out(OS);
+    Out << TU;
+    Failed |= !writeAtomically(Options.ExportFixes, OS.str());
+  }
+  if (!Options.DepFile.empty() && !Targets.empty()) {
+    // `out.cu: in.cu header.cuh ...`, as the compiler's -MD writes it, so a
+    // build system re-runs the rewrite when any of them changes.
+    std::string Rule;
+    for (const std::string &T : Targets)
+      Rule += (Rule.empty() ? "" : " ") + makeEscape(T);
+    Rule += ":";
+    for (const std::string &D : Dependencies)
+      Rule += " \\\n  " + makeEscape(D);
+    Rule += "\n";
+    Failed |= !writeAtomically(Options.DepFile, Rule);
   }
   return Failed ? 1 : 0;
 }

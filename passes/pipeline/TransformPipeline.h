@@ -8,6 +8,10 @@
 #include "pipeline/TransformPlanner.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/Core/Replacement.h"
+
+#include <map>
+#include <set>
 
 #include <optional>
 #include <string>
@@ -25,6 +29,10 @@ struct TransformOptions {
   std::string ExcludeKernels; ///< regex of kernels to leave alone
   std::string ManifestFile;   ///< --manifest
   bool RefusalsAreErrors = false;
+  std::string DepFile;        ///< --depfile: Makefile rule of every input read
+  std::string ExportFixes;    ///< --export-fixes: clang-apply-replacements YAML
+  bool Diff = false;          ///< --diff: print a unified diff, write nothing
+  bool Color = false;         ///< colours and source snippets in diagnostics
 };
 
 /// The outcome for one input file, as the manifest reports it.
@@ -33,6 +41,10 @@ struct FileOutcome {
   bool AlreadyTransformed = false;
   TransformPlan Plan;
   FileFacts Facts;
+  /// Every file the two parses read (main file, headers, toolkit headers).
+  std::set<std::string> Dependencies;
+  /// The whole rewrite as replacements per file (for --export-fixes).
+  std::map<std::string, clang::tooling::Replacements> Fixes;
 };
 
 class TransformPipeline {
@@ -51,7 +63,7 @@ private:
                                            std::map<std::string, std::string>
                                                &OtherFiles);
 
-  bool parse(const std::string &File, bool DeviceSide, FileFacts &Facts);
+  bool parse(const std::string &File, bool DeviceSide, FileOutcome &Outcome);
   void report(const FileOutcome &Outcome, bool &Failed) const;
 
   const clang::tooling::CompilationDatabase &Db;
