@@ -94,6 +94,8 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--limit", type=int, default=0,
                     help="only the first N files (sorted)")
+    ap.add_argument("--every", type=int, default=1,
+                    help="only every Nth file (sorted), for a quick sample")
     ap.add_argument("--no-compile", action="store_true",
                     help="skip nvcc -c of the rewritten files")
     ap.add_argument("--json", help="write per-file results here")
@@ -108,6 +110,7 @@ def main():
             files += [os.path.abspath(os.path.join(d, n))
                       for n in sorted(names) if n.endswith(".cu")]
     args.commons = commons
+    files = files[::args.every]
     if args.limit:
         files = files[:args.limit]
     with tempfile.TemporaryDirectory(prefix="smpart-corpus-") as work:

@@ -9,7 +9,9 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Basic/DiagnosticAST.h"
 #include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -102,6 +104,61 @@ private:
   TextDiagnosticPrinter Printer;
   DiagnosticsEngine Diags;
   SourceManager Sources;
+};
+
+/// Prints the parse's diagnostics like the compiler, except the errors for
+/// code that nvcc accepts and clang-22 does not, where the AST that
+/// clang built is still good enough to rewrite: those print as warnings
+/// with a note naming the nvcc dialect feature, and do not fail the file.
+class NvccDialectPrinter : public TextDiagnosticPrinter {
+public:
+  using TextDiagnosticPrinter::TextDiagnosticPrinter;
+  unsigned Tolerated = 0;
+
+  void HandleDiagnostic(DiagnosticsEngine::Level Level,
+                        const Diagnostic &Info) override {
+    if (Level == DiagnosticsEngine::Error)
+      if (const char *Feature = nvccFeature(Info)) {
+        ++Tolerated;
+        TextDiagnosticPrinter::HandleDiagnostic(DiagnosticsEngine::Warning,
+                                                Info);
+        llvm::errs() << "smpart-transform: note: nvcc accepts this ("
+                     << Feature << "); parsing goes on\n";
+        return;
+      }
+    TextDiagnosticPrinter::HandleDiagnostic(Level, Info);
+  }
+
+private:
+  static const char *nvccFeature(const Diagnostic &Info) {
+    switch (Info.getID()) {
+    case diag::err_shared_var_init:
+      // `__shared__ cuda::barrier<...> b;`: nvcc runs no constructor for
+      // __shared__ variables and accepts non-empty ones; clang refuses.
+      return "a __shared__ variable of a type with a non-trivial "
+             "constructor, which nvcc leaves uninitialised";
+    case diag::err_asm_invalid_escape: {
+      // `asm("mov.u64 %0, %globaltimer;" ...)`: nvcc passes a single-%
+      // PTX special register through. Not for %ctaid/%nctaid: the asm is
+      // dropped from clang's AST, and those must be seen to be refused.
+      if (!Info.hasSourceManager() || Info.getLocation().isInvalid())
+        return nullptr;
+      const SourceManager &SM = Info.getSourceManager();
+      std::pair<FileID, unsigned> At =
+          SM.getDecomposedLoc(SM.getSpellingLoc(Info.getLocation()));
+      llvm::StringRef Text = SM.getBufferData(At.first);
+      size_t Begin = Text.rfind('\n', At.second);
+      llvm::StringRef Line =
+          Text.substr(Begin == llvm::StringRef::npos ? 0 : Begin + 1)
+              .take_until([](char C) { return C == '\n'; });
+      if (Line.contains("ctaid"))
+        return nullptr;
+      return "a PTX special register spelled with a single % in inline asm";
+    }
+    default:
+      return nullptr;
+    }
+  }
 };
 
 /// Runs the matchers and records every file the parse read (for
@@ -226,6 +283,59 @@ static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
   return true;
 }
 
+/// The text of \p File with nvcc's spaced launch chevrons (`<< <`, `>> >`)
+/// joined for clang's lexer: `<<  <` becomes `  <<<` (the token ends where
+/// the original's last `<` does) and `>>  >` becomes `>>>  ` (it starts
+/// where the original's first `>` does), so the length, every offset and the
+/// text between the chevrons stay those of the original. nullopt when there
+/// are none. A `>> >` is joined only after a `<<<`, so that nested template
+/// closers elsewhere stay as they are.
+static std::optional<std::string> joinSpacedChevrons(const std::string &File) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
+      llvm::MemoryBuffer::getFile(File);
+  if (!Buffer)
+    return std::nullopt;
+  std::string Text = (*Buffer)->getBuffer().str();
+  bool Changed = false, InLaunch = false;
+  auto Blank = [&](size_t I) { return Text[I] == ' ' || Text[I] == '\t'; };
+  // The end of `CC<blanks>C` at I, or 0 when there is none.
+  auto Spaced = [&](size_t I, char C) -> size_t {
+    if (I + 2 >= Text.size() || Text[I] != C || Text[I + 1] != C)
+      return 0;
+    size_t J = I + 2;
+    while (J < Text.size() && Blank(J))
+      ++J;
+    if (J == I + 2 || J >= Text.size() || Text[J] != C)
+      return 0;
+    return J + 1;
+  };
+  for (size_t I = 0; I + 2 < Text.size(); ++I) {
+    if (!InLaunch && Text.compare(I, 3, "<<<") == 0) {
+      InLaunch = true;
+      I += 2;
+    } else if (!InLaunch && Spaced(I, '<')) {
+      size_t End = Spaced(I, '<');
+      std::string Blanks = Text.substr(I + 2, End - 1 - (I + 2));
+      Text.replace(I, End - I, Blanks + "<<<");
+      Changed = InLaunch = true;
+      I = End - 1;
+    } else if (InLaunch && Text.compare(I, 3, ">>>") == 0) {
+      InLaunch = false;
+      I += 2;
+    } else if (InLaunch && Spaced(I, '>')) {
+      size_t End = Spaced(I, '>');
+      std::string Blanks = Text.substr(I + 2, End - 1 - (I + 2));
+      Text.replace(I, End - I, ">>>" + Blanks);
+      Changed = true;
+      InLaunch = false;
+      I = End - 1;
+    }
+  }
+  if (!Changed)
+    return std::nullopt;
+  return Text;
+}
+
 bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
                               FileOutcome &Outcome) {
   FileFacts &Facts = Outcome.Facts;
@@ -255,11 +365,24 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   // tool's own return value says.
   DiagnosticOptions DiagOpts;
   DiagOpts.ShowColors = Options.Color;
-  TextDiagnosticPrinter Printer(llvm::errs(), DiagOpts);
+  NvccDialectPrinter Printer(llvm::errs(), DiagOpts);
   Tool.setDiagnosticConsumer(&Printer);
+  // nvcc's spaced chevrons, `k<< <g, b >> >(...)`: the parse sees them
+  // joined (same length, so every offset still fits the original text).
+  // (mapVirtualFile keeps references: the strings live until the run.)
+  const std::string MainPath = getAbsolutePath(File);
+  const std::optional<std::string> Joined = joinSpacedChevrons(File);
+  if (Joined)
+    Tool.mapVirtualFile(MainPath, *Joined);
+  const std::string ShimPath = Options.Cuda.ResourceDir + "/include/cuda.h";
+  if (!CudaShim.empty())
+    Tool.mapVirtualFile(ShimPath, CudaShim);
   CollectingFactory Factory(Finder, Outcome.Dependencies);
   int Status = Tool.run(&Factory);
-  return Status == 0 && Printer.getNumErrors() == 0;
+  // The tool's status is non-zero after a tolerated error too; the count
+  // of the errors that were printed as errors decides.
+  return Printer.getNumErrors() == 0 &&
+         (Status == 0 || Printer.Tolerated > 0);
 }
 
 std::optional<std::string>
@@ -364,8 +487,22 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   }
 }
 
+/// The cuda.h of the wrapper's own folder, which its `#include "cuda.h"`
+/// finds first: the toolkit's, by absolute path, so that a project's own
+/// cuda.h on the include path cannot stand in for it (nvcc never includes
+/// cuda.h behind the program's back). The program's own `#include
+/// "cuda.h"` still finds the project's file first, as with nvcc.
+static std::string cudaShim(const CudaSetup &Cuda) {
+  std::string Real = Cuda.CudaPath + "/include/cuda.h";
+  if (Cuda.CompatHeader.empty() || !llvm::sys::fs::exists(Real))
+    return {};
+  return "// smpart-transform: the cuda.h clang's CUDA wrapper includes\n"
+         "#include \"" + Real + "\"\n";
+}
+
 int TransformPipeline::run(const std::vector<std::string> &Files) {
   std::vector<FileOutcome> Outcomes;
+  CudaShim = cudaShim(Options.Cuda);
   bool Failed = false;
   const bool Write = !Options.Diff;
   // `--output-dir build/smpart` (or `-o build/smpart/a.cu`) on a fresh

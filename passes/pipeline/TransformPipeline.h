@@ -68,6 +68,9 @@ private:
 
   const clang::tooling::CompilationDatabase &Db;
   TransformOptions Options;
+  /// With the compatibility header: the cuda.h clang's CUDA wrapper sees
+  /// (the toolkit's, never a project's own cuda.h).
+  std::string CudaShim;
 };
 
 } // namespace smpart
