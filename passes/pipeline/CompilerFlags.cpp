@@ -223,6 +223,10 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
         Front.push_back(Cccl);
       }
     }
+    if (!Setup.HostCompilerInclude.empty()) {
+      Front.push_back("-idirafter");
+      Front.push_back(Setup.HostCompilerInclude);
+    }
     if (!Setup.CompatHeader.empty()) {
       Front.push_back("-include");
       Front.push_back(Setup.CompatHeader);

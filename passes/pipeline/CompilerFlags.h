@@ -18,6 +18,9 @@ struct CudaSetup {
   /// Header pre-included in both parses that closes dialect gaps between
   /// nvcc and clang (smpart_nvcc_compat.h); empty: none.
   std::string CompatHeader = {};
+  /// The host compiler's own header folder (gcc's, with omp.h), searched
+  /// after everything else, as nvcc's host compiler finds it; empty: none.
+  std::string HostCompilerInclude = {};
 };
 
 /// Rewrites an nvcc command line into clang syntax. For a command whose

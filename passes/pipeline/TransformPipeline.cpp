@@ -161,6 +161,52 @@ private:
   }
 };
 
+/// Finds host launches, in the main file, of kernels defined in a header
+/// that is not rewritten: those stay `<<<>>>` and the user should know.
+class HeaderKernelLaunches : public ast_matchers::MatchFinder::MatchCallback {
+public:
+  HeaderKernelLaunches(const llvm::Regex *Filter,
+                       std::set<std::pair<Place, std::string>> &Found)
+      : Filter(Filter), Found(Found) {}
+  void registerMatchers(ast_matchers::MatchFinder &Finder) {
+    using namespace ast_matchers;
+    Finder.addMatcher(
+        cudaKernelCallExpr(callee(functionDecl().bind("kernel")))
+            .bind("launch"),
+        this);
+  }
+  void run(const ast_matchers::MatchFinder::MatchResult &R) override {
+    const auto *Launch = R.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
+    const auto *Kernel = R.Nodes.getNodeAs<FunctionDecl>("kernel");
+    const SourceManager &SM = *R.SourceManager;
+    const FunctionDecl *Def = Kernel->getDefinition();
+    if (!Def) {
+      if (const FunctionDecl *Pattern = Kernel->getTemplateInstantiationPattern())
+        Def = Pattern->getDefinition();
+    }
+    if (!Def)
+      return;
+    SourceLocation DefLoc = SM.getSpellingLoc(Def->getLocation());
+    SourceLocation CallLoc = SM.getExpansionLoc(Launch->getBeginLoc());
+    if (!SM.isWrittenInMainFile(CallLoc) || SM.isWrittenInMainFile(DefLoc) ||
+        SM.isInSystemHeader(DefLoc))
+      return;
+    llvm::StringRef Header = SM.getFilename(DefLoc);
+    if (Header.empty() || (Filter && Filter->match(Header)))
+      return;
+    PresumedLoc P = SM.getPresumedLoc(CallLoc);
+    Found.insert({Place{P.getFilename(), P.getLine(), P.getColumn()},
+                  "smpart: kernel '" + Def->getQualifiedNameAsString() +
+                      "' is defined in '" + Header.str() +
+                      "', which is not rewritten: this launch stays <<<>>> "
+                      "(rewrite the header with --header-filter)"});
+  }
+
+private:
+  const llvm::Regex *Filter;
+  std::set<std::pair<Place, std::string>> &Found;
+};
+
 /// Runs the matchers and records every file the parse read (for
 /// --depfile), like the compiler's -MD.
 class CollectingAction : public ASTFrontendAction {
@@ -348,7 +394,11 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   DeviceBlockIdRewrite DeviceFunctions(Ctx);
   LaunchRewrite Launches(Ctx);
   KernelHazards Hazards(Ctx);
+  HeaderKernelLaunches HeaderLaunches(Filter ? &*Filter : nullptr,
+                                      Outcome.UnrewrittenHeaderKernels);
   ast_matchers::MatchFinder Finder;
+  if (!DeviceSide)
+    HeaderLaunches.registerMatchers(Finder);
   Kernels.registerMatchers(Finder);
   Loads.registerMatchers(Finder);
   DeviceFunctions.registerMatchers(Finder);
@@ -472,6 +522,8 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
                        llvm::StringRef L, const llvm::Twine &Message) {
     Diags.report(P, L, Message);
   };
+  for (const auto &[Where, Message] : Outcome.UnrewrittenHeaderKernels)
+    Diags.report(Where, "warning", Message);
   for (const KernelDecision &D : Outcome.Plan.Kernels) {
     if (D.Status != KernelStatus::Refused)
       continue;

@@ -43,6 +43,9 @@ struct FileOutcome {
   FileFacts Facts;
   /// Every file the two parses read (main file, headers, toolkit headers).
   std::set<std::string> Dependencies;
+  /// Launches of kernels defined in headers that are not rewritten (no
+  /// --header-filter match): left as `<<<>>>`, with a warning.
+  std::set<std::pair<Place, std::string>> UnrewrittenHeaderKernels;
   /// The whole rewrite as replacements per file (for --export-fixes).
   std::map<std::string, clang::tooling::Replacements> Fixes;
 };

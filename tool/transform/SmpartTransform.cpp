@@ -115,6 +115,13 @@ static cl::opt<std::string> NvccCompat(
     cl::desc("Header pre-included in the parse to accept nvcc's dialect "
              "(default: the one installed with the tool; 'none' to disable)"),
     cl::value_desc("file"), cl::cat(Category));
+static cl::opt<std::string> HostCompilerInclude(
+    "host-compiler-include",
+    cl::desc("The host compiler's own header folder (gcc's omp.h, "
+             "quadmath.h), searched last as nvcc's host compiler does "
+             "('none' to disable)"),
+    cl::init(SMPART_HOST_COMPILER_INCLUDE), cl::value_desc("dir"),
+    cl::cat(Category));
 static cl::opt<bool> RefusalsAreErrors(
     "refusals-as-errors",
     cl::desc("Treat a kernel that cannot be transformed as an error "
@@ -221,6 +228,9 @@ int main(int argc, const char **argv) {
     Options.Cuda.CompatHeader = findCompatHeader(argv[0]);
   else if (NvccCompat != "none")
     Options.Cuda.CompatHeader = NvccCompat;
+  if (HostCompilerInclude != "none" &&
+      sys::fs::is_directory(HostCompilerInclude))
+    Options.Cuda.HostCompilerInclude = HostCompilerInclude;
   Options.OutputFile = Output;
   Options.OutputDir = OutputDir;
   Options.InPlace = InPlace;
