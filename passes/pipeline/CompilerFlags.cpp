@@ -3,7 +3,10 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Path.h"
 
 using namespace clang::tooling;
@@ -28,42 +31,103 @@ static std::string archOf(llvm::StringRef Value) {
   return Arch.str();
 }
 
+/// Arguments of an nvcc options file: whitespace-separated, with quotes.
+static std::vector<std::string> readOptionsFile(llvm::StringRef Path,
+                                                llvm::StringRef Directory) {
+  llvm::SmallString<256> Full(Path);
+  if (!Directory.empty() && llvm::sys::path::is_relative(Path)) {
+    Full = Directory;
+    llvm::sys::path::append(Full, Path);
+  }
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
+      llvm::MemoryBuffer::getFile(Full);
+  if (!Buffer)
+    return {};
+  llvm::BumpPtrAllocator Alloc;
+  llvm::StringSaver Saver(Alloc);
+  llvm::SmallVector<const char *, 32> Tokens;
+  llvm::cl::TokenizeGNUCommandLine((*Buffer)->getBuffer(), Saver, Tokens);
+  return std::vector<std::string>(Tokens.begin(), Tokens.end());
+}
+
 std::vector<std::string>
-translateNvccArgs(const std::vector<std::string> &Args) {
-  if (Args.empty() || !isNvcc(Args[0]))
+translateNvccArgs(const std::vector<std::string> &Args,
+                  llvm::StringRef Directory) {
+  if (Args.empty())
     return Args;
-  // nvcc flags with a separate value that clang has no use for.
-  static const llvm::StringSet<> DropWithValue = {
-      "-Xptxas", "-Xnvlink", "-Xlinker", "-ccbin", "--compiler-bindir",
-      "-maxrregcount", "--maxrregcount", "-t", "--threads", "-Werror",
-      "--Werror", "-Xarchive", "--diag-suppress", "-diag-suppress",
+  const bool Nvcc = isNvcc(Args[0]);
+  // nvcc flags with a separate value that clang has no use for. Those
+  // marked nvcc-only cannot be clang flags and are dropped from any
+  // command; the others (-x, -t, -Werror) mean something else to clang.
+  static const llvm::StringSet<> DropWithValueNvccOnly = {
+      "-Xptxas", "-Xnvlink", "-ccbin", "--compiler-bindir", "-maxrregcount",
+      "--maxrregcount", "--threads", "--Werror", "-Xarchive",
+      "--diag-suppress", "-diag-suppress", "--diag_suppress", "-diag_suppress",
+      "--diag-warn", "--diag-error", "-Xcudafe", "--keep-dir", "-keep-dir",
       "--generate-line-info", "-rdc", "--relocatable-device-code", "-cudart",
-      "--cudart", "-x"};
-  static const llvm::StringSet<> Drop = {
+      "--cudart", "--ptxas-options", "--nvlink-options", "-Xfatbin",
+      "--fatbin-options", "-ftz", "--ftz", "-prec-div", "--prec-div",
+      "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "--split-compile",
+      "-split-compile", "--gpu-code", "-code", "-dlto", "--list-gpu-arch"};
+  static const llvm::StringSet<> DropWithValue = {"-t", "-Werror", "-x"};
+  static const llvm::StringSet<> DropNvccOnly = {
       "--expt-relaxed-constexpr", "-expt-relaxed-constexpr",
       "--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
       "-extended-lambda", "-lineinfo", "--use_fast_math", "-use_fast_math",
-      "-G", "--device-debug", "--keep", "-keep", "-dc", "--device-c",
-      "--restrict", "-restrict", "-dlto", "--dlink-time-opt"};
-  std::vector<std::string> Out{"clang++"};
+      "--device-debug", "--keep", "-keep", "--device-c", "--restrict",
+      "-restrict", "--dlink-time-opt", "-forward-unknown-to-host-compiler",
+      "--forward-unknown-to-host-compiler", "-forward-unknown-to-host-linker",
+      "--forward-unknown-to-host-linker", "--forward-unknown-opts",
+      "-forward-unknown-opts", "-Wno-deprecated-gpu-targets",
+      "--Wno-deprecated-gpu-targets", "--no-host-device-initializer-list",
+      "--no-host-device-move-forward", "--display-error-number",
+      "--no-display-error-number", "-static-global-template-stub",
+      "--static-global-template-stub", "--source-in-ptx", "-src-in-ptx",
+      "-Wreorder", "--resource-usage", "-res-usage", "-dlink", "--device-link",
+      "--extensible-whole-program", "-ewp"};
+  static const llvm::StringSet<> Drop = {"-G", "-dc"};
+  auto IsDroppedWithValue = [&](llvm::StringRef F) {
+    return DropWithValueNvccOnly.contains(F) ||
+           (Nvcc && DropWithValue.contains(F));
+  };
+  auto IsDropped = [&](llvm::StringRef F) {
+    return DropNvccOnly.contains(F) || (Nvcc && Drop.contains(F));
+  };
+  std::vector<std::string> Out{Nvcc ? "clang++" : Args[0]};
   std::string Arch;
-  for (size_t I = 1; I < Args.size(); ++I) {
-    llvm::StringRef A = Args[I];
+  // Worklist so that options files expand in place.
+  std::vector<std::string> Work(Args.begin() + 1, Args.end());
+  for (size_t I = 0; I < Work.size(); ++I) {
+    llvm::StringRef A = Work[I];
     auto Value = [&]() -> std::string {
-      return I + 1 < Args.size() ? Args[++I] : std::string();
+      return I + 1 < Work.size() ? Work[++I] : std::string();
     };
-    if (Drop.contains(A))
+    auto [Flag, Joined] = A.split('=');
+    if (Flag == "--options-file" || Flag == "-optf") {
+      std::string File = Joined.empty() ? Value() : Joined.str();
+      std::vector<std::string> More = readOptionsFile(File, Directory);
+      if (More.empty()) // keep it: clang then reports the unreadable file
+        Out.push_back("@" + File);
+      Work.insert(Work.begin() + I + 1, More.begin(), More.end());
       continue;
-    if (DropWithValue.contains(A)) {
+    }
+    if (IsDropped(A))
+      continue;
+    if (IsDroppedWithValue(A)) {
       Value();
       continue;
     }
-    auto [Flag, Joined] = A.split('=');
-    if (!Joined.empty() && (DropWithValue.contains(Flag) || Drop.contains(Flag)))
+    if (!Joined.empty() && (IsDroppedWithValue(Flag) || IsDropped(Flag)))
       continue;
-    if (Flag == "-arch" || Flag == "--gpu-architecture" || Flag == "-code" ||
-        Flag == "--gpu-code" || Flag == "-gencode" ||
-        Flag == "--generate-code") {
+    // `-arch sm_80` (two words) is also a Darwin clang flag: translate it
+    // only when its value is a GPU arch.
+    bool ArchFlag = Flag == "--gpu-architecture" || Flag == "-gencode" ||
+                    Flag == "--generate-code" ||
+                    (Flag == "-arch" && (Nvcc || !Joined.empty()));
+    if (Flag == "-arch" && Joined.empty() && !Nvcc && I + 1 < Work.size() &&
+        !archOf(Work[I + 1]).empty())
+      ArchFlag = true;
+    if (ArchFlag) {
       std::string V = Joined.empty() ? Value() : Joined.str();
       if (Arch.empty())
         Arch = archOf(V);
@@ -77,10 +141,21 @@ translateNvccArgs(const std::vector<std::string> &Args) {
         Out.push_back(P.str());
       continue;
     }
-    if (Flag == "--std")
+    if (Flag == "--default-stream" || Flag == "-default-stream") {
+      std::string V = Joined.empty() ? Value() : Joined.str();
+      Out.push_back("-fgpu-default-stream=" + V);
+      continue;
+    }
+    if (Nvcc && Flag == "--std")
       Out.push_back("-std=" + Joined.str());
-    else if (Flag == "--include-path" || Flag == "--define-macro")
-      Out.push_back((Flag == "--include-path" ? "-I" : "-D") +
+    else if (Flag == "--include-path" || Flag == "--define-macro" ||
+             (Nvcc && (Flag == "--undefine-macro" ||
+                       Flag == "--pre-include" || Flag == "--system-include")))
+      Out.push_back((Flag == "--include-path"      ? "-I"
+                     : Flag == "--define-macro"    ? "-D"
+                     : Flag == "--undefine-macro"  ? "-U"
+                     : Flag == "--pre-include"     ? "-include"
+                                                   : "-isystem") +
                     (Joined.empty() ? Value() : Joined.str()));
     else
       Out.push_back(A.str());
@@ -88,6 +163,22 @@ translateNvccArgs(const std::vector<std::string> &Args) {
   if (!Arch.empty() && Arch != "sm_all" && Arch != "sm_native")
     Out.insert(Out.begin() + 1, "--cuda-gpu-arch=" + Arch);
   return Out;
+}
+
+std::vector<CompileCommand>
+NvccTranslatingDatabase::getCompileCommands(llvm::StringRef File) const {
+  std::vector<CompileCommand> Commands = Inner.getCompileCommands(File);
+  for (CompileCommand &C : Commands)
+    C.CommandLine = translateNvccArgs(C.CommandLine, C.Directory);
+  return Commands;
+}
+
+std::vector<CompileCommand>
+NvccTranslatingDatabase::getAllCompileCommands() const {
+  std::vector<CompileCommand> Commands = Inner.getAllCompileCommands();
+  for (CompileCommand &C : Commands)
+    C.CommandLine = translateNvccArgs(C.CommandLine, C.Directory);
+  return Commands;
 }
 
 ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {

@@ -26,9 +26,36 @@ struct CudaSetup {
 /// sees and clang's resource dir lacks).
 std::string hostCompilerInclude();
 
-/// Rewrites an nvcc command line into clang syntax; clang commands pass
-/// through. Exposed for tests.
-std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args);
+/// Rewrites an nvcc command line into clang syntax. For a command whose
+/// program is nvcc every nvcc flag is translated or dropped; for any other
+/// program (clang, or the arguments given after `--`) only the spellings
+/// that exist in nvcc alone (`-arch=sm_80`, `-gencode`, `--expt-*`,
+/// `-Xcompiler`, `-forward-unknown-to-host-compiler`, `--options-file`...)
+/// are, so clang flags pass through. `--options-file F` / `-optf F` is read
+/// (relative to \p Directory) and its contents translated in its place.
+/// Exposed for tests.
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
+                                           llvm::StringRef Directory = "");
+
+/// A compilation database whose commands come out translated by
+/// translateNvccArgs (each relative to its entry's directory), so that
+/// CMake's nvcc entries (Ninja and Makefiles) parse as clang commands.
+class NvccTranslatingDatabase : public clang::tooling::CompilationDatabase {
+public:
+  explicit NvccTranslatingDatabase(
+      const clang::tooling::CompilationDatabase &Inner)
+      : Inner(Inner) {}
+  std::vector<clang::tooling::CompileCommand>
+  getCompileCommands(llvm::StringRef File) const override;
+  std::vector<std::string> getAllFiles() const override {
+    return Inner.getAllFiles();
+  }
+  std::vector<clang::tooling::CompileCommand>
+  getAllCompileCommands() const override;
+
+private:
+  const clang::tooling::CompilationDatabase &Inner;
+};
 
 /// The adjuster for one side of the parse.
 clang::tooling::ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup,

@@ -11,10 +11,19 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
+#include "clang/Basic/DiagnosticAST.h"
+#include "clang/Basic/DiagnosticOptions.h"
+#include "clang/Basic/DiagnosticSema.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendActions.h"
+#include "clang/Frontend/TextDiagnosticPrinter.h"
 #include "clang/Tooling/Core/Replacement.h"
+#include "clang/Tooling/ReplacementsYaml.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -52,11 +61,269 @@ static std::vector<Edit> coalesceInsertions(const std::set<Edit> &Edits) {
   return Out;
 }
 
-static void printDiag(llvm::raw_ostream &OS, const Place &P,
-                      llvm::StringRef Level, const llvm::Twine &Message) {
-  if (!P.File.empty())
-    OS << P.File << ":" << P.Line << ":" << P.Col << ": ";
-  OS << Level << ": " << Message << "\n";
+/// smpart's own diagnostics through clang's printer: `file:line:col:
+/// warning: ...`, and on a terminal (or with --use-color) colours and the
+/// source line with a caret, like the compiler's.
+class SmpartDiagnostics {
+public:
+  explicit SmpartDiagnostics(bool Color)
+      : Files(FileSystemOptions()), Printer(llvm::errs(), Opts),
+        Diags(new DiagnosticIDs(), Opts, &Printer, /*ShouldOwnClient=*/false),
+        Sources(Diags, Files) {
+    Opts.ShowColors = Color;
+    Opts.ShowCarets = Color;
+    Diags.setSourceManager(&Sources);
+    Printer.BeginSourceFile(LangOptions(), nullptr);
+  }
+  ~SmpartDiagnostics() { Printer.EndSourceFile(); }
+
+  void report(const Place &P, llvm::StringRef Level, const llvm::Twine &Msg) {
+    SourceLocation Loc;
+    if (!P.File.empty()) {
+      if (llvm::Expected<FileEntryRef> F = Files.getFileRef(P.File)) {
+        FileID Id = Sources.getOrCreateFileID(*F, SrcMgr::C_User);
+        Loc = Sources.translateLineCol(Id, P.Line, P.Col);
+      } else {
+        llvm::consumeError(F.takeError());
+      }
+    }
+    DiagnosticsEngine::Level L = Level == "error"  ? DiagnosticsEngine::Error
+                                 : Level == "note" ? DiagnosticsEngine::Note
+                                                   : DiagnosticsEngine::Warning;
+    unsigned Id = Diags.getCustomDiagID(L, "%0");
+    if (Loc.isInvalid() && !P.File.empty()) {
+      // A file that cannot be opened again: keep the position in the text.
+      Diags.Report(Id) << (P.File + ":" + llvm::Twine(P.Line) + ":" +
+                           llvm::Twine(P.Col) + ": " + Msg)
+                              .str();
+      return;
+    }
+    Diags.Report(Loc, Id) << Msg.str();
+  }
+
+private:
+  DiagnosticOptions Opts;
+  FileManager Files;
+  TextDiagnosticPrinter Printer;
+  DiagnosticsEngine Diags;
+  SourceManager Sources;
+};
+
+/// Prints the parse's diagnostics like the compiler, except the errors for
+/// code that nvcc accepts and clang-22 does not, where the AST that
+/// clang built is still good enough to rewrite: those print as warnings
+/// with a note naming the nvcc dialect feature, and do not fail the file.
+class NvccDialectPrinter : public TextDiagnosticPrinter {
+public:
+  using TextDiagnosticPrinter::TextDiagnosticPrinter;
+  unsigned Tolerated = 0;
+
+  void HandleDiagnostic(DiagnosticsEngine::Level Level,
+                        const Diagnostic &Info) override {
+    if (Level == DiagnosticsEngine::Error)
+      if (const char *Feature = nvccFeature(Info)) {
+        ++Tolerated;
+        TextDiagnosticPrinter::HandleDiagnostic(DiagnosticsEngine::Warning,
+                                                Info);
+        llvm::errs() << "smpart-transform: note: nvcc accepts this ("
+                     << Feature << "); parsing goes on\n";
+        return;
+      }
+    TextDiagnosticPrinter::HandleDiagnostic(Level, Info);
+  }
+
+private:
+  static const char *nvccFeature(const Diagnostic &Info) {
+    switch (Info.getID()) {
+    case diag::err_shared_var_init:
+      // `__shared__ cuda::barrier<...> b;`: nvcc runs no constructor for
+      // __shared__ variables and accepts non-empty ones; clang refuses.
+      return "a __shared__ variable of a type with a non-trivial "
+             "constructor, which nvcc leaves uninitialised";
+    case diag::err_asm_invalid_escape: {
+      // `asm("mov.u64 %0, %globaltimer;" ...)`: nvcc passes a single-%
+      // PTX special register through. Not for %ctaid/%nctaid: the asm is
+      // dropped from clang's AST, and those must be seen to be refused.
+      if (!Info.hasSourceManager() || Info.getLocation().isInvalid())
+        return nullptr;
+      const SourceManager &SM = Info.getSourceManager();
+      std::pair<FileID, unsigned> At =
+          SM.getDecomposedLoc(SM.getSpellingLoc(Info.getLocation()));
+      llvm::StringRef Text = SM.getBufferData(At.first);
+      size_t Begin = Text.rfind('\n', At.second);
+      llvm::StringRef Line =
+          Text.substr(Begin == llvm::StringRef::npos ? 0 : Begin + 1)
+              .take_until([](char C) { return C == '\n'; });
+      if (Line.contains("ctaid"))
+        return nullptr;
+      return "a PTX special register spelled with a single % in inline asm";
+    }
+    default:
+      return nullptr;
+    }
+  }
+};
+
+/// Finds host launches, in the main file, of kernels defined in a header
+/// that is not rewritten: those stay `<<<>>>` and the user should know.
+class HeaderKernelLaunches : public ast_matchers::MatchFinder::MatchCallback {
+public:
+  HeaderKernelLaunches(const llvm::Regex *Filter,
+                       std::set<std::pair<Place, std::string>> &Found)
+      : Filter(Filter), Found(Found) {}
+  void registerMatchers(ast_matchers::MatchFinder &Finder) {
+    using namespace ast_matchers;
+    Finder.addMatcher(
+        cudaKernelCallExpr(callee(functionDecl().bind("kernel")))
+            .bind("launch"),
+        this);
+  }
+  void run(const ast_matchers::MatchFinder::MatchResult &R) override {
+    const auto *Launch = R.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
+    const auto *Kernel = R.Nodes.getNodeAs<FunctionDecl>("kernel");
+    const SourceManager &SM = *R.SourceManager;
+    const FunctionDecl *Def = Kernel->getDefinition();
+    if (!Def) {
+      if (const FunctionDecl *Pattern = Kernel->getTemplateInstantiationPattern())
+        Def = Pattern->getDefinition();
+    }
+    if (!Def)
+      return;
+    SourceLocation DefLoc = SM.getSpellingLoc(Def->getLocation());
+    SourceLocation CallLoc = SM.getExpansionLoc(Launch->getBeginLoc());
+    if (!SM.isWrittenInMainFile(CallLoc) || SM.isWrittenInMainFile(DefLoc) ||
+        SM.isInSystemHeader(DefLoc))
+      return;
+    llvm::StringRef Header = SM.getFilename(DefLoc);
+    if (Header.empty() || (Filter && Filter->match(Header)))
+      return;
+    PresumedLoc P = SM.getPresumedLoc(CallLoc);
+    Found.insert({Place{P.getFilename(), P.getLine(), P.getColumn()},
+                  "smpart: kernel '" + Def->getQualifiedNameAsString() +
+                      "' is defined in '" + Header.str() +
+                      "', which is not rewritten: this launch stays <<<>>> "
+                      "(rewrite the header with --header-filter)"});
+  }
+
+private:
+  const llvm::Regex *Filter;
+  std::set<std::pair<Place, std::string>> &Found;
+};
+
+/// Runs the matchers, the preprocessor callbacks of \p Callbacks, and
+/// records every file the parse read (for --depfile), like the compiler's
+/// -MD.
+class CollectingAction : public ASTFrontendAction {
+public:
+  CollectingAction(ast_matchers::MatchFinder &Finder,
+                   std::set<std::string> &Deps, SourceFileCallbacks &Callbacks)
+      : Finder(Finder), Deps(Deps), Callbacks(Callbacks) {}
+  bool BeginSourceFileAction(CompilerInstance &CI) override {
+    return Callbacks.handleBeginSource(CI);
+  }
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &,
+                                                 llvm::StringRef) override {
+    return Finder.newASTConsumer();
+  }
+  void EndSourceFileAction() override {
+    Callbacks.handleEndSource();
+    const SourceManager &SM = getCompilerInstance().getSourceManager();
+    for (auto It = SM.fileinfo_begin(); It != SM.fileinfo_end(); ++It) {
+      llvm::SmallString<256> Path(It->first.getName());
+      if (llvm::sys::fs::make_absolute(Path) || !llvm::sys::fs::exists(Path))
+        continue;
+      llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
+      Deps.insert(std::string(Path));
+    }
+  }
+
+private:
+  ast_matchers::MatchFinder &Finder;
+  std::set<std::string> &Deps;
+  SourceFileCallbacks &Callbacks;
+};
+
+class CollectingFactory : public FrontendActionFactory {
+public:
+  CollectingFactory(ast_matchers::MatchFinder &Finder,
+                    std::set<std::string> &Deps, SourceFileCallbacks &Callbacks)
+      : Finder(Finder), Deps(Deps), Callbacks(Callbacks) {}
+  std::unique_ptr<FrontendAction> create() override {
+    return std::make_unique<CollectingAction>(Finder, Deps, Callbacks);
+  }
+
+private:
+  ast_matchers::MatchFinder &Finder;
+  std::set<std::string> &Deps;
+  SourceFileCallbacks &Callbacks;
+};
+
+/// A path in a Makefile rule: spaces and `#` escaped, `$` doubled.
+static std::string makeEscape(llvm::StringRef Path) {
+  std::string Out;
+  for (char C : Path) {
+    if (C == ' ' || C == '#')
+      Out += '\\';
+    else if (C == '$')
+      Out += '$';
+    Out += C;
+  }
+  return Out;
+}
+
+/// A unified diff (3 lines of context) of two texts, for --diff.
+static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
+                        llvm::StringRef Old, llvm::StringRef New) {
+  llvm::SmallVector<llvm::StringRef, 0> A, B;
+  Old.split(A, '\n');
+  New.split(B, '\n');
+  const size_t N = A.size(), M = B.size();
+  // Longest common subsequence by dynamic programming (sources are small).
+  std::vector<std::vector<uint32_t>> L(N + 1, std::vector<uint32_t>(M + 1));
+  for (size_t I = N; I-- > 0;)
+    for (size_t J = M; J-- > 0;)
+      L[I][J] = A[I] == B[J] ? L[I + 1][J + 1] + 1
+                             : std::max(L[I + 1][J], L[I][J + 1]);
+  struct Line {
+    char Kind;
+    llvm::StringRef Text;
+    size_t OldNo, NewNo;
+  };
+  std::vector<Line> Script;
+  size_t I = 0, J = 0;
+  while (I < N || J < M) {
+    if (I < N && J < M && A[I] == B[J])
+      Script.push_back({' ', A[I], I++, J++});
+    else if (J < M && (I == N || L[I][J + 1] >= L[I + 1][J]))
+      Script.push_back({'+', B[J], I, J++});
+    else
+      Script.push_back({'-', A[I], I++, J});
+  }
+  OS << "--- " << Name << "\n+++ " << Name << " (smpart)\n";
+  const size_t Context = 3;
+  for (size_t K = 0; K < Script.size();) {
+    if (Script[K].Kind == ' ') {
+      ++K;
+      continue;
+    }
+    size_t Begin = K >= Context ? K - Context : 0;
+    // One hunk while the changes are at most 2*Context lines apart.
+    size_t Last = K;
+    for (size_t X = K; X < Script.size() && X - Last <= 2 * Context; ++X)
+      if (Script[X].Kind != ' ')
+        Last = X;
+    size_t End = std::min(Script.size(), Last + Context + 1);
+    size_t OldCount = 0, NewCount = 0;
+    for (size_t X = Begin; X < End; ++X) {
+      OldCount += Script[X].Kind != '+';
+      NewCount += Script[X].Kind != '-';
+    }
+    OS << "@@ -" << Script[Begin].OldNo + 1 << "," << OldCount << " +"
+       << Script[Begin].NewNo + 1 << "," << NewCount << " @@\n";
+    for (size_t X = Begin; X < End; ++X)
+      OS << Script[X].Kind << Script[X].Text << "\n";
+    K = End;
+  }
 }
 
 static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
@@ -101,8 +368,9 @@ private:
 } // namespace
 
 bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
-                              FileFacts &Facts,
+                              FileOutcome &Outcome,
                               std::set<SkippedLaunch> &Skipped) {
+  FileFacts &Facts = Outcome.Facts;
   std::optional<llvm::Regex> Filter;
   if (!Options.HeaderFilter.empty())
     Filter.emplace(Options.HeaderFilter);
@@ -112,7 +380,11 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   DeviceBlockIdRewrite DeviceFunctions(Ctx);
   LaunchRewrite Launches(Ctx);
   KernelHazards Hazards(Ctx);
+  HeaderKernelLaunches HeaderLaunches(Filter ? &*Filter : nullptr,
+                                      Outcome.UnrewrittenHeaderKernels);
   ast_matchers::MatchFinder Finder;
+  if (!DeviceSide)
+    HeaderLaunches.registerMatchers(Finder);
   Kernels.registerMatchers(Finder);
   Loads.registerMatchers(Finder);
   DeviceFunctions.registerMatchers(Finder);
@@ -148,7 +420,24 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
       getInsertArgumentAdjuster("-w", ArgumentInsertPosition::END));
   RecordSkippedLaunches Callbacks(Ctx, Skipped, Options.Cuda.CudaPath,
                                   DialectWarnings);
-  return Tool.run(newFrontendActionFactory(&Finder, &Callbacks).get()) == 0;
+  // Driver and compiler diagnostics both go through this printer; any error
+  // among them (an unknown argument included) fails the file, whatever the
+  // tool's own return value says.
+  DiagnosticOptions DiagOpts;
+  DiagOpts.ShowColors = Options.Color;
+  NvccDialectPrinter Printer(llvm::errs(), DiagOpts);
+  Tool.setDiagnosticConsumer(&Printer);
+  // clang's CUDA wrapper includes the toolkit's cuda.h, never a project's
+  // own (mapVirtualFile keeps a reference: CudaShim lives until the run).
+  const std::string ShimPath = Options.Cuda.ResourceDir + "/include/cuda.h";
+  if (!CudaShim.empty())
+    Tool.mapVirtualFile(ShimPath, CudaShim);
+  CollectingFactory Factory(Finder, Outcome.Dependencies, Callbacks);
+  int Status = Tool.run(&Factory);
+  // The tool's status is non-zero after a tolerated error too; the count
+  // of the errors that were printed as errors decides.
+  return Printer.getNumErrors() == 0 &&
+         (Status == 0 || Printer.Tolerated > 0);
 }
 
 std::optional<std::string>
@@ -172,8 +461,8 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
   std::set<SkippedLaunch> HostSkipped, DeviceSkipped;
   DialectWarnings.clear();
   const bool Parsed =
-      parse(File, /*DeviceSide=*/false, Outcome.Facts, HostSkipped) &&
-      parse(File, /*DeviceSide=*/true, Outcome.Facts, DeviceSkipped);
+      parse(File, /*DeviceSide=*/false, Outcome, HostSkipped) &&
+      parse(File, /*DeviceSide=*/true, Outcome, DeviceSkipped);
   for (const std::string &W : DialectWarnings)
     llvm::errs() << W << "\n";
   if (!Parsed) {
@@ -224,6 +513,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       return std::nullopt;
     }
     std::string Rewritten = header(Path) + *New;
+    // The same rewrite as replacements, for --export-fixes.
+    Replacements &Fix = Outcome.Fixes[Path];
+    llvm::consumeError(Fix.add(Replacement(Path, 0, 0, header(Path))));
+    for (const Replacement &R : Reps)
+      llvm::consumeError(Fix.add(Replacement(Path, R.getOffset(),
+                                             R.getLength(),
+                                             R.getReplacementText())));
     if (Path == Main)
       Result = std::move(Rewritten);
     else
@@ -234,6 +530,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
 
 void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   llvm::StringRef Level = Options.RefusalsAreErrors ? "error" : "warning";
+  SmpartDiagnostics Diags(Options.Color);
+  auto printDiag = [&](llvm::raw_ostream &, const Place &P,
+                       llvm::StringRef L, const llvm::Twine &Message) {
+    Diags.report(P, L, Message);
+  };
+  for (const auto &[Where, Message] : Outcome.UnrewrittenHeaderKernels)
+    Diags.report(Where, "warning", Message);
   for (const KernelDecision &D : Outcome.Plan.Kernels) {
     if (D.Status != KernelStatus::Refused)
       continue;
@@ -249,25 +552,48 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   }
 }
 
+/// The cuda.h of the wrapper's own folder, which its `#include "cuda.h"`
+/// finds first: the toolkit's, by absolute path, so that a project's own
+/// cuda.h on the include path cannot stand in for it (nvcc never includes
+/// cuda.h behind the program's back). The program's own `#include
+/// "cuda.h"` still finds the project's file first, as with nvcc.
+static std::string cudaShim(const CudaSetup &Cuda) {
+  std::string Real = Cuda.CudaPath + "/include/cuda.h";
+  if (!llvm::sys::fs::exists(Real))
+    return {};
+  return "// smpart-transform: the cuda.h clang's CUDA wrapper includes\n"
+         "#include \"" + Real + "\"\n";
+}
+
 int TransformPipeline::run(const std::vector<std::string> &Files) {
   std::vector<FileOutcome> Outcomes;
+  CudaShim = cudaShim(Options.Cuda);
   bool Failed = false;
-  // `--output-dir build/smpart` on a fresh build tree: make it, as the
-  // help's example expects.
-  if (!Options.OutputDir.empty())
-    if (std::error_code EC =
-            llvm::sys::fs::create_directories(Options.OutputDir)) {
-      llvm::errs() << "smpart-transform: error: cannot create '"
-                   << Options.OutputDir << "': " << EC.message() << "\n";
+  const bool Write = !Options.Diff;
+  // `--output-dir build/smpart` (or `-o build/smpart/a.cu`) on a fresh
+  // build tree: make the folder.
+  llvm::SmallString<256> MakeDir(Options.OutputDir);
+  if (MakeDir.empty() && !Options.OutputFile.empty() &&
+      Options.OutputFile != "-")
+    MakeDir = llvm::sys::path::parent_path(Options.OutputFile);
+  if (Write && !MakeDir.empty())
+    if (std::error_code EC = llvm::sys::fs::create_directories(MakeDir)) {
+      llvm::errs() << "smpart-transform: error: cannot create '" << MakeDir
+                   << "': " << EC.message() << "\n";
       return 1;
     }
   // Every output is computed first and written only if every file
   // succeeded: a multi-file run is all or nothing, like a build step.
   std::vector<std::pair<std::string, std::string>> Writes;
+  std::vector<std::string> Targets; // what the depfile's rule makes
+  std::set<std::string> Dependencies;
   for (const std::string &File : Files) {
     FileOutcome Outcome;
     std::map<std::string, std::string> Others;
     std::optional<std::string> Text = transformFile(File, Outcome, Others);
+    Dependencies.insert(getAbsolutePath(File));
+    Dependencies.insert(Outcome.Dependencies.begin(),
+                        Outcome.Dependencies.end());
     if (!Text) {
       Failed = true;
       continue;
@@ -283,7 +609,8 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       continue;
     }
 
-    if (!Others.empty() && !Options.InPlace && Options.OutputDir.empty()) {
+    if (Write && !Others.empty() && !Options.InPlace &&
+        Options.OutputDir.empty()) {
       llvm::errs() << "smpart-transform: error: headers of '" << File
                    << "' need rewriting too; use -i or --output-dir\n";
       Failed = true;
@@ -299,11 +626,24 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       }
       return Options.OutputFile.empty() ? "-" : Options.OutputFile;
     };
-    for (const auto &[Path, Rewritten] : Others)
+    if (Options.Diff) {
+      // Dry run: what would change, as a patch against the originals.
+      for (const auto &[Path, Rewritten] : Others)
+        if (auto Old = llvm::MemoryBuffer::getFile(Path))
+          unifiedDiff(llvm::outs(), Path, (*Old)->getBuffer(), Rewritten);
+      if (auto Old = llvm::MemoryBuffer::getFile(File);
+          Old && (*Old)->getBuffer() != *Text)
+        unifiedDiff(llvm::outs(), File, (*Old)->getBuffer(), *Text);
+      continue;
+    }
+    for (const auto &[Path, Rewritten] : Others) {
       Writes.emplace_back(Destination(Path), Rewritten);
+      Targets.push_back(Destination(Path));
+    }
     // In place, an unchanged file is not touched at all.
     if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
       Writes.emplace_back(Destination(File), *Text);
+    Targets.push_back(Destination(File) == "-" ? File : Destination(File));
   }
   // A header shared by several files is rewritten the same way each time.
   std::map<std::string, std::string> ByPath;
@@ -331,6 +671,32 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     llvm::raw_string_ostream OS(Json);
     writeManifest(OS, Outcomes);
     Failed |= !writeAtomically(Options.ManifestFile, OS.str());
+  }
+  if (!Options.ExportFixes.empty()) {
+    // clang-apply-replacements' format, as clang-tidy --export-fixes.
+    TranslationUnitReplacements TU;
+    TU.MainSourceFile = Files.empty() ? "" : getAbsolutePath(Files.front());
+    for (const FileOutcome &O : Outcomes)
+      for (const auto &[Path, Reps] : O.Fixes)
+        TU.Replacements.insert(TU.Replacements.end(), Reps.begin(),
+                               Reps.end());
+    std::string Yaml;
+    llvm::raw_string_ostream OS(Yaml);
+    llvm::yaml::Output Out(OS);
+    Out << TU;
+    Failed |= !writeAtomically(Options.ExportFixes, OS.str());
+  }
+  if (!Options.DepFile.empty() && !Targets.empty()) {
+    // `out.cu: in.cu header.cuh ...`, as the compiler's -MD writes it, so a
+    // build system re-runs the rewrite when any of them changes.
+    std::string Rule;
+    for (const std::string &T : Targets)
+      Rule += (Rule.empty() ? "" : " ") + makeEscape(T);
+    Rule += ":";
+    for (const std::string &D : Dependencies)
+      Rule += " \\\n  " + makeEscape(D);
+    Rule += "\n";
+    Failed |= !writeAtomically(Options.DepFile, Rule);
   }
   return Failed ? 1 : 0;
 }

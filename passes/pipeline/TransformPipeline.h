@@ -10,6 +10,10 @@
 #include "pipeline/TransformPlanner.h"
 
 #include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/Core/Replacement.h"
+
+#include <map>
+#include <set>
 
 #include <optional>
 #include <string>
@@ -27,6 +31,10 @@ struct TransformOptions {
   std::string ExcludeKernels; ///< regex of kernels to leave alone
   std::string ManifestFile;   ///< --manifest
   bool RefusalsAreErrors = false;
+  std::string DepFile;        ///< --depfile: Makefile rule of every input read
+  std::string ExportFixes;    ///< --export-fixes: clang-apply-replacements YAML
+  bool Diff = false;          ///< --diff: print a unified diff, write nothing
+  bool Color = false;         ///< colours and source snippets in diagnostics
 };
 
 /// The outcome for one input file, as the manifest reports it.
@@ -35,6 +43,13 @@ struct FileOutcome {
   bool AlreadyTransformed = false;
   TransformPlan Plan;
   FileFacts Facts;
+  /// Every file the two parses read (main file, headers, toolkit headers).
+  std::set<std::string> Dependencies;
+  /// Launches of kernels defined in headers that are not rewritten (no
+  /// --header-filter match): left as `<<<>>>`, with a warning.
+  std::set<std::pair<Place, std::string>> UnrewrittenHeaderKernels;
+  /// The whole rewrite as replacements per file (for --export-fixes).
+  std::map<std::string, clang::tooling::Replacements> Fixes;
 };
 
 class TransformPipeline {
@@ -53,7 +68,7 @@ private:
                                            std::map<std::string, std::string>
                                                &OtherFiles);
 
-  bool parse(const std::string &File, bool DeviceSide, FileFacts &Facts,
+  bool parse(const std::string &File, bool DeviceSide, FileOutcome &Outcome,
              std::set<SkippedLaunch> &Skipped);
   void report(const FileOutcome &Outcome, bool &Failed) const;
 
@@ -61,6 +76,9 @@ private:
   TransformOptions Options;
   /// nvcc-dialect warnings of the file being parsed (both sides).
   std::set<std::string> DialectWarnings;
+  /// With the compatibility header: the cuda.h clang's CUDA wrapper sees
+  /// (the toolkit's, never a project's own cuda.h).
+  std::string CudaShim;
 };
 
 } // namespace smpart

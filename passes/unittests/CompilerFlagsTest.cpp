@@ -1,5 +1,8 @@
 #include "pipeline/CompilerFlags.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -38,6 +41,55 @@ TEST(CompilerFlags, GencodePicksTheRealArch) {
 TEST(CompilerFlags, ClangCommandPassesThrough) {
   std::vector<std::string> In = {"clang++", "-x", "cuda", "-O2", "a.cu"};
   EXPECT_EQ(translateNvccArgs(In), In);
+}
+
+TEST(CompilerFlags, CMakeNinjaNvccEntry) {
+  // CMake's Ninja generator writes this for nvcc; clang knows none of
+  // -forward-unknown-to-host-compiler, -x cu, --generate-code.
+  std::vector<std::string> Out = translateNvccArgs(
+      {"/usr/local/cuda/bin/nvcc", "-forward-unknown-to-host-compiler",
+       "-DX", "-O3", "--generate-code=arch=compute_80,code=[compute_80,sm_80]",
+       "-x", "cu", "-c", "a.cu", "-o", "a.o"});
+  EXPECT_FALSE(has(Out, "-forward-unknown-to-host-compiler"));
+  EXPECT_FALSE(has(Out, "cu"));
+  EXPECT_TRUE(has(Out, "--cuda-gpu-arch=sm_80"));
+  EXPECT_TRUE(has(Out, "-DX"));
+}
+
+TEST(CompilerFlags, OptionsFileIsReadRelativeToTheEntry) {
+  // CMake's Makefiles generator: includes in --options-file includes_CUDA.rsp.
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("smpart-flags", Dir));
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS((Dir + "/includes_CUDA.rsp").str(), EC);
+    OS << "-I/opt/one \"-I/opt/two words\"\n-isystem /opt/sys";
+  }
+  std::vector<std::string> Out = translateNvccArgs(
+      {"nvcc", "--options-file", "includes_CUDA.rsp", "-arch=sm_75", "a.cu"},
+      Dir);
+  EXPECT_TRUE(has(Out, "-I/opt/one"));
+  EXPECT_TRUE(has(Out, "-I/opt/two words"));
+  EXPECT_TRUE(has(Out, "/opt/sys"));
+  EXPECT_TRUE(has(Out, "--cuda-gpu-arch=sm_75"));
+  EXPECT_FALSE(has(Out, "--options-file"));
+  llvm::sys::fs::remove_directories(Dir);
+}
+
+TEST(CompilerFlags, NvccOnlyFlagsAfterDashDashAreTranslated) {
+  // `smpart-transform a.cu -- -arch=sm_80 ...`: the program is not nvcc,
+  // but these spellings exist only in nvcc.
+  std::vector<std::string> Out = translateNvccArgs(
+      {"clang-tool", "-arch=sm_80", "--expt-relaxed-constexpr", "-Xcompiler",
+       "-fopenmp", "-Werror", "-x", "cuda", "-G", "a.cu"});
+  EXPECT_TRUE(has(Out, "--cuda-gpu-arch=sm_80"));
+  EXPECT_FALSE(has(Out, "-arch=sm_80"));
+  EXPECT_FALSE(has(Out, "--expt-relaxed-constexpr"));
+  EXPECT_TRUE(has(Out, "-fopenmp"));
+  // Clang's own meanings stay.
+  EXPECT_TRUE(has(Out, "-Werror"));
+  EXPECT_TRUE(has(Out, "cuda"));
+  EXPECT_TRUE(has(Out, "-G"));
 }
 
 TEST(CompilerFlags, AdjusterSetsOneSideAndOneArch) {

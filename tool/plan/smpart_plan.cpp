@@ -30,7 +30,7 @@ const char *Usage = R"(usage:
   smpart-plan --evaluate PLAN --profiles FILE [--out FILE]
   smpart-plan --fit-hsm FILE [--out FILE]
   smpart-plan --list-policies
-  smpart-plan --help
+  smpart-plan --help | --version
 
 Computes which SMs and how many CTAs per SM each kernel gets, from isolated
 and shared-mode profiles (schema smpart.profiles/1), and prints one
@@ -51,13 +51,14 @@ options:
                        kernels[].metrics.rbh / bw_util samples
   --list-policies      print the policy names with a one-line summary
   --help               print this help
+  --version            print smpart-plan's version
 
 exit status: 0 success, 2 bad input or usage (one error line on stderr).
 )";
 
 struct Options {
   std::optional<std::string> policy, profiles, out, evaluate, fit_hsm;
-  bool list = false, help = false;
+  bool list = false, help = false, version = false;
   PolicyOptions policy_options;
 };
 
@@ -95,6 +96,8 @@ Options parseArgs(int Argc, char **Argv) {
     };
     if (Arg == "--help" || Arg == "-h")
       O.help = true;
+    else if (Arg == "--version")
+      O.version = true;
     else if (Arg == "--list-policies")
       O.list = true;
     else if (Arg == "--explain")
@@ -121,6 +124,34 @@ Options parseArgs(int Argc, char **Argv) {
   return O;
 }
 
+/// A plan that leaves SMs without any kernel says so in its notes: how
+/// many, which, and how many of them the policy gated on purpose.
+void noteIdleSms(Plan &P) {
+  if (P.num_sms <= 0)
+    return;
+  std::vector<bool> Used(P.num_sms, false);
+  for (const KernelDecision &K : P.kernels)
+    for (int S = std::max(0, K.sm_first);
+         S < std::min(P.num_sms, K.sm_first + K.sms); ++S)
+      Used[S] = true;
+  int Idle = 0, First = -1;
+  for (int S = 0; S < P.num_sms; ++S)
+    if (!Used[S]) {
+      ++Idle;
+      if (First < 0)
+        First = S;
+    }
+  if (Idle == 0)
+    return;
+  std::string Note = std::to_string(Idle) + " of " +
+                     std::to_string(P.num_sms) +
+                     " SMs run no kernel (first idle SM " +
+                     std::to_string(First) + ")";
+  if (P.gated_sms > 0)
+    Note += "; " + std::to_string(P.gated_sms) + " gated on purpose";
+  P.notes.push_back(Note);
+}
+
 void emit(const nlohmann::ordered_json &Doc, const std::optional<std::string> &Out) {
   std::string Text = Doc.dump(2) + "\n";
   if (!Out) {
@@ -139,6 +170,10 @@ int run(const Options &O) {
     std::cout << Usage;
     return 0;
   }
+  if (O.version) {
+    std::cout << "smpart-plan version " << SMPART_VERSION << "\n";
+    return 0;
+  }
   if (O.list) {
     for (const Policy *P : allPolicies())
       std::printf("%-12s %.*s\n", std::string(P->name()).c_str(),
@@ -151,12 +186,31 @@ int run(const Options &O) {
   if (O.fit_hsm) {
     ProfileSet Set = loadProfiles(*O.fit_hsm);
     HsmFit Fit = fitHsmConstants(Set);
-    emit({{"schema", "smpart.hsm-fit/1"},
-          {"c1", Fit.c1},
-          {"c2", Fit.c2},
-          {"r2", Fit.r2},
-          {"samples", Fit.samples}},
-         O.out);
+    // Two coefficients need more than two samples before r2 means
+    // anything (two points always fit exactly), and HSM's model has
+    // bandwidth rising with row-buffer hits: say so when the fit cannot
+    // be trusted rather than hand it on silently.
+    std::vector<std::string> Warnings;
+    if (Fit.samples < 3)
+      Warnings.push_back("underdetermined: " + std::to_string(Fit.samples) +
+                         " samples for 2 coefficients (need at least 3); "
+                         "r2 = 1 says nothing");
+    if (Fit.c1 < 0 || Fit.c2 < 0)
+      Warnings.push_back("negative coefficient (c1 = " +
+                         std::to_string(Fit.c1) + ", c2 = " +
+                         std::to_string(Fit.c2) +
+                         "); the samples do not follow bw_util = c1 * rbh + "
+                         "c2; keep the defaults or measure more kernels");
+    for (const std::string &W : Warnings)
+      std::cerr << "smpart-plan: warning: " << *O.fit_hsm << ": " << W << "\n";
+    nlohmann::ordered_json Doc = {{"schema", "smpart.hsm-fit/1"},
+                                  {"c1", Fit.c1},
+                                  {"c2", Fit.c2},
+                                  {"r2", Fit.r2},
+                                  {"samples", Fit.samples}};
+    if (!Warnings.empty())
+      Doc["warnings"] = Warnings;
+    emit(Doc, O.out);
     return 0;
   }
   if (!O.profiles)
@@ -177,7 +231,9 @@ int run(const Options &O) {
     usageError("unknown policy '" + *O.policy + "'; expected one of " + Names);
   }
   ProfileSet Set = loadProfiles(*O.profiles);
-  emit(planToJson(Pol->decide(Set, O.policy_options)), O.out);
+  Plan Decided = Pol->decide(Set, O.policy_options);
+  noteIdleSms(Decided);
+  emit(planToJson(Decided), O.out);
   return 0;
 }
 

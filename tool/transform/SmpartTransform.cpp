@@ -3,10 +3,12 @@
 // in passes/.
 #include "pipeline/TransformPipeline.h"
 
+#include "clang/Basic/Version.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
@@ -15,9 +17,15 @@ using namespace llvm;
 
 static cl::OptionCategory Category("smpart-transform options");
 
-static cl::extrahelp CommonHelp(
-    clang::tooling::CommonOptionsParser::HelpMessage);
 static cl::extrahelp MoreHelp(R"(
+Compile commands:
+  Without -p or `--`, each file is parsed with the tool's own CUDA flags
+  only. `-- <args>` gives the compile flags of every file (clang or nvcc
+  spelling: -arch=sm_80, -Xcompiler, --options-file are understood).
+  -p <dir> reads <dir>/compile_commands.json (nvcc entries of CMake's Ninja
+  and Makefiles generators included); no parent folder is searched.
+  --compile-args-file=<file> appends one argument per line after `--`.
+
 Each __global__ function of the input (and of headers matched by
 --header-filter) becomes a persistent kernel whose CTAs take logical blocks
 from a device counter, yield on preemption, stay on the SMs of their mask and
@@ -26,10 +34,18 @@ call of smpart::launch. Compile the output with -I<smpart>/runtime/include
 and link libsmpart. Kernels that cannot be transformed are left unchanged
 with a warning "smpart: kernel 'K' not transformed: <reason>".
 
+Exit status:
+  0  every file parsed and its output was written (refused kernels are
+     warnings unless --refusals-as-errors)
+  1  a file did not parse (any error line), an output could not be
+     written, a refusal under --refusals-as-errors, or a bad command line
+
 Examples:
   smpart-transform saxpy.cu -o saxpy.smpart.cu -- -I include
   smpart-transform -p build/ --output-dir build/smpart src/*.cu
   smpart-transform -i --manifest=kernels.json kernels.cu
+  smpart-transform --diff saxpy.cu -- -I include
+  smpart-transform --export-fixes=fixes.yaml saxpy.cu   # clang-apply-replacements
 )");
 
 static cl::opt<std::string> Output("o", cl::desc("Write the rewritten file here "
@@ -74,13 +90,44 @@ static cl::opt<std::string> RuntimeInclude(
     cl::desc("smpart's runtime headers, for files an earlier run rewrote "
              "(default: the build's runtime/include, else <exe>/../include)"),
     cl::init(SMPART_RUNTIME_INCLUDE_DIR), cl::cat(Category));
+static cl::opt<std::string> DepFile(
+    "depfile",
+    cl::desc("Write a Makefile rule naming every file the parse read "
+             "(like -MD), so a build re-runs the rewrite when a header "
+             "changes"),
+    cl::value_desc("file.d"), cl::cat(Category));
+static cl::opt<std::string> CompileArgsFile(
+    "compile-args-file",
+    cl::desc("Compile arguments, one per line (no quoting), appended "
+             "after `--`"),
+    cl::value_desc("file"), cl::cat(Category));
+static cl::opt<std::string> ExportFixes(
+    "export-fixes",
+    cl::desc("Write the rewrite as replacements in clang-apply-replacements' "
+             "YAML format"),
+    cl::value_desc("file.yaml"), cl::cat(Category));
+static cl::opt<bool>
+    Diff("diff", cl::desc("Dry run: print a unified diff of what would "
+                          "change and write no rewritten file"),
+         cl::cat(Category));
+static cl::opt<bool> UseColor(
+    "use-color",
+    cl::desc("Colours and source snippets in diagnostics (default: when "
+             "standard error is a terminal)"),
+    cl::cat(Category));
 static cl::opt<bool> RefusalsAreErrors(
     "refusals-as-errors",
     cl::desc("Treat a kernel that cannot be transformed as an error "
              "(exit 1, nothing written)"),
     cl::cat(Category));
 
+static void printVersion(raw_ostream &OS) {
+  OS << "smpart-transform version " << SMPART_VERSION << "\n"
+     << "  built with " << clang::getClangFullVersion() << "\n";
+}
+
 int main(int argc, const char **argv) {
+  cl::SetVersionPrinter(printVersion);
   // Without `-p` or `--`, parse with no extra flags (the tool adds the CUDA
   // ones) instead of searching for a compilation database and warning.
   std::vector<const char *> Args(argv, argv + argc);
@@ -89,11 +136,50 @@ int main(int argc, const char **argv) {
       return StringRef(A) == Flag || StringRef(A).starts_with(Flag.str() + "=");
     });
   };
+  // --compile-args-file: one argument per line, added after `--`, so that
+  // CMake generator expressions expanding to lists (or to values with
+  // spaces or quotes) arrive as whole arguments.
+  std::vector<std::string> FileArgs;
+  for (int I = 1; I < argc; ++I) {
+    StringRef A = argv[I];
+    if (A == "--")
+      break;
+    StringRef Path;
+    if (A.consume_front("--compile-args-file=") ||
+        A.consume_front("-compile-args-file="))
+      Path = A;
+    else if ((A == "--compile-args-file" || A == "-compile-args-file") &&
+             I + 1 < argc)
+      Path = argv[I + 1];
+    if (Path.empty())
+      continue;
+    auto Buffer = MemoryBuffer::getFile(Path);
+    if (!Buffer) {
+      errs() << "smpart-transform: error: cannot read '" << Path
+             << "': " << Buffer.getError().message() << "\n";
+      return 1;
+    }
+    SmallVector<StringRef, 16> Lines;
+    (*Buffer)->getBuffer().split(Lines, '\n', -1, false);
+    for (StringRef L : Lines)
+      if (!L.trim().empty())
+        FileArgs.push_back(L.rtrim("\r").str());
+  }
+  // As --extra-arg, before any `--`, so they reach -p's commands too.
+  for (std::string &A : FileArgs)
+    A = "--extra-arg=" + A;
+  auto DashDash = llvm::find_if(
+      Args, [](const char *A) { return StringRef(A) == "--"; });
+  size_t At = DashDash - Args.begin();
+  for (const std::string &A : FileArgs)
+    Args.insert(Args.begin() + At++, A.c_str());
   if (!Given("--") && !Given("-p"))
     Args.push_back("--");
   int ArgCount = static_cast<int>(Args.size());
   auto Parser = clang::tooling::CommonOptionsParser::create(
-      ArgCount, Args.data(), Category, cl::OneOrMore);
+      ArgCount, Args.data(), Category, cl::OneOrMore,
+      "smpart-transform: rewrites CUDA kernels into a persistent-thread, "
+      "preemptible, SM-restricted form\n");
   if (!Parser) {
     errs() << toString(Parser.takeError());
     return 1;
@@ -135,11 +221,20 @@ int main(int argc, const char **argv) {
   Options.ExcludeKernels = ExcludeKernels;
   Options.ManifestFile = Manifest;
   Options.RefusalsAreErrors = RefusalsAreErrors;
-  if (std::string Problem = smpart::checkSetup(
-          Options.Cuda, Parser->getCompilations(), Files);
+  Options.DepFile = DepFile;
+  Options.ExportFixes = ExportFixes;
+  Options.Diff = Diff;
+  Options.Color = UseColor.getNumOccurrences() ? bool(UseColor)
+                                               : errs().has_colors();
+  if (Diff && (InPlace || !Output.empty() || !OutputDir.empty()))
+    return Fail("--diff writes nothing; it excludes -o, --output-dir and -i");
+  // nvcc command lines wherever they come from: CMake's databases for nvcc
+  // (Ninja: -forward-unknown-to-host-compiler; Makefiles: --options-file
+  // relative to the entry's directory) and the flags after `--`.
+  smpart::NvccTranslatingDatabase Db(Parser->getCompilations());
+  if (std::string Problem = smpart::checkSetup(Options.Cuda, Db, Files);
       !Problem.empty())
     return Fail(Problem);
 
-  return smpart::TransformPipeline(Parser->getCompilations(), Options)
-      .run(Files);
+  return smpart::TransformPipeline(Db, Options).run(Files);
 }

@@ -1,5 +1,0 @@
-#pragma once
-#ifndef SCALE
-#error "SCALE must be defined"
-#endif
-__device__ inline float scaled(float v) { return v * SCALE; }
