@@ -410,7 +410,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
           ArgumentInsertPosition::END));
     }
   }
-  auto RemoveCopy = llvm::make_scope_exit([&] {
+  llvm::scope_exit RemoveCopy([&] {
     if (!Copy.empty())
       llvm::sys::fs::remove(Copy);
   });

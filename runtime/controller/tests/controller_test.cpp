@@ -107,15 +107,22 @@ const policy::Policy &pol(const char *Name) {
   return *P;
 }
 
+
+/// A kernel starts and arrives; the world checks every knob write of the
+/// event (see World::beforeEvent / settled).
+template <class K> void arrive(World &W, Controller &C, const K &Kernel) {
+  Kernel->Started = true;
+  W.beforeEvent();
+  C.onArrival(Kernel);
+  W.settled();
+}
+
 TEST(Controller, FirstKernelGetsEveryRealSm) {
   World W(SparseIds);
   Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
                W.options());
   auto A = W.make(1, "sgemm", 1000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
+  arrive(W, C, A);
   EXPECT_EQ(A->Mask, maskOf({1, 3, 4, 7, 8, 9, 12, 15, 20, 21}));
   EXPECT_EQ(C.decisionCount(), 1u);
   EXPECT_TRUE(W.Warnings.empty());
@@ -127,10 +134,7 @@ TEST(Controller, ArrivalSplitsRealIdsDisjointlyAndDepartureGivesThemBack) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "stream_triad", 1000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
+  arrive(W, C, A);
   W.Log.clear();
   B->Started = true; // launched on every SM before the controller hears of it
   W.beforeEvent();
@@ -167,14 +171,8 @@ TEST(Controller, ShrinkHappensBeforeAnyGrowAcrossKernels) {
                W.options());
   auto A = W.make(1, "sgemm", 100000);
   auto B = W.make(2, "stream_triad", 100000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, B);
   EXPECT_EQ(W.Violations, 0);
   EXPECT_EQ(A->Mask.count(), 84u);
   EXPECT_EQ(B->Mask.count(), 48u);
@@ -192,14 +190,8 @@ TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "stream_triad", 1000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, B);
   SmMask AMask = A->Mask;
   A->P.taken = 1000; // all blocks taken, some still running
   W.beforeEvent();
@@ -219,18 +211,9 @@ TEST(Controller, UnprofiledKernelGetsEvenShareAndOneWarning) {
   auto A = W.make(1, "sgemm", 100000);
   auto U1 = W.make(2, "mystery", 100);
   auto U2 = W.make(3, "mystery", 100);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  U1->Started = true;
-  W.beforeEvent();
-  C.onArrival(U1);
-  W.settled();
-  U2->Started = true;
-  W.beforeEvent();
-  C.onArrival(U2);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, U1);
+  arrive(W, C, U2);
   EXPECT_EQ(W.Violations, 0);
   // 12 SMs / 3 kernels: the unprofiled ones hold the last two even shares.
   EXPECT_EQ(U1->Mask.count(), 4u);
@@ -250,14 +233,8 @@ TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
   Controller C(pol("greedy"), Profiles, W.Ids, W.options());
   auto A = W.make(1, "sgemm", 100000, 8);
   auto B = W.make(2, "stream_triad", 100000, 8);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, B);
   EXPECT_EQ(A->Mask.count(), 132u);
   EXPECT_EQ(B->Mask.count(), 132u);
   policy::Plan P = C.lastPlan();
@@ -273,14 +250,8 @@ TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
                W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "nbody", 1000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, B);
   W.beforeEvent();
   C.replan();
   W.settled();
@@ -296,18 +267,9 @@ TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
   World W(denseIds(2));
   Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
   auto A = W.make(1, "a", 100), B = W.make(2, "b", 100), K3 = W.make(3, "c", 100);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
-  K3->Started = true;
-  W.beforeEvent();
-  C.onArrival(K3);
-  W.settled();
+  arrive(W, C, A);
+  arrive(W, C, B);
+  arrive(W, C, K3);
   EXPECT_TRUE(K3->Preempted);
   EXPECT_FALSE(A->Preempted);
   EXPECT_EQ(W.Violations, 0);
@@ -333,15 +295,9 @@ TEST(Controller, ProgressFeedsThePolicyAndTheTrace) {
   Controller C(pol("greedy"), examples("compute_memory_pair.json"), W.Ids, O);
   auto A = W.make(1, "sgemm", 12000);
   auto B = W.make(2, "stream_triad", 12000);
-  A->Started = true;
-  W.beforeEvent();
-  C.onArrival(A);
-  W.settled();
+  arrive(W, C, A);
   A->P.done = A->P.taken = 9000;
-  B->Started = true;
-  W.beforeEvent();
-  C.onArrival(B);
-  W.settled();
+  arrive(W, C, B);
   ASSERT_TRUE(T->flush());
   std::ifstream In(Path);
   std::stringstream SS;
@@ -391,10 +347,7 @@ TEST(Controller, RandomCoRunsUnderEveryPolicy) {
           ++Arrived;
           auto K = W.make(Arrived, Names[Rng() % 3],
                           20000 + Rng() % 20000);
-          K->Started = true;
-          W.beforeEvent();
-          C.onArrival(K);
-          W.settled();
+          arrive(W, C, K);
         }
         bool AllGone = Arrived == Total;
         for (auto &K : W.Kernels) {
