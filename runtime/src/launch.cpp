@@ -33,18 +33,6 @@ Status validate(dim3 grid, unsigned long long &total) {
   return Status();
 }
 
-/// SMPART_POLICY, SMPART_PROFILE, SMPART_TRACE: read at the first launch.
-/// An invalid setting is one line on stderr and the application runs on
-/// without the controller.
-void configureFromEnvironmentOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    const std::string message = controller::initFromEnvironment();
-    if (!message.empty())
-      std::fprintf(stderr, "%s\n", message.c_str());
-  });
-}
-
 /// The user's dynamic shared memory, padded to 16 bytes, plus the
 /// protocol's tail (device.cuh: Tail), which lives at its end.
 std::size_t launchSmem(std::size_t user) {
@@ -98,6 +86,21 @@ public:
 private:
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
+
+/// SMPART_POLICY, SMPART_PROFILE, SMPART_TRACE: read at the first launch.
+/// An invalid setting is one line on stderr and the application runs on
+/// without the controller.
+void configureFromEnvironmentOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The first launch may be a captured one: the set-up (device query, SM
+    // probe) must not invalidate the capture.
+    CaptureModeRelaxed relaxed;
+    const std::string message = controller::initFromEnvironment();
+    if (!message.empty())
+      std::fprintf(stderr, "%s\n", message.c_str());
+  });
+}
 
 /// A captured launch keeps its control block as long as the graph lives:
 /// the graph owns a user object whose destructor returns the slot.

@@ -66,14 +66,11 @@ using OpaqueLaunch =
 /// `taken` counts blocks handed to CTAs (the live measure of progress);
 /// `done` counts blocks of CTAs that have left, so it is exact once the
 /// kernel finished or drained, and lags while CTAs work.
+/// A CTA adds its count to `done` once, when it leaves, so while persistent
+/// CTAs run `done` barely moves: rates (a controller's, a profiler's) are
+/// read from `taken`, ahead of the work done by the blocks in flight.
 struct Progress {
-  /// Logical blocks handed out; mirrored every few microseconds while the
-  /// kernel runs (the rate of work done, ahead of it by the blocks in
-  /// flight).
   unsigned long long taken = 0;
-  /// Logical blocks finished, as counted by CTAs that left: a CTA adds its
-  /// count once, when it leaves, so this moves in steps (exact once
-  /// `finished`).
   unsigned long long done = 0;
   unsigned long long total = 0;
   unsigned resident_ctas = 0; ///< CTAs holding an SM slot
