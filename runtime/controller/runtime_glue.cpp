@@ -9,6 +9,7 @@
 //   initFromEnvironment SMPART_* -> the observers above
 #include "smpart/controller_runtime.hpp"
 #include "smpart/profiler.hpp"
+#include "smpart/service.hpp"
 #include "smpart/trace.hpp"
 
 #include <algorithm>
@@ -211,6 +212,26 @@ private:
   unsigned long long SweepId = 0;
 };
 
+// SMPART_SERVICE: this process's kernels are planned by smpartd; the
+// client applies its decisions to them (they start on every SM and are
+// confined once the service answered, a round trip later).
+class ServiceObserver : public LaunchObserver {
+public:
+  explicit ServiceObserver(std::unique_ptr<service::Client> C)
+      : C(std::move(C)) {}
+  void onLaunch(const KernelHandle &H) override {
+    if (H.valid() && !H.opaque())
+      C->arrive(controlOf(H));
+  }
+  void onLastBlockTaken(const KernelHandle &H) override {
+    C->lastBlockTaken(H.id());
+  }
+  void onDone(const KernelHandle &H) override { C->depart(H.id()); }
+
+private:
+  std::unique_ptr<service::Client> C;
+};
+
 class FanOut : public LaunchObserver {
 public:
   std::vector<std::shared_ptr<LaunchObserver>> All;
@@ -243,10 +264,16 @@ std::string controller::initFromEnvironment() {
   static std::string Result;
   std::call_once(Once, [] {
     auto Get = [](const char *N) -> const char * { return std::getenv(N); };
+    const char *Service = Get("SMPART_SERVICE");
     const bool Any = Get("SMPART_POLICY") || Get("SMPART_PROFILES") ||
-                     Get("SMPART_TRACE") || Get("SMPART_PROFILE");
+                     Get("SMPART_TRACE") || Get("SMPART_PROFILE") || Service;
     if (!Any)
       return;
+    if (Service && (Get("SMPART_POLICY") || Get("SMPART_PROFILE"))) {
+      Result = "smpart: SMPART_SERVICE plans with the service's policy; unset "
+               "SMPART_POLICY and SMPART_PROFILE (running without either)";
+      return;
+    }
     DeviceInfo D;
     if (Status S = deviceInfo(D); !S.ok()) {
       Result = "smpart: " + S.message() + "; running without the controller";
@@ -262,6 +289,9 @@ std::string controller::initFromEnvironment() {
       Fan->All.push_back(observerFor(std::move(C.controller)));
     else if (C.trace)
       Fan->All.push_back(std::make_shared<TraceObserver>());
+    if (Service && *Service)
+      Fan->All.push_back(std::make_shared<ServiceObserver>(
+          std::make_unique<service::Client>(Service, D.sm_ids)));
     if (!C.profile_out.empty()) {
       auto P = std::make_shared<ProfileObserver>(C.profile_out, D);
       Fan->All.push_back(P);

@@ -1,0 +1,88 @@
+// smpartd: one smpart::Controller for the kernels of several processes, on
+// a Unix socket (SiM's host-side service). CUDA-free: the service never
+// touches a GPU; each client applies the decisions to its own kernels.
+// Protocol `smpart.service/1`: one JSON object per line (docs/service.md).
+//
+//   service::Server   the service (tool/smpartd is its main)
+//   service::Client   a tenant: registers kernels, reports progress,
+//                     applies the knobs the service sends back
+#pragma once
+
+#include "smpart/controller.hpp"
+#include "smpart/kernel_control.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace smpart::service {
+
+inline constexpr const char *kProtocol = "smpart.service/1";
+/// A line longer than this closes the connection (a hostile client).
+inline constexpr std::size_t kMaxLine = 64 * 1024;
+
+struct ServerOptions {
+  std::string socket;                ///< path of the Unix socket
+  std::string policy = "even";       ///< any of smpart-plan's policies
+  std::string profiles;              ///< smpart.profiles/1 (not for even)
+  std::string trace;                 ///< trace file, optional
+  std::vector<unsigned> sm_ids;      ///< empty: from the first tenant
+  unsigned mode = 0600;              ///< socket permissions
+  std::vector<uid_t> allow_uids;     ///< besides the service's own uid
+  std::function<void(const std::string &)> log; ///< default: stderr
+};
+
+class Server {
+public:
+  /// Validates the options, loads the profiles and binds the socket. On
+  /// failure returns null and one line in \p Error.
+  static std::unique_ptr<Server> open(ServerOptions Options,
+                                      std::string *Error);
+  ~Server(); ///< closes every connection and removes the socket
+  Server(const Server &) = delete;
+  Server &operator=(const Server &) = delete;
+
+  /// Serves until stop().
+  void run();
+  /// Makes run() return; async-signal-safe (SIGTERM handlers call it).
+  void stop();
+
+  /// Kernels of every tenant as the controller last applied them.
+  std::vector<KernelAllocation> allocations() const;
+  /// Connected tenants.
+  std::size_t tenants() const;
+
+  class Impl;
+
+private:
+  explicit Server(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> I;
+};
+
+class Client {
+public:
+  /// Connects in the background (and again after the service went away,
+  /// with back-off); \p SmIds are sent in the hello. Never blocks a caller.
+  Client(std::string Socket, std::vector<unsigned> SmIds,
+         std::function<void(const std::string &)> Warn = {});
+  ~Client();
+  Client(const Client &) = delete;
+  Client &operator=(const Client &) = delete;
+
+  /// A kernel of this process arrives: the service plans it and the knobs
+  /// it decides are applied to \p Kernel.
+  void arrive(std::shared_ptr<KernelControl> Kernel);
+  void lastBlockTaken(unsigned long long Id);
+  void depart(unsigned long long Id);
+  bool connected() const;
+
+  class Impl;
+
+private:
+  std::unique_ptr<Impl> I;
+};
+
+} // namespace smpart::service

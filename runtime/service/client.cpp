@@ -1,0 +1,286 @@
+// smpart::service::Client: a tenant of smpartd. Callers (the launching
+// thread, the runtime's notice thread) only queue events under a mutex and
+// wake the client's own thread, which owns the socket: it connects (with
+// back-off, again after the service went away), says hello, registers the
+// kernels that are still running, sends events and, every millisecond,
+// the progress of every kernel, and applies the knobs the service sends
+// to this process's kernels only. Without a service the kernels keep the
+// knobs they last got and finish.
+#include "smpart/service.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace smpart::service {
+
+using nlohmann::json;
+
+class Client::Impl {
+public:
+  Impl(std::string Socket, std::vector<unsigned> Ids,
+       std::function<void(const std::string &)> Warn)
+      : Path(std::move(Socket)), SmIds(std::move(Ids)), Warn(std::move(Warn)) {
+    if (::pipe2(Wake, O_CLOEXEC | O_NONBLOCK) != 0)
+      Wake[0] = Wake[1] = -1;
+    Thread = std::thread([this] { loop(); });
+  }
+  ~Impl() {
+    Stop = true;
+    wake();
+    Thread.join();
+    if (Fd >= 0)
+      ::close(Fd);
+    ::close(Wake[0]);
+    ::close(Wake[1]);
+  }
+
+  void post(json Msg, std::shared_ptr<KernelControl> K = nullptr) {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      const unsigned long long Id = Msg["kernel"].get<unsigned long long>();
+      if (K)
+        Kernels[Id] = K;
+      else if (Msg["type"] == "depart")
+        Kernels.erase(Id);
+      if (Connected)
+        Pending += Msg.dump() + "\n";
+    }
+    wake();
+  }
+
+  std::atomic<bool> Connected{false};
+
+private:
+  void wake() {
+    const char C = 1;
+    [[maybe_unused]] ssize_t N = ::write(Wake[1], &C, 1);
+  }
+  void warnOnce(const std::string &M) {
+    if (Warned.exchange(true))
+      return;
+    if (Warn)
+      Warn(M);
+    else
+      std::fprintf(stderr, "smpart: %s\n", M.c_str());
+  }
+
+  bool connect() {
+    sockaddr_un Addr{};
+    Addr.sun_family = AF_UNIX;
+    if (Path.size() >= sizeof Addr.sun_path)
+      return false;
+    std::memcpy(Addr.sun_path, Path.c_str(), Path.size() + 1);
+    Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (Fd < 0 ||
+        ::connect(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof Addr) != 0) {
+      warnOnce("SMPART_SERVICE=" + Path + ": " + std::strerror(errno) +
+               "; running without the service until it answers");
+      if (Fd >= 0)
+        ::close(Fd);
+      Fd = -1;
+      return false;
+    }
+    ::fcntl(Fd, F_SETFL, ::fcntl(Fd, F_GETFL) | O_NONBLOCK);
+    std::lock_guard<std::mutex> L(Mu);
+    // Hello, then every kernel still running: a restarted service picks
+    // this tenant up again.
+    Pending = json{{"type", "hello"}, {"protocol", kProtocol},
+                   {"pid", ::getpid()}, {"sm_ids", SmIds}}
+                  .dump() +
+              "\n";
+    for (auto &[Id, K] : Kernels)
+      Pending += json{{"type", "arrive"}, {"kernel", Id}, {"name", K->name()},
+                      {"total", totalOf(*K)}, {"occupancy", K->occupancy()}}
+                     .dump() +
+                 "\n";
+    In.clear();
+    Connected = true;
+    return true;
+  }
+
+  static unsigned long long totalOf(const KernelControl &K) {
+    ControlProgress P;
+    K.progress(P);
+    return P.total;
+  }
+
+  void disconnect() {
+    ::close(Fd);
+    Fd = -1;
+    Connected = false;
+    std::lock_guard<std::mutex> L(Mu);
+    Pending.clear();
+  }
+
+  void apply(const json &M) {
+    if (M.value("type", "") == "error") {
+      std::fprintf(stderr, "smpart: service: %s\n",
+                   M.value("message", std::string()).c_str());
+      return;
+    }
+    if (M.value("type", "") != "knobs" || !M.contains("kernel") ||
+        !M["kernel"].is_number_unsigned())
+      return;
+    std::shared_ptr<KernelControl> K;
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      auto It = Kernels.find(M["kernel"].get<unsigned long long>());
+      if (It == Kernels.end())
+        return; // departed meanwhile
+      K = It->second;
+    }
+    const std::string Op = M.value("op", "");
+    const unsigned Value = M.contains("value") && M["value"].is_number_unsigned()
+                               ? M["value"].get<unsigned>()
+                               : 0;
+    if (Op == "mask" && M.contains("sms") && M["sms"].is_array()) {
+      SmMask Mask;
+      for (const json &S : M["sms"])
+        if (S.is_number_unsigned() && S.get<unsigned long long>() < Mask.size())
+          Mask.set(S.get<unsigned>());
+      if (Mask.any())
+        K->setSmMask(Mask);
+    } else if (Op == "ctas" && Value) {
+      K->setCtasPerSm(Value);
+    } else if (Op == "bypass") {
+      K->setBypassCtasPerSm(Value);
+    } else if (Op == "preempt") {
+      K->preempt();
+    } else if (Op == "resume") {
+      K->resume();
+    } else if (Op == "grow") {
+      K->grow();
+    }
+  }
+
+  void queueProgress() {
+    std::lock_guard<std::mutex> L(Mu);
+    for (auto &[Id, K] : Kernels) {
+      ControlProgress P;
+      K->progress(P);
+      Pending += json{{"type", "progress"}, {"kernel", Id}, {"taken", P.taken},
+                      {"done", P.done}, {"finished", P.finished}}
+                     .dump() +
+                 "\n";
+    }
+  }
+
+  void loop() {
+    auto Backoff = std::chrono::milliseconds(20);
+    auto NextProgress = std::chrono::steady_clock::now();
+    while (!Stop) {
+      if (Fd < 0 && !connect()) {
+        pollfd W{Wake[0], POLLIN, 0};
+        ::poll(&W, 1, static_cast<int>(Backoff.count()));
+        drainWake();
+        Backoff = std::min(Backoff * 2, std::chrono::milliseconds(1000));
+        continue;
+      }
+      Backoff = std::chrono::milliseconds(20);
+      const auto Now = std::chrono::steady_clock::now();
+      if (Now >= NextProgress) {
+        queueProgress();
+        NextProgress = Now + std::chrono::milliseconds(1);
+      }
+      std::string Out;
+      {
+        std::lock_guard<std::mutex> L(Mu);
+        Out.swap(Pending);
+      }
+      while (!Out.empty()) {
+        ssize_t N = ::send(Fd, Out.data(), Out.size(), MSG_NOSIGNAL);
+        if (N < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          pollfd P{Fd, POLLOUT, 0};
+          ::poll(&P, 1, 10);
+          continue;
+        }
+        if (N < 0)
+          break;
+        Out.erase(0, static_cast<std::size_t>(N));
+      }
+      if (!Out.empty()) {
+        disconnect();
+        continue;
+      }
+      pollfd Fds[2] = {{Fd, POLLIN, 0}, {Wake[0], POLLIN, 0}};
+      ::poll(Fds, 2, 1);
+      drainWake();
+      if ((Fds[0].revents & (POLLIN | POLLHUP | POLLERR)) && !readLines())
+        disconnect();
+    }
+  }
+
+  bool readLines() {
+    char Buf[4096];
+    for (;;) {
+      ssize_t N = ::recv(Fd, Buf, sizeof Buf, 0);
+      if (N == 0)
+        return false;
+      if (N < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+      In.append(Buf, static_cast<std::size_t>(N));
+      std::size_t Eol;
+      while ((Eol = In.find('\n')) != std::string::npos) {
+        json M = json::parse(In.substr(0, Eol), nullptr, false);
+        In.erase(0, Eol + 1);
+        if (M.is_object())
+          apply(M);
+      }
+      if (In.size() > kMaxLine)
+        return false;
+    }
+  }
+
+  void drainWake() {
+    char Buf[64];
+    while (::read(Wake[0], Buf, sizeof Buf) > 0) {
+    }
+  }
+
+  std::string Path;
+  std::vector<unsigned> SmIds;
+  std::function<void(const std::string &)> Warn;
+  int Fd = -1, Wake[2] = {-1, -1};
+  std::atomic<bool> Stop{false}, Warned{false};
+  std::mutex Mu;
+  std::map<unsigned long long, std::shared_ptr<KernelControl>> Kernels;
+  std::string Pending, In;
+  std::thread Thread;
+};
+
+Client::Client(std::string Socket, std::vector<unsigned> SmIds,
+               std::function<void(const std::string &)> Warn)
+    : I(std::make_unique<Impl>(std::move(Socket), std::move(SmIds),
+                               std::move(Warn))) {}
+Client::~Client() = default;
+
+void Client::arrive(std::shared_ptr<KernelControl> K) {
+  ControlProgress P;
+  K->progress(P);
+  I->post({{"type", "arrive"}, {"kernel", K->id()}, {"name", K->name()},
+           {"total", P.total}, {"occupancy", K->occupancy()}},
+          K);
+}
+void Client::lastBlockTaken(unsigned long long Id) {
+  I->post({{"type", "last_block"}, {"kernel", Id}});
+}
+void Client::depart(unsigned long long Id) {
+  I->post({{"type", "depart"}, {"kernel", Id}});
+}
+bool Client::connected() const { return I->Connected; }
+
+} // namespace smpart::service

@@ -1,0 +1,442 @@
+// smpart::service::Server: one poll() loop on one thread owns the listening
+// socket, every tenant connection and the controller, so no lock guards
+// the connection state; allocations() reads the controller (thread-safe).
+// Each tenant kernel is a RemoteKernel: knob calls become lines queued to
+// its own connection (never another's), progress is what the tenant last
+// reported (no round trip while the controller plans).
+#include "smpart/service.hpp"
+
+#include "smpart/policy/input_error.hpp"
+#include "smpart/policy/profile_loader.hpp"
+#include "smpart/trace.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace smpart::service {
+
+using nlohmann::json;
+
+namespace {
+
+struct Connection;
+
+/// A tenant's kernel as the controller sees it.
+class RemoteKernel : public KernelControl {
+public:
+  RemoteKernel(Connection &C, unsigned long long Global,
+               unsigned long long Local, std::string Name, unsigned Occ)
+      : C(&C), Global(Global), Local(Local), Name(std::move(Name)), Occ(Occ) {}
+  unsigned long long id() const override { return Global; }
+  std::string name() const override { return Name; }
+  unsigned occupancy() const override { return Occ; }
+  Status setSmMask(const SmMask &M) override {
+    json Ids = json::array();
+    for (unsigned S = 0; S < M.size(); ++S)
+      if (M.test(S))
+        Ids.push_back(S);
+    return send({{"op", "mask"}, {"sms", Ids}});
+  }
+  Status setCtasPerSm(unsigned N) override {
+    return send({{"op", "ctas"}, {"value", N}});
+  }
+  Status setBypassCtasPerSm(unsigned N) override {
+    return send({{"op", "bypass"}, {"value", N}});
+  }
+  Status preempt() override { return send({{"op", "preempt"}}); }
+  Status resume() override { return send({{"op", "resume"}}); }
+  Status grow() override { return send({{"op", "grow"}}); }
+  Status progress(ControlProgress &Out) const override {
+    Out = Last;
+    return {};
+  }
+
+  Connection *C; ///< null once the tenant left
+  unsigned long long Global, Local;
+  std::string Name;
+  unsigned Occ;
+  ControlProgress Last;
+
+private:
+  Status send(json Msg);
+};
+
+struct Connection {
+  int fd = -1;
+  pid_t pid = 0;
+  uid_t uid = 0;
+  bool hello = false;
+  std::string in, out;
+  std::map<unsigned long long, std::shared_ptr<RemoteKernel>> kernels; // by local id
+  void queue(const json &Msg) { out += Msg.dump() + "\n"; }
+};
+
+Status RemoteKernel::send(json Msg) {
+  if (!C)
+    return Status(Errc::kInvalidArgument, "tenant gone");
+  Msg["type"] = "knobs";
+  Msg["kernel"] = Local;
+  C->queue(Msg);
+  return {};
+}
+
+void setNonBlocking(int Fd) { fcntl(Fd, F_SETFL, fcntl(Fd, F_GETFL) | O_NONBLOCK); }
+
+} // namespace
+
+class Server::Impl {
+public:
+  ServerOptions Opts;
+  const policy::Policy *Pol = nullptr;
+  policy::ProfileSet Profiles;
+  std::unique_ptr<trace::TraceWriter> Trace;
+  std::unique_ptr<Controller> Ctl;
+  int Listen = -1, Wake[2] = {-1, -1};
+  std::map<int, std::unique_ptr<Connection>> Conns;
+  unsigned long long NextId = 1;
+  mutable std::mutex Mu; // Ctl creation and Conns.size() for other threads
+
+  void log(const std::string &M) {
+    if (Opts.log)
+      Opts.log(M);
+    else
+      std::fprintf(stderr, "smpartd: %s\n", M.c_str());
+  }
+
+  void ensureController(const std::vector<unsigned> &Ids) {
+    std::lock_guard<std::mutex> L(Mu);
+    if (Ctl || Ids.empty())
+      return;
+    ControllerOptions O;
+    O.trace = Trace.get();
+    O.warn = [this](const std::string &W) { log(W); };
+    Ctl = std::make_unique<Controller>(*Pol, Profiles, Ids, O);
+    log("planning with " + std::string(Pol->name()) + " on " +
+        std::to_string(Ids.size()) + " SMs");
+  }
+
+  void accept() {
+    int Fd = ::accept(Listen, nullptr, nullptr);
+    if (Fd < 0)
+      return;
+    ucred Cred{};
+    socklen_t Len = sizeof(Cred);
+    if (getsockopt(Fd, SOL_SOCKET, SO_PEERCRED, &Cred, &Len) != 0) {
+      ::close(Fd);
+      return;
+    }
+    bool Allowed = Cred.uid == geteuid();
+    for (uid_t U : Opts.allow_uids)
+      Allowed |= U == Cred.uid;
+    auto C = std::make_unique<Connection>();
+    C->fd = Fd;
+    C->pid = Cred.pid;
+    C->uid = Cred.uid;
+    setNonBlocking(Fd);
+    if (!Allowed) {
+      C->queue({{"type", "error"},
+                {"message", "uid " + std::to_string(Cred.uid) +
+                                " may not use this service (--allow-uid)"}});
+      flush(*C);
+      ::close(Fd);
+      log("refused pid " + std::to_string(Cred.pid) + " (uid " +
+          std::to_string(Cred.uid) + ")");
+      return;
+    }
+    std::lock_guard<std::mutex> L(Mu);
+    Conns[Fd] = std::move(C);
+  }
+
+  /// False when the connection must be dropped.
+  bool flush(Connection &C) {
+    while (!C.out.empty()) {
+      ssize_t N = ::send(C.fd, C.out.data(), C.out.size(), MSG_NOSIGNAL);
+      if (N < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+      C.out.erase(0, static_cast<std::size_t>(N));
+    }
+    return true;
+  }
+
+  void drop(int Fd) {
+    auto It = Conns.find(Fd);
+    if (It == Conns.end())
+      return;
+    Connection &C = *It->second;
+    for (auto &[Local, K] : C.kernels) {
+      K->C = nullptr;
+      if (Ctl)
+        Ctl->onDeparture(K->Global);
+    }
+    if (!C.kernels.empty())
+      log("tenant pid " + std::to_string(C.pid) + " left; " +
+          std::to_string(C.kernels.size()) + " kernel(s) departed");
+    ::close(Fd);
+    std::lock_guard<std::mutex> L(Mu);
+    Conns.erase(It);
+  }
+
+  void error(Connection &C, const std::string &M) {
+    C.queue({{"type", "error"}, {"message", M}});
+  }
+
+  static bool getId(const json &J, const char *Key, unsigned long long &Out) {
+    auto It = J.find(Key);
+    if (It == J.end() || !It->is_number_unsigned())
+      return false;
+    Out = It->get<unsigned long long>();
+    return true;
+  }
+
+  /// One line from a tenant. False: close the connection.
+  bool handle(Connection &C, const std::string &Line) {
+    json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
+    if (!J.is_object() || !J.contains("type") || !J["type"].is_string()) {
+      error(C, "expected a JSON object with a string \"type\"");
+      return true;
+    }
+    const std::string Type = J["type"].get<std::string>();
+    if (!C.hello) {
+      if (Type != "hello" || J.value("protocol", json()) != kProtocol) {
+        error(C, std::string("expected {\"type\":\"hello\",\"protocol\":\"") +
+                     kProtocol + "\"} first");
+        return false;
+      }
+      std::vector<unsigned> Ids;
+      if (auto It = J.find("sm_ids"); It != J.end() && It->is_array())
+        for (const json &V : *It)
+          if (V.is_number_unsigned() && V.get<unsigned long long>() < 4096)
+            Ids.push_back(V.get<unsigned>());
+      ensureController(Opts.sm_ids.empty() ? Ids : Opts.sm_ids);
+      if (!Ctl) {
+        error(C, "no SM ids: give --sm-ids to smpartd or sm_ids in hello");
+        return false;
+      }
+      C.hello = true;
+      C.queue({{"type", "welcome"}, {"protocol", kProtocol}});
+      return true;
+    }
+    unsigned long long Local = 0;
+    if (!getId(J, "kernel", Local)) {
+      error(C, "\"kernel\": expected an unsigned id");
+      return true;
+    }
+    auto It = C.kernels.find(Local);
+    if (Type == "arrive") {
+      if (It != C.kernels.end()) {
+        error(C, "kernel " + std::to_string(Local) + " already arrived");
+        return true;
+      }
+      auto Name = J.find("name");
+      unsigned long long Total = 0, Occ = 0;
+      if (Name == J.end() || !Name->is_string() || !getId(J, "total", Total) ||
+          !getId(J, "occupancy", Occ) || Occ > 1024) {
+        error(C, "arrive: expected name (string), total and occupancy");
+        return true;
+      }
+      auto K = std::make_shared<RemoteKernel>(C, NextId++, Local,
+                                              Name->get<std::string>(),
+                                              static_cast<unsigned>(Occ));
+      K->Last.total = Total;
+      C.kernels[Local] = K;
+      Ctl->onArrival(K);
+      return true;
+    }
+    if (It == C.kernels.end()) {
+      error(C, "kernel " + std::to_string(Local) + " is not one of yours");
+      return true;
+    }
+    RemoteKernel &K = *It->second;
+    if (Type == "progress") {
+      unsigned long long Taken = 0, Done = 0;
+      if (!getId(J, "taken", Taken) || !getId(J, "done", Done)) {
+        error(C, "progress: expected taken and done");
+        return true;
+      }
+      K.Last.taken = std::min(Taken, K.Last.total);
+      K.Last.done = std::min(Done, K.Last.total);
+      K.Last.finished = J.value("finished", false) == true;
+    } else if (Type == "last_block") {
+      Ctl->onLastBlockTaken(K.Global);
+    } else if (Type == "depart") {
+      K.C = nullptr;
+      const unsigned long long Global = K.Global;
+      C.kernels.erase(It);
+      Ctl->onDeparture(Global);
+    } else {
+      error(C, "unknown message type \"" + Type + "\"");
+    }
+    return true;
+  }
+
+  /// Reads what is there; false when the connection must be dropped.
+  bool read(Connection &C) {
+    char Buf[4096];
+    for (;;) {
+      ssize_t N = ::recv(C.fd, Buf, sizeof Buf, 0);
+      if (N == 0)
+        return false;
+      if (N < 0)
+        return errno == EAGAIN || errno == EWOULDBLOCK;
+      C.in.append(Buf, static_cast<std::size_t>(N));
+      std::size_t Eol;
+      while ((Eol = C.in.find('\n')) != std::string::npos) {
+        std::string Line = C.in.substr(0, Eol);
+        C.in.erase(0, Eol + 1);
+        if (!handle(C, Line))
+          return flush(C), false;
+      }
+      if (C.in.size() > kMaxLine) {
+        error(C, "line longer than 64 KiB");
+        flush(C);
+        return false;
+      }
+    }
+  }
+
+  void serve() {
+    for (;;) {
+      std::vector<pollfd> Fds = {{Wake[0], POLLIN, 0}, {Listen, POLLIN, 0}};
+      for (auto &[Fd, C] : Conns)
+        Fds.push_back({Fd, static_cast<short>(POLLIN | (C->out.empty() ? 0 : POLLOUT)), 0});
+      if (::poll(Fds.data(), Fds.size(), -1) < 0 && errno != EINTR)
+        return;
+      if (Fds[0].revents)
+        return;
+      if (Fds[1].revents & POLLIN)
+        accept();
+      for (std::size_t I = 2; I < Fds.size(); ++I) {
+        auto It = Conns.find(Fds[I].fd);
+        if (It == Conns.end())
+          continue;
+        bool Keep = true;
+        if (Fds[I].revents & (POLLIN | POLLHUP | POLLERR))
+          Keep = read(*It->second);
+        if (Keep)
+          Keep = flush(*It->second);
+        // A tenant that reads nothing while knobs pile up is dropped.
+        if (!Keep || It->second->out.size() > (std::size_t{1} << 20))
+          drop(Fds[I].fd);
+      }
+      // Knob lines queued while handling one tenant's message go to others.
+      for (auto It = Conns.begin(); It != Conns.end();) {
+        const int Fd = It->first;
+        const bool Ok = flush(*It->second);
+        ++It;
+        if (!Ok)
+          drop(Fd);
+      }
+    }
+  }
+};
+
+Server::Server(std::unique_ptr<Impl> I) : I(std::move(I)) {}
+
+std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
+  auto Fail = [&](const std::string &M) {
+    if (Error)
+      *Error = M;
+    return nullptr;
+  };
+  auto I = std::make_unique<Impl>();
+  I->Pol = policy::findPolicy(O.policy);
+  if (!I->Pol)
+    return Fail("--policy " + O.policy + ": unknown policy");
+  if (!O.profiles.empty()) {
+    try {
+      I->Profiles = policy::loadProfiles(O.profiles);
+    } catch (const policy::InputError &E) {
+      return Fail(std::string("--profiles: ") + E.what());
+    }
+  } else if (O.policy != "even") {
+    return Fail("--policy " + O.policy + " needs --profiles");
+  }
+  if (!O.trace.empty()) {
+    std::string E;
+    I->Trace = trace::TraceWriter::open(O.trace, &E);
+    if (!I->Trace)
+      return Fail("--trace: " + E);
+  }
+  sockaddr_un Addr{};
+  Addr.sun_family = AF_UNIX;
+  if (O.socket.empty() || O.socket.size() >= sizeof Addr.sun_path)
+    return Fail("--socket: a path of 1 to " +
+                std::to_string(sizeof Addr.sun_path - 1) + " bytes");
+  std::memcpy(Addr.sun_path, O.socket.c_str(), O.socket.size() + 1);
+  int Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (Fd < 0)
+    return Fail(std::string("socket: ") + std::strerror(errno));
+  struct stat St{};
+  if (::lstat(O.socket.c_str(), &St) == 0) {
+    // A socket nobody answers on is a stale one from a service that died.
+    if (!S_ISSOCK(St.st_mode) ||
+        ::connect(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof Addr) == 0) {
+      ::close(Fd);
+      return Fail(O.socket + ": in use (another service, or not a socket)");
+    }
+    ::unlink(O.socket.c_str());
+    ::close(Fd);
+    Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  }
+  // Permissions from the start: the umask covers the window before chmod.
+  const mode_t Old = ::umask(0777 & ~O.mode);
+  const int Bound = ::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof Addr);
+  ::umask(Old);
+  if (Bound != 0 || ::chmod(O.socket.c_str(), O.mode) != 0 ||
+      ::listen(Fd, 64) != 0) {
+    const std::string M = O.socket + ": " + std::strerror(errno);
+    ::close(Fd);
+    return Fail(M);
+  }
+  setNonBlocking(Fd);
+  I->Listen = Fd;
+  if (::pipe2(I->Wake, O_CLOEXEC | O_NONBLOCK) != 0)
+    return Fail(std::string("pipe: ") + std::strerror(errno));
+  I->Opts = std::move(O);
+  if (!I->Opts.sm_ids.empty())
+    I->ensureController(I->Opts.sm_ids);
+  return std::unique_ptr<Server>(new Server(std::move(I)));
+}
+
+Server::~Server() {
+  std::vector<int> Fds;
+  for (auto &[Fd, C] : I->Conns)
+    Fds.push_back(Fd);
+  for (int Fd : Fds)
+    I->drop(Fd);
+  ::close(I->Listen);
+  ::unlink(I->Opts.socket.c_str());
+  ::close(I->Wake[0]);
+  ::close(I->Wake[1]);
+}
+
+void Server::run() { I->serve(); }
+
+void Server::stop() {
+  const char C = 1;
+  [[maybe_unused]] ssize_t N = ::write(I->Wake[1], &C, 1);
+}
+
+std::vector<KernelAllocation> Server::allocations() const {
+  std::lock_guard<std::mutex> L(I->Mu);
+  return I->Ctl ? I->Ctl->allocations() : std::vector<KernelAllocation>{};
+}
+
+std::size_t Server::tenants() const {
+  std::lock_guard<std::mutex> L(I->Mu);
+  return I->Conns.size();
+}
+
+} // namespace smpart::service

@@ -1,0 +1,219 @@
+// smpartd's service and client: tenants in this process and in real
+// processes (tests/tenant.cpp), one that crashes and one that sends
+// garbage; the service survives, cleans up, keeps tenants' SM sets
+// disjoint and picks tenants up again after a restart.
+#include "locked_kernel.hpp"
+#include "smpart/service.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace smpart;
+using namespace std::chrono_literals;
+using smpart::testing::LockedKernel;
+
+namespace {
+
+std::vector<unsigned> ids() {
+  std::vector<unsigned> Ids;
+  for (unsigned I = 0; I < 12; ++I)
+    Ids.push_back(I * 2);
+  return Ids;
+}
+
+/// Waits up to 10 s for \p Cond (events, not performance).
+bool eventually(const std::function<bool()> &Cond) {
+  for (int I = 0; I < 2000; ++I) {
+    if (Cond())
+      return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return Cond();
+}
+
+std::string socketPath(const char *Name) {
+  return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-" + Name + ".sock";
+}
+
+/// A service on its own thread.
+struct Running {
+  explicit Running(const std::string &Path, std::string Policy = "even") {
+    service::ServerOptions O;
+    O.socket = Path;
+    O.policy = std::move(Policy);
+    O.log = [](const std::string &) {};
+    std::string Error;
+    S = service::Server::open(O, &Error);
+    EXPECT_TRUE(S) << Error;
+    if (S)
+      T = std::thread([this] { S->run(); });
+  }
+  ~Running() { shut(); }
+  void shut() {
+    if (!S)
+      return;
+    S->stop();
+    T.join();
+    S.reset();
+  }
+  std::unique_ptr<service::Server> S;
+  std::thread T;
+};
+
+bool disjoint(const std::vector<KernelAllocation> &A) {
+  for (std::size_t I = 0; I < A.size(); ++I)
+    for (std::size_t J = I + 1; J < A.size(); ++J)
+      if ((A[I].mask & A[J].mask).any())
+        return false;
+  return true;
+}
+
+/// A tenant process (tests/tenant.cpp); waits until it printed "ready".
+struct Tenant {
+  Tenant(const std::string &Path, const char *Arg) {
+    int Out[2];
+    EXPECT_EQ(::pipe(Out), 0);
+    Pid = ::fork();
+    if (Pid == 0) {
+      ::dup2(Out[1], 1);
+      ::execl(SMPART_TENANT, SMPART_TENANT, Path.c_str(), Arg, nullptr);
+      ::_exit(127);
+    }
+    ::close(Out[1]);
+    Read = ::fdopen(Out[0], "r");
+  }
+  std::string output() {
+    std::string S;
+    char Buf[256];
+    while (std::fgets(Buf, sizeof Buf, Read))
+      S += Buf;
+    return S;
+  }
+  bool ready() {
+    char Buf[64] = {0};
+    return std::fgets(Buf, sizeof Buf, Read) && std::string(Buf) == "ready\n";
+  }
+  int kill(int Sig) {
+    ::kill(Pid, Sig);
+    int St = 0;
+    ::waitpid(Pid, &St, 0);
+    return St;
+  }
+  int wait() {
+    int St = 0;
+    ::waitpid(Pid, &St, 0);
+    return St;
+  }
+  ~Tenant() {
+    if (Read)
+      std::fclose(Read);
+  }
+  pid_t Pid = -1;
+  FILE *Read = nullptr;
+};
+
+TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
+  const std::string Path = socketPath("two");
+  Running R(Path);
+  service::Client A(Path, ids()), B(Path, ids());
+  auto KA = std::make_shared<LockedKernel>(1, "a", 1000000, ids());
+  auto KB = std::make_shared<LockedKernel>(1, "b", 1000000, ids()); // same local id
+  A.arrive(KA);
+  B.arrive(KB);
+  ASSERT_TRUE(eventually([&] {
+    return KA->mask().count() == 6 && KB->mask().count() == 6;
+  }));
+  EXPECT_FALSE((KA->mask() & KB->mask()).any());
+  EXPECT_TRUE(disjoint(R.S->allocations()));
+  EXPECT_EQ(R.S->allocations().size(), 2u);
+  // Real SM ids (even numbers only) in the knobs each tenant applied.
+  for (unsigned S = 1; S < 24; S += 2)
+    EXPECT_FALSE(KA->mask().test(S) || KB->mask().test(S));
+  B.depart(1);
+  ASSERT_TRUE(eventually([&] { return KA->mask().count() == 12; }));
+  EXPECT_EQ(R.S->allocations().size(), 1u);
+}
+
+TEST(Service, GarbageGetsErrorsAndTheServiceGoesOn) {
+  const std::string Path = socketPath("garbage");
+  Running R(Path);
+  Tenant G(Path, "--garbage");
+  const std::string Replies = G.output();
+  EXPECT_EQ(G.wait(), 0);
+  EXPECT_NE(Replies.find("\"welcome\""), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("expected a JSON object"), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("expected an unsigned id"), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("is not one of yours"), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("arrive: expected"), std::string::npos) << Replies;
+  EXPECT_TRUE(R.S->allocations().empty());
+  // Still serving.
+  service::Client C(Path, ids());
+  auto K = std::make_shared<LockedKernel>(1, "k", 1000, ids());
+  C.arrive(K);
+  EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+}
+
+TEST(Service, ProcessesAsTenantsOneCrashes) {
+  const std::string Path = socketPath("procs");
+  Running R(Path);
+  Tenant T1(Path, "first"), T2(Path, "second");
+  ASSERT_TRUE(T1.ready());
+  ASSERT_TRUE(T2.ready());
+  ASSERT_TRUE(eventually([&] {
+    auto A = R.S->allocations();
+    return A.size() == 2 && A[0].mask.count() == 6 && A[1].mask.count() == 6;
+  }));
+  EXPECT_TRUE(disjoint(R.S->allocations()));
+  // The second crashes: its kernel departs and the first gets every SM.
+  T2.kill(SIGKILL);
+  ASSERT_TRUE(eventually([&] {
+    auto A = R.S->allocations();
+    return A.size() == 1 && A[0].name == "first" && A[0].mask.count() == 12;
+  }));
+  EXPECT_TRUE(eventually([&] { return R.S->tenants() == 1; }));
+  T1.kill(SIGKILL);
+}
+
+TEST(Service, RestartedServicePicksTenantsUpAgain) {
+  const std::string Path = socketPath("restart");
+  auto R = std::make_unique<Running>(Path);
+  service::Client C(Path, ids());
+  auto K = std::make_shared<LockedKernel>(3, "k", 1000000, ids());
+  auto Other = std::make_shared<LockedKernel>(4, "other", 1000000, ids());
+  C.arrive(K);
+  C.arrive(Other);
+  ASSERT_TRUE(eventually([&] { return K->mask().count() == 6; }));
+  R.reset(); // the service dies: the tenant keeps its knobs
+  struct stat St{};
+  EXPECT_NE(::stat(Path.c_str(), &St), 0) << "socket removed on stop";
+  EXPECT_EQ(K->mask().count(), 6u);
+  R = std::make_unique<Running>(Path);
+  ASSERT_TRUE(eventually([&] { return R->S->allocations().size() == 2; }));
+  C.depart(4);
+  EXPECT_TRUE(eventually([&] { return K->mask().count() == 12; }));
+}
+
+TEST(Service, RefusesAStaleOrBusySocketPathClearly) {
+  const std::string Path = socketPath("busy");
+  Running R(Path);
+  service::ServerOptions O;
+  O.socket = Path;
+  std::string Error;
+  EXPECT_FALSE(service::Server::open(O, &Error));
+  EXPECT_NE(Error.find("in use"), std::string::npos) << Error;
+  O.socket = socketPath("policy");
+  O.policy = "cd-search";
+  EXPECT_FALSE(service::Server::open(O, &Error));
+  EXPECT_NE(Error.find("needs --profiles"), std::string::npos) << Error;
+}
+
+} // namespace
