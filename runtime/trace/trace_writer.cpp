@@ -125,21 +125,22 @@ void TraceWriter::kernelArrival(unsigned long long Id, const std::string &Name,
   add(std::move(E));
 }
 
-void TraceWriter::kernelStart(unsigned long long Id, const std::string &Name) {
-  nlohmann::json E = base("start", "kernel", "i");
+void TraceWriter::kernelInstant(const char *Event, const char *Cat,
+                                unsigned long long Id, const std::string &Name,
+                                const char *Label, uint32_t Color) {
+  nlohmann::json E = base(Event, Cat, "i");
   E["s"] = "t";
   E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
-  nvtxMark("smpart start " + Name, 0xff2080c0u);
+  nvtxMark(Label + Name, Color);
   add(std::move(E));
 }
 
-void TraceWriter::lastBlockTaken(unsigned long long Id,
-                                 const std::string &Name) {
-  nlohmann::json E = base("last_block_taken", "kernel", "i");
-  E["s"] = "t";
-  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
-  nvtxMark("smpart last block taken " + Name, 0xff40a040u);
-  add(std::move(E));
+void TraceWriter::kernelStart(unsigned long long Id, const std::string &Name) {
+  kernelInstant("start", "kernel", Id, Name, "smpart start ", 0xff2080c0u);
+}
+
+void TraceWriter::lastBlockTaken(unsigned long long Id, const std::string &Name) {
+  kernelInstant("last_block_taken", "kernel", Id, Name, "smpart last block taken ", 0xff40a040u);
 }
 
 void TraceWriter::kernelDone(unsigned long long Id, const std::string &Name) {
@@ -208,19 +209,11 @@ void TraceWriter::allocation(unsigned long long Id, const std::string &Name,
 }
 
 void TraceWriter::preempt(unsigned long long Id, const std::string &Name) {
-  nlohmann::json E = base("preempt", "preempt", "i");
-  E["s"] = "t";
-  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
-  nvtxMark("smpart preempt " + Name, 0xffa000a0u);
-  add(std::move(E));
+  kernelInstant("preempt", "preempt", Id, Name, "smpart preempt ", 0xffa000a0u);
 }
 
 void TraceWriter::resume(unsigned long long Id, const std::string &Name) {
-  nlohmann::json E = base("resume", "preempt", "i");
-  E["s"] = "t";
-  E["args"] = {{"kernel", Name}, {"kernel_id", Id}};
-  nvtxMark("smpart resume " + Name, 0xffa000a0u);
-  add(std::move(E));
+  kernelInstant("resume", "preempt", Id, Name, "smpart resume ", 0xffa000a0u);
 }
 
 void TraceWriter::note(const std::string &Category, const std::string &Text) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -74,6 +75,10 @@ private:
   explicit TraceWriter(std::string Path);
   void add(nlohmann::json Event);
   nlohmann::json base(const char *Name, const char *Cat, const char *Ph);
+  /// An instant event of one kernel, with its NVTX mark.
+  void kernelInstant(const char *Event, const char *Cat, unsigned long long Id,
+                     const std::string &Name, const char *Label,
+                     uint32_t Color);
   bool writeLocked(std::string *Error);
 
   std::string Path;
