@@ -7,7 +7,8 @@
 //  (b) preemption latency, host preempt() to the last CTA gone, p50/p99
 //      over 100 trials, against the kernel's mean logical-block time
 //      (target: p99 <= one block + 20 us);
-//  (c) time to confine a running kernel from all SMs to half of them.
+//  (c) time to confine a running kernel from all SMs to half of them, and
+//      until the device acknowledges it (knobsApplied: the SMs may move);
 // Without a GPU it prints "no GPU: skipped" and exits 0. Not a test: it
 // asserts nothing.
 #include "gpu_kernels.cuh"
@@ -371,7 +372,7 @@ int main() {
   // the time until the kernel is confined to half the SMs.
   smpart::DeviceInfo info;
   smpart::deviceInfo(info);
-  std::vector<double> first_leave, conf;
+  std::vector<double> first_leave, conf, acked;
   const unsigned half = sms / 2;
   for (int t = 0; t < 100; ++t) {
     smpart::KernelHandle h =
@@ -383,15 +384,22 @@ int main() {
     const unsigned before = p.resident_ctas;
     const Clock::time_point t0 = Clock::now();
     h.setSmMask(smpart::smSet(info, 0, half));
-    bool left = false;
+    bool left = false, ack = false;
+    double confined = -1;
     do {
       h.progress(p);
       if (!left && p.resident_ctas < before) {
         first_leave.push_back(usSince(t0));
         left = true;
       }
-    } while (p.resident_ctas > half * h.knobs().ctas_per_sm && usSince(t0) < 1e6);
-    conf.push_back(usSince(t0));
+      if (!ack && h.knobsApplied()) {
+        acked.push_back(usSince(t0));
+        ack = true;
+      }
+      if (confined < 0 && p.resident_ctas <= half * h.knobs().ctas_per_sm)
+        confined = usSince(t0);
+    } while ((confined < 0 || !ack) && usSince(t0) < 1e6);
+    conf.push_back(confined < 0 ? usSince(t0) : confined);
     h.setSmMask(smpart::smSet(info, 0, sms));
     h.wait();
   }
@@ -401,6 +409,9 @@ int main() {
               percentile(first_leave, 0.5), percentile(first_leave, 0.99), half, sms,
               percentile(conf, 0.5), percentile(conf, 0.99),
               info.sm_ids_probed ? "yes" : "no (dense fallback)");
+  std::printf("(c') acknowledgement, mask change to knobsApplied() (the removed SMs "
+              "may go to another kernel): p50 %.1f us, p99 %.1f us over %zu trials\n",
+              percentile(acked, 0.5), percentile(acked, 0.99), acked.size());
   smpart::Status st = smpart::getLastError();
   if (!st.ok())
     std::printf("runtime error: %s\n", st.message().c_str());

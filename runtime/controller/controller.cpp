@@ -117,14 +117,54 @@ void Controller::onDeparture(unsigned long long Id) {
     return;
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
-  Kernels.erase(It);
+  Kernels.erase(It); // finished: whatever it was releasing is free
   if (!Kernels.empty())
     decideAndApply("departure");
+}
+
+void Controller::onKnobsApplied(unsigned long long) {
+  std::lock_guard<std::mutex> L(Mu);
+  settle();
+}
+
+void Controller::poll() {
+  std::lock_guard<std::mutex> L(Mu);
+  settle();
 }
 
 void Controller::replan() {
   std::lock_guard<std::mutex> L(Mu);
   decideAndApply("request");
+}
+
+SmMask Controller::releasedByOthers(const Tracked &T) const {
+  SmMask M;
+  for (const Tracked &U : Kernels)
+    if (&U != &T && !U.alloc.last_block_taken)
+      M |= U.releasing;
+  return M;
+}
+
+void Controller::settle() {
+  bool Freed = false;
+  for (Tracked &U : Kernels)
+    if (U.releasing.any() &&
+        (U.alloc.last_block_taken || U.control->knobsApplied())) {
+      U.releasing.reset();
+      Freed = true;
+    }
+  if (!Freed)
+    return;
+  for (Tracked &T : Kernels) {
+    if (!T.pending)
+      continue;
+    if (T.alloc.last_block_taken) {
+      T.pending.reset();
+      continue;
+    }
+    const KernelAllocation Target = *T.pending;
+    applyGrow(T, Target);
+  }
 }
 
 Plan Controller::lastPlan() const {
@@ -143,6 +183,19 @@ std::vector<KernelAllocation> Controller::allocations() const {
 unsigned long long Controller::decisionCount() const {
   std::lock_guard<std::mutex> L(Mu);
   return Decisions;
+}
+
+unsigned long long Controller::deferredGrants() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return Deferred;
+}
+
+std::size_t Controller::pendingGrants() const {
+  std::lock_guard<std::mutex> L(Mu);
+  std::size_t N = 0;
+  for (const Tracked &T : Kernels)
+    N += T.pending.has_value();
+  return N;
 }
 
 // Plans the kernels in Active (arrival order). Unprofiled kernels take the
@@ -324,25 +377,48 @@ void Controller::decideAndApply(const char *Trigger) {
     Targets.push_back(A);
   }
   // Shrink every kernel first, then grow: SM sets stay disjoint throughout.
+  // A kernel that is no longer planned (its last block was taken) keeps
+  // its knobs and waits for nothing.
+  for (Tracked &T : Kernels)
+    if (T.alloc.last_block_taken)
+      T.pending.reset();
   for (std::size_t I = 0; I < Active.size(); ++I)
-    applyShrink(*Active[I], Targets[I]);
+    if (!Active[I]->fresh)
+      applyShrink(*Active[I], Targets[I]);
+  // Kernels that had not started, or were quick, acknowledged already.
+  for (Tracked &U : Kernels)
+    if (U.releasing.any() && U.control->knobsApplied())
+      U.releasing.reset();
+  // The arrival: its knobs still name every SM, and must name none that a
+  // running kernel is still leaving before its first CTA starts.
+  for (std::size_t I = 0; I < Active.size(); ++I)
+    if (Active[I]->fresh)
+      applyShrink(*Active[I], Targets[I]);
   for (std::size_t I = 0; I < Active.size(); ++I)
     applyGrow(*Active[I], Targets[I]);
+  for (Tracked &T : Kernels)
+    T.fresh = false;
   Last = std::move(P);
 }
 
 void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
   KernelAllocation &Cur = T.alloc;
   const unsigned long long Id = Cur.id;
+  // What a kernel gives up it may still take blocks on until it
+  // acknowledges (releasing); a fresh kernel never ran anywhere.
+  const SmMask Held = Cur.preempted || T.fresh ? SmMask() : Cur.mask;
   if (Tgt.preempted && !Cur.preempted) {
     check(T, T.control->preempt(), "preempt");
     Cur.preempted = true;
+    T.releasing |= Held;
     if (Opts.trace)
       Opts.trace->preempt(Id, Cur.name);
   }
   if (Tgt.preempted)
     return; // keeps its mask; no CTA takes work while preempted
   SmMask Keep = Cur.mask & Tgt.mask;
+  if (T.fresh)
+    Keep &= ~releasedByOthers(T);
   if (Keep.none()) {
     // Its new SMs are all new: none of its current ones may stay while the
     // others grow onto them, and an empty mask is no valid knob. It stops
@@ -350,11 +426,13 @@ void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
     if (!Cur.preempted) {
       check(T, T.control->preempt(), "preempt");
       Cur.preempted = true;
+      T.releasing |= Held;
       if (Opts.trace)
         Opts.trace->preempt(Id, Cur.name);
     }
   } else if (Keep != Cur.mask) {
     check(T, T.control->setSmMask(Keep), "setSmMask");
+    T.releasing |= Held & ~Keep;
     Cur.mask = Keep;
     if (Opts.trace)
       Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Keep));
@@ -379,17 +457,43 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
   KernelAllocation &Cur = T.alloc;
   const unsigned long long Id = Cur.id;
   if (Tgt.preempted) {
+    T.pending.reset();
+    if (Opts.trace)
+      Opts.trace->allocation(Id, Cur.name, 0, Cur.ctas_per_sm, true);
+    return;
+  }
+  // SMs another kernel gave up but may still take blocks on wait for its
+  // acknowledgement (settle() grants them); SMs this kernel already runs
+  // on never wait.
+  const SmMask Held = Cur.preempted ? SmMask() : Cur.mask;
+  const SmMask Waiting = Tgt.mask & releasedByOthers(T) & ~Held;
+  const SmMask Mask = Tgt.mask & ~Waiting;
+  if (Waiting.any()) {
+    if (!T.pending)
+      ++Deferred;
+    T.pending = Tgt;
+    if (Opts.trace)
+      Opts.trace->note("grant_waits",
+                       "kernel '" + Cur.name + "' waits for SMs " +
+                           nlohmann::json(maskIds(Waiting)).dump() +
+                           " until the kernels leaving them acknowledge");
+  } else {
+    T.pending.reset();
+  }
+  if (Mask.none()) {
+    // Nothing it may run on yet: it stays preempted (applyShrink preempted
+    // a kernel whose SMs all change) until settle() grants the rest.
     if (Opts.trace)
       Opts.trace->allocation(Id, Cur.name, 0, Cur.ctas_per_sm, true);
     return;
   }
   bool Gained = false;
-  if (Tgt.mask != Cur.mask) {
-    Gained = (Tgt.mask & ~Cur.mask).any();
-    check(T, T.control->setSmMask(Tgt.mask), "setSmMask");
-    Cur.mask = Tgt.mask;
+  if (Mask != Cur.mask) {
+    Gained = (Mask & ~Cur.mask).any();
+    check(T, T.control->setSmMask(Mask), "setSmMask");
+    Cur.mask = Mask;
     if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Tgt.mask));
+      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Mask));
   }
   if (Tgt.ctas_per_sm > Cur.ctas_per_sm) {
     Gained = true;

@@ -52,6 +52,7 @@ public:
     Out.finished = P.finished;
     return S;
   }
+  bool knobsApplied() const override { return H.knobsApplied(); }
 
 private:
   mutable KernelHandle H; // knob calls are non-const on the handle
@@ -67,6 +68,9 @@ public:
   }
   void onLastBlockTaken(const KernelHandle &H) override {
     C->onLastBlockTaken(H.id());
+  }
+  void onKnobsApplied(const KernelHandle &H) override {
+    C->onKnobsApplied(H.id());
   }
   void onDone(const KernelHandle &H) override { C->onDeparture(H.id()); }
 
@@ -242,6 +246,10 @@ public:
   void onLastBlockTaken(const KernelHandle &H) override {
     for (auto &O : All)
       O->onLastBlockTaken(H);
+  }
+  void onKnobsApplied(const KernelHandle &H) override {
+    for (auto &O : All)
+      O->onKnobsApplied(H);
   }
   void onDone(const KernelHandle &H) override {
     for (auto &O : All)

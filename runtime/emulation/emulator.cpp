@@ -171,6 +171,7 @@ struct Machine {
   std::string name;
   bool arrived = false, host_preempted = false, last_notified = false,
        done_notified = false, ended = false;
+  std::uint32_t saw_applied_epoch = 0; ///< last onKnobsApplied epoch
 
   void fail(const std::string &msg) {
     if (!report->ok)
@@ -247,25 +248,17 @@ void coTake(Machine &m, const Cta &c, unsigned sm, unsigned epoch,
     for (const auto &oc : o.resident)
       if (oc->working && o.ids[oc->sm] == sm)
         shared = true;
-    if (!co.cfg.exclusive_sms || !mayTake(o) || o.published.empty())
+    if (!mayTake(o) || o.published.empty())
       continue;
     const DeviceKnobs &d = currentDeviceKnobs(o);
     if (d.preempt || !maskHas(d.sm_mask, sm))
       continue;
-    // Both kernels' device copies allow this SM. Only a copy the host has
-    // since changed may: one of them must be stale, its host knobs no
-    // longer allowing the SM.
     ++r.overlap_takes;
-    const bool mine_stale = m.knobs.epoch != epoch &&
-                            (m.knobs.preempt || !maskHas(m.knobs, sm));
-    const bool other_stale = o.knobs.epoch != d.epoch &&
-                             (o.knobs.preempt || !maskHas(o.knobs, sm));
-    if (!mine_stale && !other_stale)
+    if (co.cfg.exclusive_sms)
       return co.fail("kernel " + m.name + " took blocks on SM " +
                      std::to_string(sm) + " (epoch " + std::to_string(epoch) +
                      ") while kernel " + o.name + "'s current device knobs "
-                     "(epoch " + std::to_string(d.epoch) + ") allow it too, "
-                     "and neither host copy has moved on");
+                     "(epoch " + std::to_string(d.epoch) + ") allow it");
   }
   if (shared)
     ++r.shared_sm_takes;
@@ -856,6 +849,13 @@ bool finished(const Machine &m) {
   return m.notices.finished == m.ctl.generation;
 }
 
+/// KernelHandle::knobsApplied (kernel_handle.cpp) on the emulated memories.
+bool knobsAppliedAt(const Machine &m, std::uint32_t epoch) {
+  if (finished(m) || m.notices.started == 0)
+    return true;
+  return static_cast<std::int32_t>(m.notices.acked_epoch - epoch) >= 0;
+}
+
 /// The launch, as libsmpart's launchTransformedSteps does it: fresh knobs,
 /// the observer (the controller writes this launch's knobs now), then the
 /// state image from the knobs and the first instance's CTAs.
@@ -967,6 +967,10 @@ Status EmulatedKernel::grow() {
   ++m.report->grows;
   return Status();
 }
+bool EmulatedKernel::knobsApplied() const {
+  const Machine &m = machineOf(M);
+  return knobsAppliedAt(m, m.knobs.epoch);
+}
 Status EmulatedKernel::progress(ControlProgress &out) const {
   const Machine &m = machineOf(M);
   out = ControlProgress{};
@@ -1032,6 +1036,13 @@ CoReport runCoRun(const std::vector<CoKernel> &kernels,
       if (!m.arrived || m.ended)
         continue;
       const bool done = finished(m);
+      const std::uint32_t e = m.knobs.epoch;
+      if (!done && !(e & 1u) && e > 2u && e != m.saw_applied_epoch &&
+          knobsAppliedAt(m, e)) {
+        m.saw_applied_epoch = e;
+        if (config.observer)
+          config.observer->onKnobsApplied(m.id);
+      }
       if (!m.last_notified && (done || m.notices.last_block_taken)) {
         m.last_notified = true;
         m.co_report->last_block_step = co.step;

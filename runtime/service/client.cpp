@@ -54,8 +54,10 @@ public:
       const unsigned long long Id = Msg["kernel"].get<unsigned long long>();
       if (K)
         Kernels[Id] = K;
-      else if (Msg["type"] == "depart")
+      else if (Msg["type"] == "depart") {
         Kernels.erase(Id);
+        Acks.erase(Id);
+      }
       if (Connected)
         Pending += Msg.dump() + "\n";
     }
@@ -108,6 +110,7 @@ private:
                      .dump() +
                  "\n";
     In.clear();
+    Acks.clear(); // a restarted service numbers its knob lines afresh
     Connected = true;
     return true;
   }
@@ -136,12 +139,15 @@ private:
         !M["kernel"].is_number_unsigned())
       return;
     std::shared_ptr<KernelControl> K;
+    const unsigned long long Id = M["kernel"].get<unsigned long long>();
     {
       std::lock_guard<std::mutex> L(Mu);
-      auto It = Kernels.find(M["kernel"].get<unsigned long long>());
+      auto It = Kernels.find(Id);
       if (It == Kernels.end())
         return; // departed meanwhile
       K = It->second;
+      if (M.contains("seq") && M["seq"].is_number_unsigned())
+        Acks[Id].written = M["seq"].get<unsigned long long>();
     }
     const std::string Op = M.value("op", "");
     const unsigned Value = M.contains("value") && M["value"].is_number_unsigned()
@@ -164,6 +170,24 @@ private:
       K->resume();
     } else if (Op == "grow") {
       K->grow();
+    }
+  }
+
+  /// `applied` for every kernel whose device acknowledged the knobs the
+  /// service sent since the last report: the service hands the SMs those
+  /// knobs took away to other kernels only then.
+  void queueAcks() {
+    std::lock_guard<std::mutex> L(Mu);
+    for (auto &[Id, A] : Acks) {
+      if (A.reported >= A.written)
+        continue;
+      auto It = Kernels.find(Id);
+      if (It == Kernels.end() || !It->second->knobsApplied())
+        continue;
+      A.reported = A.written;
+      Pending += json{{"type", "applied"}, {"kernel", Id}, {"seq", A.written}}
+                     .dump() +
+                 "\n";
     }
   }
 
@@ -196,6 +220,7 @@ private:
         queueProgress();
         NextProgress = Now + std::chrono::milliseconds(1);
       }
+      queueAcks();
       std::string Out;
       {
         std::lock_guard<std::mutex> L(Mu);
@@ -258,6 +283,10 @@ private:
   std::atomic<bool> Stop{false}, Warned{false};
   std::mutex Mu;
   std::map<unsigned long long, std::shared_ptr<KernelControl>> Kernels;
+  struct AckState {
+    unsigned long long written = 0, reported = 0; ///< knob line seqs
+  };
+  std::map<unsigned long long, AckState> Acks;
   std::string Pending, In;
   std::thread Thread;
 };

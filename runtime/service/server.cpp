@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -62,12 +63,16 @@ public:
     Out = Last;
     return {};
   }
+  /// The tenant reported (`applied`) that its device acknowledged every
+  /// knob line sent so far; a departed tenant's kernels hold nothing.
+  bool knobsApplied() const override { return !C || AppliedSeq >= SentSeq; }
 
   Connection *C; ///< null once the tenant left
   unsigned long long Global, Local;
   std::string Name;
   unsigned Occ;
   ControlProgress Last;
+  unsigned long long SentSeq = 0, AppliedSeq = 0;
 
 private:
   Status send(json Msg);
@@ -88,6 +93,7 @@ Status RemoteKernel::send(json Msg) {
     return Status(Errc::kInvalidArgument, "tenant gone");
   Msg["type"] = "knobs";
   Msg["kernel"] = Local;
+  Msg["seq"] = ++SentSeq;
   C->queue(Msg);
   return {};
 }
@@ -270,6 +276,14 @@ public:
       K.Last.finished = J.value("finished", false) == true;
     } else if (Type == "last_block") {
       Ctl->onLastBlockTaken(K.Global);
+    } else if (Type == "applied") {
+      unsigned long long Seq = 0;
+      if (!getId(J, "seq", Seq) || Seq > K.SentSeq) {
+        error(C, "applied: expected seq, at most the last knobs line's");
+        return true;
+      }
+      K.AppliedSeq = std::max(K.AppliedSeq, Seq);
+      Ctl->onKnobsApplied(K.Global);
     } else if (Type == "depart") {
       K.C = nullptr;
       const unsigned long long Global = K.Global;

@@ -95,12 +95,17 @@ public:
   }
 
   std::mutex mu; // guards the fields below and serialises knob writers
+  /// The first instance is in the user's stream. Before that (an observer
+  /// acting while the launch is announced) relaunches must wait: the first
+  /// instance starts under whatever knobs are written by then.
+  bool first_enqueued = false;
   unsigned long long launched = 0;
   bool preempted = false;
   std::vector<cudaEvent_t> relaunch_done;
   std::function<void()> on_last_block;
 
   // Notice thread only.
+  std::uint32_t saw_applied_epoch = 0;
   bool saw_last_block = false;
   bool saw_done = false;
 
@@ -109,6 +114,9 @@ public:
   bool finished() const {
     return !opaque && notices().finished == generation;
   }
+  /// KernelHandle::knobsApplied() for host epoch `epoch` (even), read
+  /// after the write that made it.
+  bool appliedAt(std::uint32_t epoch) const;
 
   LaunchControl control(bool first) const;
   /// Enqueues `ctas` CTAs through the relaunch closure on `s`. Caller

@@ -158,6 +158,8 @@ Status KernelHandle::grow(unsigned long long ctas) {
                   "grow on preempted kernel " + k_->name + ": resume it");
   if (k_->finished() || k_->notices().last_block_taken)
     return Status(); // nothing left that new CTAs could take
+  if (!k_->first_enqueued)
+    return Status(); // the first instance will start under the new knobs
   if (ctas == 0)
     ctas = k_->ctasToLaunch();
   cudaStream_t s;
@@ -195,6 +197,28 @@ Knobs KernelHandle::knobs() const {
   out.stall_grace_ns = k.stall_grace_ns;
   out.epoch = k.epoch;
   return out;
+}
+
+bool detail::Kernel::appliedAt(std::uint32_t epoch) const {
+  // Pairs with the system fence between `started` and the host-epoch read
+  // at every CTA start (device.cuh): after our knob write and this fence,
+  // started == 0 means every CTA will read `epoch` or later.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  const volatile Notices &n = notices();
+  if (finished() || n.started == 0)
+    return true;
+  return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
+}
+
+bool KernelHandle::knobsApplied() const {
+  if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
+    return true;
+  std::uint32_t epoch;
+  {
+    std::lock_guard<std::mutex> lock(k_->mu); // knob writers hold it
+    epoch = k_->slot->host->knobs.epoch;
+  }
+  return k_->appliedAt(epoch);
 }
 
 Status KernelHandle::progress(Progress &out) const {

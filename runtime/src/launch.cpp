@@ -231,6 +231,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   {
     std::lock_guard<std::mutex> lock(k.mu);
     enqueued = true;
+    k.first_enqueued = true;
     SMPART_RETURN_IF_ERROR(k.launchInstance(ctas, k.stream, true));
   }
   if (!k.captured)

@@ -2,9 +2,9 @@
 // observer hears of a launch on the launching thread, before the kernel is
 // enqueued, so that knobs it sets apply to the first blocks. The notice
 // thread turns what the device writes into host memory (the early
-// notification, completion) into calls of onLastBlockTaken callbacks and
-// of the observer, polling every ~50 us while there is something to watch
-// and sleeping otherwise. Callbacks run with no runtime lock held, so they
+// notification, knob acknowledgements, completion) into calls of
+// onLastBlockTaken callbacks and of the observer, polling every ~50 us
+// while there is something to watch and sleeping otherwise. Callbacks run with no runtime lock held, so they
 // may call any smpart function, launches included.
 #include "kernel.hpp"
 
@@ -56,6 +56,16 @@ void loop() {
 
     for (const auto &k : watched) {
       const bool isDone = done(*k);
+      if (obs && !isDone && !k->opaque && !k->reset) {
+        // Epochs above the launch's first (2) were written by someone; an
+        // odd one is being written: look again next round.
+        const std::uint32_t e = k->slot->host->knobs.epoch;
+        if (!(e & 1u) && e > 2u && e != k->saw_applied_epoch &&
+            k->appliedAt(e)) {
+          k->saw_applied_epoch = e;
+          obs->onKnobsApplied(KernelHandle(k));
+        }
+      }
       if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
         k->saw_last_block = true;
         std::function<void()> cb;

@@ -181,6 +181,37 @@ TEST_F(Gpu, KnobChangeWhileRunningConfinesNewBlocks) {
   }
 }
 
+TEST_F(Gpu, AcknowledgedShrinkConfinesEveryLaterBlock) {
+  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
+  alloc(blocks, 64);
+  smpart::DeviceInfo info;
+  CHECK_OK(smpart::deviceInfo(info));
+  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }));
+  const smpart::SmMask mask = smpart::smSet(info, 0, info.num_sms / 2);
+  CHECK_OK(h.setSmMask(mask));
+  // Once the device acknowledged the mask, no block is taken outside it:
+  // what a controller relies on before it gives the other SMs away.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!h.knobsApplied() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  ASSERT_TRUE(h.knobsApplied()) << "no acknowledgement within 2 s";
+  // The progress mirror is refreshed at every poll (4 us apart at most
+  // while CTAs decide); one written after the acknowledgement bounds every
+  // block taken before it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  smpart::Progress p;
+  CHECK_OK(h.progress(p));
+  const unsigned long long after = p.taken;
+  CHECK_OK(h.wait());
+  const std::vector<BlockRecord> recs = records();
+  for (unsigned b = 0; b < blocks; ++b) {
+    ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
+    if (b >= after)
+      ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
+  }
+}
+
 TEST_F(Gpu, GrowAddsCtas) {
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 20;
   alloc(blocks, 64);

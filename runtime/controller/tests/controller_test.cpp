@@ -184,6 +184,108 @@ TEST(Controller, ShrinkHappensBeforeAnyGrowAcrossKernels) {
   EXPECT_EQ(B->Ctas, 8u);
 }
 
+/// The SMs the last plan gives \p Name (dense ids: ordinal == id).
+SmMask planned(const Controller &C, const std::string &Name) {
+  for (const policy::KernelDecision &D : C.lastPlan().kernels)
+    if (D.name == Name)
+      return smRange(static_cast<unsigned>(D.sm_first),
+                     static_cast<unsigned>(D.sms));
+  ADD_FAILURE() << Name << " is not in the last plan";
+  return {};
+}
+
+bool called(const std::vector<Call> &Log, unsigned long long Id,
+            const std::string &What) {
+  for (const Call &Cl : Log)
+    if (Cl.id == Id && Cl.what == What)
+      return true;
+  return false;
+}
+
+TEST(Controller, SmsMoveOnlyOnceTheShrunkKernelAcknowledged) {
+  World W(denseIds(8));
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000000);
+  arrive(W, C, A);
+  // A's device has not applied the shrink yet: its CTAs may still take
+  // blocks on the SMs the plan gives the newcomer.
+  A->Applied = false;
+  auto B = W.make(2, "stream_triad", 1000000);
+  W.Log.clear();
+  C.onArrival(B); // announced before its first CTA (Started stays false)
+  EXPECT_EQ(A->Mask, planned(C, "sgemm"));
+  EXPECT_TRUE(B->Preempted) << "B may run nowhere until A acknowledged";
+  EXPECT_EQ(C.pendingGrants(), 1u);
+  EXPECT_EQ(C.deferredGrants(), 1u);
+  // An acknowledgement of someone else's knobs, or a poll, changes nothing.
+  C.onKnobsApplied(2);
+  C.poll();
+  EXPECT_TRUE(B->Preempted);
+  EXPECT_EQ(C.pendingGrants(), 1u);
+
+  A->Applied = true;
+  W.Log.clear();
+  C.onKnobsApplied(1);
+  EXPECT_FALSE(B->Preempted);
+  EXPECT_EQ(B->Mask, planned(C, "stream_triad"));
+  EXPECT_FALSE((A->Mask & B->Mask).any());
+  EXPECT_TRUE(called(W.Log, 2, "resume"));
+  EXPECT_FALSE(called(W.Log, 1, "setSmMask")) << "A is not touched again";
+  EXPECT_EQ(C.pendingGrants(), 0u);
+  EXPECT_EQ(C.deferredGrants(), 1u);
+}
+
+TEST(Controller, AcknowledgedSmsAreGrantedAtOnceTheRestLater) {
+  // even over 8 SMs: A and B hold halves; a third kernel D arrives and the
+  // shares become 3/3/2. A acknowledges at once, B does not: B grows onto
+  // the SM A gave up, D waits (preempted) for the SMs B gives up.
+  World W(denseIds(8));
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000000);
+  auto B = W.make(2, "stream_triad", 1000000);
+  arrive(W, C, A);
+  arrive(W, C, B);
+  const SmMask BBefore = B->Mask;
+  B->Applied = false;
+  auto D = W.make(3, "mystery", 1000000);
+  W.Log.clear();
+  C.onArrival(D);
+  const SmMask ToA = planned(C, "sgemm"), ToB = planned(C, "stream_triad"),
+               ToD = planned(C, "mystery");
+  ASSERT_TRUE((ToD & BBefore).any()) << "the scenario needs D to take B's SMs";
+  EXPECT_EQ(A->Mask, ToA);
+  EXPECT_EQ(B->Mask, ToB) << "SMs A acknowledged go to B at once";
+  if ((ToB & ~BBefore).any())
+    EXPECT_TRUE(called(W.Log, 2, "grow"));
+  EXPECT_TRUE(D->Preempted);
+  EXPECT_EQ(C.pendingGrants(), 1u);
+
+  B->Applied = true;
+  C.onKnobsApplied(2);
+  EXPECT_FALSE(D->Preempted);
+  EXPECT_EQ(D->Mask, ToD);
+  EXPECT_FALSE((A->Mask & D->Mask).any() || (B->Mask & D->Mask).any());
+  EXPECT_EQ(C.pendingGrants(), 0u);
+}
+
+TEST(Controller, DepartureFreesWhatTheKernelWasStillLeaving) {
+  World W(denseIds(8));
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000000);
+  arrive(W, C, A);
+  A->Applied = false; // never acknowledges: it finishes instead
+  auto B = W.make(2, "stream_triad", 1000000);
+  C.onArrival(B);
+  EXPECT_TRUE(B->Preempted);
+  C.onDeparture(1);
+  EXPECT_FALSE(B->Preempted);
+  EXPECT_EQ(B->Mask.count(), 8u);
+  EXPECT_EQ(C.pendingGrants(), 0u);
+}
+
 TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
   World W(SparseIds);
   Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,

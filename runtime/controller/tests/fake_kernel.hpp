@@ -49,6 +49,7 @@ public:
     record("setBypassCtasPerSm", N);
     return {};
   }
+  bool knobsApplied() const override { return Applied; }
   Status preempt() override {
     Preempted = true;
     record("preempt", 0);
@@ -87,6 +88,8 @@ public:
   unsigned Ctas = 0, Bypass = 0;
   bool Preempted = false;
   bool Started = false; ///< test: kernel is running on the GPU
+  /// test: what knobsApplied() answers (the device acknowledged)
+  bool Applied = true;
   ControlProgress P;
   mutable int ProgressReads = 0;
   std::function<void()> OnMaskWrite;

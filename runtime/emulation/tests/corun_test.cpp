@@ -6,8 +6,9 @@
 // the others arrive mid-run. Checked: every logical block of every kernel
 // exactly once and outputs equal to the original kernels'; the emulator's
 // per-launch protocol checks; under spatial policies, disjoint host masks
-// at every step and every device-level overlap explained by a knob copy the
-// device has not polled yet; an arrival shrinks the running kernels, whose
+// at every step and no device-level overlap: at every take, no other kernel
+// with blocks left has device knobs that allow the SM (an SM moves only
+// after the kernel leaving it acknowledged); an arrival shrinks the running kernels, whose
 // CTAs then take blocks only on the new set; a departed kernel's SMs go to
 // the kernels still taking blocks; the trace is valid JSON with arrival,
 // start, last-block and done events for every kernel and decision events.
@@ -155,6 +156,9 @@ public:
   void onLastBlockTaken(unsigned long long Id) override {
     C.onLastBlockTaken(Id);
   }
+  void onKnobsApplied(unsigned long long Id) override {
+    C.onKnobsApplied(Id);
+  }
   void onDone(unsigned long long Id) override {
     GiveBack G;
     G.departed = Id;
@@ -194,7 +198,8 @@ std::string maskText(const SmMask &M) {
 
 struct Totals {
   unsigned runs = 0, observed_shrinks = 0, shrinks = 0, give_backs = 0;
-  unsigned long long overlap_takes = 0, shared_sm_takes = 0, takes = 0;
+  unsigned long long overlap_takes = 0, shared_sm_takes = 0, takes = 0,
+                     deferred = 0;
   std::set<std::string> fallbacks; ///< controller warnings: policy -> even
 };
 
@@ -263,6 +268,10 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   ++t.runs;
   t.overlap_takes += r.overlap_takes;
   t.shared_sm_takes += r.shared_sm_takes;
+  t.deferred += C->deferredGrants();
+  EXPECT_EQ(C->pendingGrants(), 0u) << "a grant still waits after the run";
+  if (Spatial)
+    EXPECT_EQ(r.overlap_takes, 0u);
 
   // Every kernel ran every block once (the emulator checks each take and
   // the final counters) and computed what the original computes.
@@ -411,10 +420,11 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
   RecordProperty("overlap_takes", std::to_string(t.overlap_takes));
   RecordProperty("shared_sm_takes", std::to_string(t.shared_sm_takes));
   std::printf("[ corun ] %s x%u: %u runs, %llu takes, %u shrinks (%u observed "
-              "on the device), %u give-backs, %llu device-level overlaps, "
-              "%llu takes beside another kernel's CTA\n",
+              "on the device), %u give-backs, %llu grants waited for an "
+              "acknowledgement, %llu device-level overlaps, %llu takes beside "
+              "another kernel's CTA\n",
               p.policy.c_str(), p.kernels, t.runs, t.takes, t.shrinks,
-              t.observed_shrinks, t.give_backs, t.overlap_takes,
+              t.observed_shrinks, t.give_backs, t.deferred, t.overlap_takes,
               t.shared_sm_takes);
   for (const std::string &w : t.fallbacks)
     std::printf("[ corun ]   fell back: %s\n", w.c_str());

@@ -61,7 +61,10 @@ struct alignas(128) DeviceKnobs {
   std::uint32_t preempt;
   std::uint32_t chunk_target_ns;
   std::uint32_t stall_grace_ns;
-  std::uint32_t reserved[3];
+  std::uint32_t poll_lock;   ///< held by the one CTA copying host knobs
+  /// Last epoch every CTA follows (no slot outside it): Notices::acked_epoch.
+  std::uint32_t acked_epoch;
+  std::uint32_t reserved;
   std::uint32_t sm_mask[kMaskWords];
 };
 static_assert(sizeof(DeviceKnobs) == 128, "one cache line");
@@ -85,6 +88,16 @@ inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 /// Written by the device, read by the host without a CUDA call
 /// (host-mapped). The progress mirror is refreshed by the CTA that polls
 /// the knobs, by the parked anchor CTA, and finally at completion.
+///
+/// `acked_epoch` is the device's acknowledgement of a knob write: the host
+/// epoch e once the device copy holds e and no CTA holds an SM slot that e
+/// does not allow (an SM outside the mask, a slot at or above ctas_per_sm,
+/// any slot under preemption). From then on no CTA of the kernel takes a
+/// block that e forbids, so a controller may give what e took away to
+/// another kernel. `started` is written by every CTA before it reads the
+/// host epoch (with a system fence between): a host that writes knobs and
+/// then, after a fence, still reads started == 0 knows that every CTA will
+/// start under its write.
 struct Notices {
   std::uint32_t last_block_taken; ///< nonzero once the last block is taken
   std::uint32_t finished;   ///< the launch's generation once every block is done
@@ -94,6 +107,8 @@ struct Notices {
   unsigned long long done;  ///< mirror of State::blocks_done
   std::uint32_t resident_ctas; ///< mirror of State::resident_ctas
   std::uint32_t started;    ///< nonzero once a CTA of the launch ran
+  std::uint32_t acked_epoch; ///< see above; 0 until the first acknowledgement
+  std::uint32_t reserved;
 };
 
 /// Passed by value as the first parameter of every transformed kernel.

@@ -8,8 +8,13 @@
 // and turns it into knob writes:
 //  - SM ranges [sm_first, sm_first + sms) are ordinal positions, mapped onto
 //    the real SM ids (ascending, not dense); spatial policies' sets are
-//    disjoint at every moment: every kernel first shrinks to (old ∩ new),
-//    then grows to new;
+//    disjoint at every moment, on the host and on the device: every kernel
+//    first shrinks to (old ∩ new), and an SM a kernel gave up goes to
+//    another only once the first one acknowledged the shrink
+//    (KernelControl::knobsApplied: none of its CTAs can take a block there
+//    any more). Until then the receiving kernel runs on the SMs it already
+//    may use (preempted if none), and the grant completes on
+//    onKnobsApplied() or poll();
 //  - ctas_per_sm (0 = the kernel's occupancy) and bypass_ctas_per_sm;
 //  - sms == 0 or a later power-aware round: preempt; back in the plan: resume;
 //  - more SMs or more CTAs per SM than before: grow().
@@ -33,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -74,6 +80,12 @@ public:
   void onArrival(std::shared_ptr<KernelControl> Kernel);
   void onLastBlockTaken(unsigned long long Id);
   void onDeparture(unsigned long long Id);
+  /// A kernel acknowledged its knobs: grants that waited for its SMs go
+  /// out now.
+  void onKnobsApplied(unsigned long long Id);
+  /// Completes grants whose SMs were acknowledged since (what
+  /// onKnobsApplied does, for callers that poll instead).
+  void poll();
   /// Re-plans now (e.g. after new profiles or on a timer).
   void replan();
 
@@ -83,6 +95,10 @@ public:
   /// Kernels the controller tracks (arrived, not departed), arrival order.
   std::vector<KernelAllocation> allocations() const;
   unsigned long long decisionCount() const;
+  /// Grants that had to wait for another kernel's acknowledgement, and
+  /// how many of them are still waiting.
+  unsigned long long deferredGrants() const;
+  std::size_t pendingGrants() const;
 
 private:
   struct Tracked {
@@ -90,6 +106,15 @@ private:
     KernelAllocation alloc;
     ControlProgress progress;
     const policy::KernelProfile *profile = nullptr;
+    /// SMs taken away from the kernel that it has not acknowledged yet:
+    /// its CTAs may still take blocks there.
+    SmMask releasing;
+    /// The plan's allocation, while part of it waits for other kernels'
+    /// acknowledgements.
+    std::optional<KernelAllocation> pending;
+    /// Arrived, not planned yet: announced before its first CTA, so it
+    /// holds no SM although its knobs still name every one.
+    bool fresh = true;
   };
 
   void decideAndApply(const char *Trigger);
@@ -98,6 +123,10 @@ private:
   SmMask maskFor(int First, int Count) const;
   void applyShrink(Tracked &T, const KernelAllocation &Target);
   void applyGrow(Tracked &T, const KernelAllocation &Target);
+  /// SMs that kernels other than \p T gave up without acknowledging it.
+  SmMask releasedByOthers(const Tracked &T) const;
+  /// Forgets released SMs the kernels acknowledged; grants what waited.
+  void settle();
   void warnOnce(const std::string &Key, const std::string &Message);
   void check(Tracked &T, const Status &S, const char *What);
 
@@ -111,6 +140,7 @@ private:
   std::vector<Tracked> Kernels; // arrival order
   policy::Plan Last;
   unsigned long long Decisions = 0;
+  unsigned long long Deferred = 0;
   std::set<std::string> Warned;
 };
 

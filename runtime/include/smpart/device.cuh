@@ -27,6 +27,12 @@
 //   the new epoch at its next chunk.
 // * Finished blocks are counted locally and added to State::blocks_done
 //   once, with release semantics, when the CTA leaves.
+// * Acknowledgement: the polling CTA reports a knob epoch in
+//   Notices::acked_epoch once no CTA holds an SM slot the epoch forbids; a
+//   CTA that claims a slot re-reads the epoch after a fence and gives the
+//   slot back if a publish raced with it. A controller hands SMs taken from
+//   one kernel to another only after this, so spatial partitions stay
+//   disjoint on the device, not only in the host's knobs.
 // * Liveness: the CTAs of the first instance (the one on the user's stream)
 //   count themselves out; the last one never leaves while blocks remain. It
 //   parks (polling with back-off), takes blocks again when allowed, waits
@@ -68,6 +74,25 @@ __device__ __forceinline__ unsigned smid() {
   unsigned id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
   return id;
+#endif
+}
+
+/// An upper bound of %smid (PTX: %smid < %nsmid; not the SM count).
+__device__ __forceinline__ unsigned smIdBound() {
+#if defined(SMPART_EMULATION)
+  return kMaxSms;
+#else
+  unsigned n;
+  asm("mov.u32 %0, %%nsmid;" : "=r"(n));
+  return n < kMaxSms ? n : kMaxSms;
+#endif
+}
+
+/// Orders this thread's accesses to host-mapped memory against later ones
+/// as the host sees them (fence.sc.sys).
+__device__ __forceinline__ void fenceSystem() {
+#if !defined(SMPART_EMULATION)
+  __threadfence_system();
 #endif
 }
 
@@ -243,7 +268,15 @@ public:
     t_.flags = c_.first_instance ? kFirst : 0u;
     // Knobs written before this CTA started apply to its first block: one
     // PCIe read of the host epoch per CTA, and a wait for the device copy
-    // to catch up only if the knobs changed since the launch.
+    // to catch up only if the knobs changed since the launch. `started`
+    // goes out first, behind a system fence: a host that wrote knobs and
+    // still sees started == 0 after its own fence knows this read will see
+    // its write (KernelHandle::knobsApplied relies on it).
+    if (c_.notices) {
+      protocolStep();
+      c_.notices->started = 1u;
+      fenceSystem();
+    }
     protocolStep();
     t_.min_epoch = c_.knobs->epoch & ~1u;
     t_.chunk_start_ns = globalTimerNs();
@@ -277,6 +310,13 @@ public:
       h = loadKnobHead(&c_.state->knobs);
     }
     refreshIfChanged(h);
+    // A slot claim that raced with a publish gave the slot back (claimSlot):
+    // decide again under the new knobs, a few times at most.
+    for (unsigned i = 0; i < 8 && (t_.epoch & 1u); ++i) {
+      pauseNs(200);
+      h = loadKnobHead(&c_.state->knobs);
+      refreshIfChanged(h);
+    }
     if (t_.slot >= 0 && take(d, now, false))
       return;
     leave(d);
@@ -439,7 +479,7 @@ private:
     if (atomicCAS(&knobs().last_poll_ns, h.last_poll_ns, now) !=
         h.last_poll_ns)
       return false;
-    unsigned *lock = &knobs().reserved[0];
+    unsigned *lock = &knobs().poll_lock;
     protocolStep();
     if (atomicCAS(lock, 0u, 1u) != 0u)
       return false;
@@ -449,9 +489,13 @@ private:
     return changed;
   }
 
-  /// Mirrors progress to the host and copies the host knobs if their epoch
-  /// moved (host sequence lock read, device sequence lock write).
+  /// Mirrors progress to the host, copies the host knobs if their epoch
+  /// moved, and acknowledges the device copy once every CTA follows it.
   __device__ bool poll() {
+    const bool changed = copyHostKnobs();
+    acknowledge();
+    // After the acknowledgement: a host that saw it and then reads `taken`
+    // knows every block from there on was taken under the acknowledged knobs.
     if (c_.notices) {
       volatile Notices &n = *c_.notices;
       n.taken = loadRelaxed(&c_.state->next_block);
@@ -459,6 +503,12 @@ private:
       n.resident_ctas = loadRelaxed(&c_.state->resident_ctas);
       n.started = 1;
     }
+    return changed;
+  }
+
+  /// Copies the host knobs into the device knob line if their epoch moved
+  /// (host sequence lock read, device sequence lock write).
+  __device__ bool copyHostKnobs() {
     const volatile Knobs &hk = *c_.knobs;
     protocolStep();
     const unsigned e = hk.epoch;
@@ -489,6 +539,39 @@ private:
     return true;
   }
 
+  /// Reports the published epoch in Notices::acked_epoch once no SM slot
+  /// is held that it forbids. Only the poll-lock holder publishes, so the
+  /// epoch cannot move during the scan. The fence before the scan pairs
+  /// with the one in claimSlot(): either this scan sees a racing claim, or
+  /// the claiming CTA sees the new epoch and gives its slot back. Costs one
+  /// L2 read per SM id, and only until an epoch is acknowledged.
+  __device__ void acknowledge() {
+    volatile DeviceKnobs &dk = knobs();
+    protocolStep();
+    const unsigned e = dk.epoch;
+    if ((e & 1u) || e == dk.acked_epoch)
+      return;
+    __threadfence();
+    protocolStep();
+    const unsigned ctas = dk.ctas_per_sm;
+    const unsigned allowed = dk.preempt ? 0u : lowBits(ctas);
+    const volatile unsigned *slots = c_.state->sm_slots;
+    const unsigned bound = smIdBound();
+    unsigned mask = 0;
+    for (unsigned s = 0; s < bound; ++s) {
+      if (s % 32 == 0)
+        mask = dk.sm_mask[s / 32];
+      const unsigned held = slots[s];
+      if (held & ~(((mask >> (s % 32)) & 1u) ? allowed : 0u))
+        return; // a CTA has not left yet: the next poll looks again
+    }
+    dk.acked_epoch = e;
+    if (c_.notices) {
+      c_.notices->acked_epoch = e;
+      fenceSystem(); // seen by the host before the progress mirror after it
+    }
+  }
+
   /// Slow path, taken when the knobs, another CTA's slot or this CTA's SM
   /// changed since the last decision: re-reads the knobs and re-checks the
   /// slot (claim, compact, or release).
@@ -505,6 +588,10 @@ private:
     if (knobsMoved && !readKnobs(h.epoch))
       return; // torn by a concurrent publish: decide again next time
     t_.slot_epoch = h.slot_epoch;
+    if (t_.epoch & 1u) { // knobs never read (or given up after a race)
+      releaseSlot();
+      return;
+    }
     const bool inMask = sm < kMaxSms && ((t_.mask_word >> (sm % 32)) & 1u);
     if (t_.preempt || !inMask) {
       releaseSlot();
@@ -559,6 +646,14 @@ private:
 #endif
         protocolStep();
         atomicAdd(&c_.state->resident_ctas, 1u);
+        // Pairs with acknowledge(): if knobs were published since this CTA
+        // read them, the acknowledging scan may have missed this slot, so
+        // it goes back and the CTA decides again under the new epoch.
+        __threadfence();
+        if (loadRelaxed(&knobs().epoch) != t_.epoch) {
+          releaseSlot();
+          t_.epoch = 1u; // odd: re-read the knobs
+        }
         return;
       }
       old = seen;
@@ -587,6 +682,9 @@ private:
   __device__ void releaseSlot() {
     if (t_.slot < 0)
       return;
+    // The blocks this CTA took on the SM precede, for any observer of the
+    // slot word, the slot being free (acknowledge()).
+    __threadfence();
     protocolStep();
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
     protocolStep();

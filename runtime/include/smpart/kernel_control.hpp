@@ -37,6 +37,11 @@ public:
   /// Launches more CTAs after the mask or CTAs per SM grew.
   virtual Status grow() = 0;
   virtual Status progress(ControlProgress &Out) const = 0;
+  /// True once the kernel follows every knob written so far: none of its
+  /// CTAs takes a block the knobs forbid any more
+  /// (KernelHandle::knobsApplied). SMs taken from it go to another kernel
+  /// only then.
+  virtual bool knobsApplied() const = 0;
 };
 
 } // namespace smpart

@@ -158,6 +158,13 @@ public:
   Status grow(unsigned long long ctas = 0);
   /// A copy of the knobs in force.
   Knobs knobs() const;
+  /// True once every CTA follows the knobs written so far: the device
+  /// acknowledged their epoch (no CTA holds a slot they forbid, so none
+  /// takes a block there any more), or no CTA has started yet (each will
+  /// start under them), or the kernel finished. A controller hands the SMs
+  /// it took from this kernel to another only then. Reads host memory; no
+  /// CUDA call. True for empty, opaque and captured handles.
+  bool knobsApplied() const;
 
   // Observation. None of these makes a CUDA call that can wait on a queue.
   Status progress(Progress &out) const;
@@ -234,11 +241,14 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
 }
 
 /// Receives launch events, never while the runtime holds a lock: a
-/// controller's view of arrivals, the early notification and departures.
-/// onLaunch runs on the launching thread before the kernel is enqueued
-/// (knobs set there apply to its first blocks; captured launches are not
-/// announced); onLastBlockTaken and onDone run on the runtime's notice
-/// thread. A launch that fails after onLaunch gets onDone at once.
+/// controller's view of arrivals, the early notification, knob
+/// acknowledgements and departures. onLaunch runs on the launching thread
+/// before the kernel is enqueued (knobs set there apply to its first
+/// blocks; captured launches are not announced); the others run on the
+/// runtime's notice thread, which polls host memory every ~50 us.
+/// onKnobsApplied: knobsApplied() became true for a knob epoch written
+/// after the launch (once per epoch). A launch that fails after onLaunch
+/// gets onDone at once.
 /// SMPART_POLICY, SMPART_PROFILE and SMPART_TRACE install one at the first
 /// launch (runtime/controller/README.md).
 class LaunchObserver {
@@ -246,6 +256,7 @@ public:
   virtual ~LaunchObserver() = default;
   virtual void onLaunch(const KernelHandle &) {}
   virtual void onLastBlockTaken(const KernelHandle &) {}
+  virtual void onKnobsApplied(const KernelHandle &) {}
   virtual void onDone(const KernelHandle &) {}
 };
 

@@ -28,6 +28,18 @@ public:
     std::lock_guard<std::mutex> L(Mu);
     return K.progress(Out);
   }
+  bool knobsApplied() const override {
+    std::lock_guard<std::mutex> L(Mu);
+    return K.knobsApplied();
+  }
+  void setApplied(bool A) {
+    std::lock_guard<std::mutex> L(Mu);
+    K.Applied = A;
+  }
+  bool preempted() const {
+    std::lock_guard<std::mutex> L(Mu);
+    return K.Preempted;
+  }
   SmMask mask() const {
     std::lock_guard<std::mutex> L(Mu);
     return K.Mask;

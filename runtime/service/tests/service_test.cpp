@@ -143,6 +143,28 @@ TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
   EXPECT_EQ(R.S->allocations().size(), 1u);
 }
 
+TEST(Service, SmsGoToAnotherTenantOnlyAfterTheLeavingOneApplied) {
+  const std::string Path = socketPath("applied");
+  Running R(Path);
+  service::Client A(Path, ids()), B(Path, ids());
+  auto KA = std::make_shared<LockedKernel>(1, "a", 1000000, ids());
+  auto KB = std::make_shared<LockedKernel>(1, "b", 1000000, ids());
+  A.arrive(KA);
+  ASSERT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+  KA->setApplied(false); // A's device has not acknowledged its shrink
+  B.arrive(KB);
+  ASSERT_TRUE(eventually([&] { return KA->mask().count() == 6; }));
+  ASSERT_TRUE(eventually([&] { return KB->preempted(); }));
+  // Tenant A reports nothing applied: B keeps waiting, for as long as that.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(KB->preempted());
+  KA->setApplied(true); // A's client answers `applied` within a millisecond
+  ASSERT_TRUE(eventually([&] {
+    return !KB->preempted() && KB->mask().count() == 6;
+  }));
+  EXPECT_FALSE((KA->mask() & KB->mask()).any());
+}
+
 TEST(Service, GarbageGetsErrorsAndTheServiceGoesOn) {
   const std::string Path = socketPath("garbage");
   Running R(Path);

@@ -116,7 +116,8 @@ struct CoKernel {
 /// then grow), grow (refused while preempted; nothing once the last block
 /// was taken; else launches physicalCtas(SMs, occupancy, ctas_per_sm,
 /// every mask bit set, total) CTAs, as Kernel::ctasToLaunch does).
-/// progress() reads the notices as KernelHandle::progress does.
+/// progress() reads the notices as KernelHandle::progress does, and
+/// knobsApplied() the acknowledgement as KernelHandle::knobsApplied does.
 class EmulatedKernel : public KernelControl {
 public:
   explicit EmulatedKernel(std::shared_ptr<void> machine);
@@ -130,6 +131,7 @@ public:
   Status resume() override;
   Status grow() override;
   Status progress(ControlProgress &Out) const override;
+  bool knobsApplied() const override;
 
   /// Test views: the host knobs, the knobs the device last published.
   Knobs hostKnobs() const;
@@ -148,6 +150,9 @@ public:
   /// to its first CTAs, as with libsmpart's launch observer).
   virtual void onLaunch(const std::shared_ptr<EmulatedKernel> &Kernel) = 0;
   virtual void onLastBlockTaken(unsigned long long Id) = 0;
+  /// knobsApplied() became true for a newer host epoch (libsmpart's
+  /// notice thread: LaunchObserver::onKnobsApplied).
+  virtual void onKnobsApplied(unsigned long long) {}
   virtual void onDone(unsigned long long Id) = 0;
   /// Before every scheduler step (e.g. to drive a trace clock).
   virtual void onStep(unsigned long long) {}
@@ -195,11 +200,12 @@ struct CoReport {
   std::string error; ///< first violated property, with the seed
   unsigned long long steps = 0;
   std::vector<unsigned> sm_ids;
-  /// exclusive_sms: takes on an SM that another kernel's current device
-  /// knobs also allow (that kernel still has blocks to take). Each must be
-  /// explained by a device copy older than the host's: one of the two
-  /// kernels' host knobs no longer allow the SM (a shrink or preemption its
-  /// CTAs have not polled yet); otherwise the run fails.
+  /// Takes on an SM that the current device knobs of another kernel with
+  /// blocks left also allow. Checked at every take inside an allocation,
+  /// by either kernel, so a CTA acting on a stale copy is caught as well as
+  /// a grant that came too early. With exclusive_sms any such take fails
+  /// the run. The anchor's takes outside its allocation (a reported stall)
+  /// are exempt and counted in Report::outside_blocks.
   unsigned long long overlap_takes = 0;
   /// Takes on an SM where a CTA of another kernel was working on a chunk.
   unsigned long long shared_sm_takes = 0;

@@ -70,8 +70,9 @@ inline void copyKnobs(const volatile Knobs &k, DeviceKnobs &d) {
   d.preempt = k.preempt;
   d.chunk_target_ns = k.chunk_target_ns;
   d.stall_grace_ns = k.stall_grace_ns;
-  for (unsigned &r : d.reserved)
-    r = 0;
+  d.poll_lock = 0;
+  d.acked_epoch = 0;
+  d.reserved = 0;
   for (unsigned w = 0; w < kMaskWords; ++w)
     d.sm_mask[w] = k.sm_mask[w];
 }
