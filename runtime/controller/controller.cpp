@@ -160,6 +160,7 @@ void Controller::settle() {
       continue;
     if (T.alloc.last_block_taken) {
       T.pending.reset();
+      T.alloc.waiting.reset();
       continue;
     }
     const KernelAllocation Target = *T.pending;
@@ -380,8 +381,10 @@ void Controller::decideAndApply(const char *Trigger) {
   // A kernel that is no longer planned (its last block was taken) keeps
   // its knobs and waits for nothing.
   for (Tracked &T : Kernels)
-    if (T.alloc.last_block_taken)
+    if (T.alloc.last_block_taken) {
       T.pending.reset();
+      T.alloc.waiting.reset();
+    }
   for (std::size_t I = 0; I < Active.size(); ++I)
     if (!Active[I]->fresh)
       applyShrink(*Active[I], Targets[I]);
@@ -456,6 +459,7 @@ void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
 void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
   KernelAllocation &Cur = T.alloc;
   const unsigned long long Id = Cur.id;
+  Cur.waiting.reset();
   if (Tgt.preempted) {
     T.pending.reset();
     if (Opts.trace)
@@ -472,6 +476,7 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
     if (!T.pending)
       ++Deferred;
     T.pending = Tgt;
+    Cur.waiting = Waiting;
     if (Opts.trace)
       Opts.trace->note("grant_waits",
                        "kernel '" + Cur.name + "' waits for SMs " +

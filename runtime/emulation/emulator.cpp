@@ -110,6 +110,9 @@ struct Cta {
   // Transformed runs: what the last decision said.
   bool working = false;
   int slot = -1;
+  /// Cleared its slot bit; `slot` stays until the hole is announced
+  /// (slotChanged(-1)), but another CTA may already hold it.
+  bool freed = false;
   bool tag = false;
   bool left = false; ///< decided to leave (counted out of first_live)
   unsigned long long decided_seq = 0; ///< Machine::seq at its last go
@@ -1210,8 +1213,16 @@ void slotChanged(int slot) {
   emu::Cta &c = *m.cta;
   if (c.slot >= 0 && slot != c.slot) // a hole opened on this SM
     m.slot_moved[smid()] = ++m.seq;
+  c.freed = false;
   c.slot = slot;
   c.working = false; // until it takes blocks under the new slot
+  c.tag = false;
+}
+
+void slotFreed() {
+  emu::Cta &c = *emu::g_m->cta;
+  c.freed = true; // another CTA may claim c.slot now
+  c.working = false;
   c.tag = false;
 }
 
@@ -1294,7 +1305,7 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   if (!((m.state.sm_slots[sm] >> slot) & 1u))
     return m.fail(where + ": slot bit not set in the SM's slot word");
   for (const auto &o : m.resident)
-    if (o.get() != &c && o->sm == c.sm && o->slot == slot)
+    if (o.get() != &c && o->sm == c.sm && o->slot == slot && !o->freed)
       return m.fail(where + " shared with another CTA");
   if (m.co)
     emu::coTake(m, c, sm, epoch, count);

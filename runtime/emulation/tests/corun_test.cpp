@@ -8,10 +8,12 @@
 // per-launch protocol checks; under spatial policies, disjoint host masks
 // at every step and no device-level overlap: at every take, no other kernel
 // with blocks left has device knobs that allow the SM (an SM moves only
-// after the kernel leaving it acknowledged); an arrival shrinks the running kernels, whose
-// CTAs then take blocks only on the new set; a departed kernel's SMs go to
-// the kernels still taking blocks; the trace is valid JSON with arrival,
-// start, last-block and done events for every kernel and decision events.
+// after the kernel leaving it acknowledged); an arrival shrinks the running
+// kernels, whose CTAs then take blocks only on the new set; the SMs of a
+// kernel that leaves the plan go to the kernels still taking blocks (or
+// wait for an acknowledgement to do so); the trace is valid JSON with
+// arrival, start, last-block and done events for every kernel and decision
+// events.
 #include "emulation_harness.hpp"
 
 #include "smpart/controller.hpp"
@@ -133,41 +135,62 @@ SmMask hostMask(const emu::EmulatedKernel &K) {
   return detail::loadMask(k);
 }
 
+/// The SMs the controller gives a kernel that may take blocks: its host
+/// mask, plus those that wait for another kernel's acknowledgement; none
+/// for a kernel it preempted (or that took its last block).
+SmMask allotted(const KernelAllocation &A, const emu::EmulatedKernel &K) {
+  if (A.last_block_taken)
+    return {};
+  return (A.preempted ? SmMask() : hostMask(K)) | A.waiting;
+}
+
 /// The emulator's observer: forwards to the controller (as libsmpart's
-/// ControllerObserver does) and records masks around arrivals/departures.
+/// ControllerObserver does) and records masks around arrivals, and when a
+/// kernel leaves the plan (last block taken) or departs.
 class Observer : public emu::CoObserver {
 public:
   explicit Observer(Controller &C) : C(C) {}
   void onLaunch(const std::shared_ptr<emu::EmulatedKernel> &K) override {
     std::map<unsigned long long, SmMask> before;
     for (const KernelAllocation &A : C.allocations())
-      if (!A.last_block_taken && !A.preempted)
-        before[A.id] = hostMask(*Kernels.at(A.id));
+      if (allotted(A, *Kernels.at(A.id)).any())
+        before[A.id] = allotted(A, *Kernels.at(A.id));
     Kernels[K->id()] = K;
     C.onArrival(K);
     for (const KernelAllocation &A : C.allocations()) {
       auto It = before.find(A.id);
-      if (It != before.end() && !A.last_block_taken && !A.preempted)
-        Shrinks.push_back(
-            {A.id, It->second, hostMask(*Kernels.at(A.id)), before.size(),
-             K->id()});
+      const SmMask After = allotted(A, *Kernels.at(A.id));
+      if (It != before.end() && After.any())
+        Shrinks.push_back({A.id, It->second, After, before.size(), K->id()});
     }
   }
   void onLastBlockTaken(unsigned long long Id) override {
-    C.onLastBlockTaken(Id);
+    leaving(Id, [&] { C.onLastBlockTaken(Id); });
   }
   void onKnobsApplied(unsigned long long Id) override {
     C.onKnobsApplied(Id);
   }
   void onDone(unsigned long long Id) override {
+    leaving(Id, [&] { C.onDeparture(Id); });
+  }
+  /// A kernel leaves the plan: its SMs go to the kernels still taking
+  /// blocks, in their masks or waiting for an acknowledgement.
+  template <class Event> void leaving(unsigned long long Id, Event event) {
+    bool planned = false;
+    for (const KernelAllocation &A : C.allocations())
+      planned |= A.id == Id && !A.last_block_taken && !A.preempted;
     GiveBack G;
     G.departed = Id;
-    G.freed = hostMask(*Kernels.at(Id));
-    C.onDeparture(Id);
+    for (unsigned S : SmIds)
+      G.freed.set(S);
+    G.freed &= hostMask(*Kernels.at(Id));
+    event();
+    if (!planned)
+      return; // left the plan earlier: its SMs were given then
     bool any = false;
     for (const KernelAllocation &A : C.allocations())
-      if (!A.last_block_taken && !A.preempted) {
-        G.others |= hostMask(*Kernels.at(A.id));
+      if (A.id != Id && allotted(A, *Kernels.at(A.id)).any()) {
+        G.others |= allotted(A, *Kernels.at(A.id));
         any = true;
       }
     const policy::Plan P = C.lastPlan();

@@ -62,6 +62,10 @@ struct KernelAllocation {
   unsigned long long id = 0;
   std::string name;
   SmMask mask;
+  /// SMs the plan gives the kernel that wait for another kernel's
+  /// acknowledgement (not in `mask` yet; a kernel with only waiting SMs is
+  /// preempted meanwhile).
+  SmMask waiting;
   unsigned ctas_per_sm = 0;
   unsigned bypass_ctas_per_sm = 0;
   bool preempted = false;

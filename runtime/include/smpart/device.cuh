@@ -687,6 +687,9 @@ private:
     __threadfence();
     protocolStep();
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
+#if defined(SMPART_EMULATION)
+    emulation::slotFreed(); // another CTA may claim it from here on
+#endif
     protocolStep();
     atomicSub(&c_.state->resident_ctas, 1u);
     // Others compact into the hole at their next chunk.

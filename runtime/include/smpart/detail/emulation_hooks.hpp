@@ -22,8 +22,11 @@ unsigned long long globalTimerNs();
 void *dynamicSmem();
 unsigned dynamicSmemSize();
 /// Called by thread 0 when its CTA's SM slot changes: claimed, moved down
-/// by compaction, or released (-1).
+/// by compaction, or released (-1, once the others can see the hole).
 void slotChanged(int slot);
+/// Called by thread 0 right after its CTA cleared its slot bit, before
+/// slotChanged(-1): from here on the slot is another CTA's to claim.
+void slotFreed();
 /// Called for every load rewritten to smpart::load, with the CTA's tag.
 void recordLoad(bool bypass);
 /// Called by thread 0 once per decision. `go`: it took logical blocks
