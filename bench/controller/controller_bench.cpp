@@ -9,6 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <memory>
+
 using namespace smpart;
 
 namespace {
@@ -26,35 +28,51 @@ policy::ProfileSet profiles(int N) {
   return Set;
 }
 
-void BM_ArrivalReplan(benchmark::State &S, const char *PolicyName) {
-  const int N = static_cast<int>(S.range(0));
+/// A controller on 132 SMs with N - 1 kernels running and the name of the
+/// N-th, whose arrival and departure the benchmarks time.
+struct CoRun {
   std::vector<unsigned> Ids;
-  for (unsigned I = 0; I < 132; ++I)
-    Ids.push_back(I);
-  const policy::Policy *P = policy::findPolicy(PolicyName);
-  ControllerOptions O;
-  O.warn = [](const std::string &) {};
-  Controller C(*P, profiles(N), Ids, O);
-  std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
-  for (int I = 0; I + 1 < N; ++I) {
-    Ks.push_back(std::make_shared<testing::FakeKernel>(
-        I + 1, "sgemm" + std::string() + std::to_string(I), 1000000, 8, Ids,
-        nullptr));
-    Ks.back()->Name = (I % 2 ? "stream_triad" : "sgemm") + std::to_string(I);
-    C.onArrival(Ks.back());
-  }
+  std::unique_ptr<Controller> C;
+  std::vector<std::shared_ptr<testing::FakeKernel>> Running;
+  std::string Next;
   unsigned long long NextId = 1000;
-  const std::string Last =
-      ((N - 1) % 2 ? "stream_triad" : "sgemm") + std::to_string(N - 1);
-  for (auto _ : S) {
-    auto K = std::make_shared<testing::FakeKernel>(NextId, Last, 1000000, 8,
-                                                   Ids, nullptr);
-    C.onArrival(K);  // re-plan with N kernels
-    C.onDeparture(NextId++); // re-plan with N - 1 kernels
+
+  CoRun(const char *PolicyName, int N) {
+    for (unsigned I = 0; I < 132; ++I)
+      Ids.push_back(I);
+    ControllerOptions O;
+    O.warn = [](const std::string &) {};
+    C = std::make_unique<Controller>(*policy::findPolicy(PolicyName),
+                                     profiles(N), Ids, O);
+    for (int I = 0; I + 1 < N; ++I) {
+      Running.push_back(std::make_shared<testing::FakeKernel>(
+          I + 1, name(I), 1000000, 8, Ids, nullptr));
+      C->onArrival(Running.back());
+    }
+    Next = name(N - 1);
   }
+  static std::string name(int I) {
+    return (I % 2 ? "stream_triad" : "sgemm") + std::to_string(I);
+  }
+  /// Arrives and returns the newcomer's id.
+  unsigned long long arrive() {
+    C->onArrival(std::make_shared<testing::FakeKernel>(NextId, Next, 1000000,
+                                                       8, Ids, nullptr));
+    return NextId++;
+  }
+};
+
+void countEvents(benchmark::State &S, double PerIteration) {
   S.counters["events"] = benchmark::Counter(
-      2.0 * static_cast<double>(S.iterations()), benchmark::Counter::kIsRate |
-                                                     benchmark::Counter::kInvert);
+      PerIteration * static_cast<double>(S.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_ArrivalReplan(benchmark::State &S, const char *PolicyName) {
+  CoRun R(PolicyName, static_cast<int>(S.range(0)));
+  for (auto _ : S)
+    R.C->onDeparture(R.arrive()); // re-plans with N, then N - 1 kernels
+  countEvents(S, 2.0);
 }
 
 /// The same arrival when the running kernels have not acknowledged their
@@ -62,39 +80,18 @@ void BM_ArrivalReplan(benchmark::State &S, const char *PolicyName) {
 /// (settle: knobsApplied() of every kernel, then the grant) completes it.
 /// Reported per event (arrival, acknowledgement, departure).
 void BM_ArrivalWithDeferredGrant(benchmark::State &S, const char *PolicyName) {
-  const int N = static_cast<int>(S.range(0));
-  std::vector<unsigned> Ids;
-  for (unsigned I = 0; I < 132; ++I)
-    Ids.push_back(I);
-  const policy::Policy *P = policy::findPolicy(PolicyName);
-  ControllerOptions O;
-  O.warn = [](const std::string &) {};
-  Controller C(*P, profiles(N), Ids, O);
-  std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
-  for (int I = 0; I + 1 < N; ++I) {
-    Ks.push_back(std::make_shared<testing::FakeKernel>(
-        I + 1, (I % 2 ? "stream_triad" : "sgemm") + std::to_string(I), 1000000,
-        8, Ids, nullptr));
-    C.onArrival(Ks.back());
-  }
-  unsigned long long NextId = 1000;
-  const std::string Last =
-      ((N - 1) % 2 ? "stream_triad" : "sgemm") + std::to_string(N - 1);
+  CoRun R(PolicyName, static_cast<int>(S.range(0)));
   for (auto _ : S) {
-    for (auto &K : Ks)
+    for (auto &K : R.Running)
       K->Applied = false;
-    auto K = std::make_shared<testing::FakeKernel>(NextId, Last, 1000000, 8,
-                                                   Ids, nullptr);
-    C.onArrival(K); // the running kernels shrink; the newcomer waits
-    for (auto &R : Ks)
-      R->Applied = true;
-    C.onKnobsApplied(1); // the grant goes out
-    C.onDeparture(NextId++);
+    const unsigned long long Id = R.arrive(); // the newcomer waits
+    for (auto &K : R.Running)
+      K->Applied = true;
+    R.C->onKnobsApplied(1); // the grant goes out
+    R.C->onDeparture(Id);
   }
-  S.counters["events"] = benchmark::Counter(
-      3.0 * static_cast<double>(S.iterations()), benchmark::Counter::kIsRate |
-                                                     benchmark::Counter::kInvert);
-  S.counters["deferred"] = static_cast<double>(C.deferredGrants());
+  countEvents(S, 3.0);
+  S.counters["deferred"] = static_cast<double>(R.C->deferredGrants());
 }
 
 } // namespace

@@ -71,6 +71,16 @@ protected:
     for (const BlockRecord &r : records())
       ASSERT_EQ(r.runs, 1u);
   }
+  /// Every block ran once, and those from `after` on (taken later: the
+  /// block counter orders takes) ran inside `mask`.
+  void expectOnceAndInsideFrom(unsigned long long after, const smpart::SmMask &mask) {
+    const std::vector<BlockRecord> recs = records();
+    for (unsigned b = 0; b < blocks_; ++b) {
+      ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
+      if (b >= after)
+        ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
+    }
+  }
 
   int sms_ = 0;
   cudaStream_t stream_ = nullptr;
@@ -157,31 +167,7 @@ TEST_F(Gpu, PreemptMidRunThenResume) {
   expectEveryBlockOnce();
 }
 
-TEST_F(Gpu, KnobChangeWhileRunningConfinesNewBlocks) {
-  const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
-  alloc(blocks, 64);
-  smpart::DeviceInfo info;
-  CHECK_OK(smpart::deviceInfo(info));
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }));
-  const smpart::SmMask mask = smpart::smSet(info, 0, info.num_sms / 2);
-  CHECK_OK(h.setSmMask(mask));
-  // Blocks taken well after the change (every CTA has passed a chunk
-  // boundary: 2 ms of 20 us blocks) run only inside the mask.
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  smpart::Progress p;
-  CHECK_OK(h.progress(p));
-  const unsigned long long after = p.taken;
-  CHECK_OK(h.wait());
-  const std::vector<BlockRecord> recs = records();
-  for (unsigned b = 0; b < blocks; ++b) {
-    ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
-    if (b >= after)
-      ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
-  }
-}
-
-TEST_F(Gpu, AcknowledgedShrinkConfinesEveryLaterBlock) {
+TEST_F(Gpu, KnobChangeWhileRunningConfinesBlocksAfterTheAcknowledgement) {
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
   alloc(blocks, 64);
   smpart::DeviceInfo info;
@@ -204,12 +190,7 @@ TEST_F(Gpu, AcknowledgedShrinkConfinesEveryLaterBlock) {
   CHECK_OK(h.progress(p));
   const unsigned long long after = p.taken;
   CHECK_OK(h.wait());
-  const std::vector<BlockRecord> recs = records();
-  for (unsigned b = 0; b < blocks; ++b) {
-    ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
-    if (b >= after)
-      ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
-  }
+  expectOnceAndInsideFrom(after, mask);
 }
 
 TEST_F(Gpu, GrowAddsCtas) {

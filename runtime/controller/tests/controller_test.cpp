@@ -257,8 +257,8 @@ TEST(Controller, AcknowledgedSmsAreGrantedAtOnceTheRestLater) {
   ASSERT_TRUE((ToD & BBefore).any()) << "the scenario needs D to take B's SMs";
   EXPECT_EQ(A->Mask, ToA);
   EXPECT_EQ(B->Mask, ToB) << "SMs A acknowledged go to B at once";
-  if ((ToB & ~BBefore).any())
-    EXPECT_TRUE(called(W.Log, 2, "grow"));
+  ASSERT_TRUE((ToB & ~BBefore).any()) << "the scenario needs B to gain an SM";
+  EXPECT_TRUE(called(W.Log, 2, "grow"));
   EXPECT_TRUE(D->Preempted);
   EXPECT_EQ(C.pendingGrants(), 1u);
 
