@@ -80,7 +80,9 @@ struct State {
   alignas(128) std::uint32_t resident_ctas; ///< CTAs holding a slot
   std::uint32_t first_live;  ///< CTAs of the first instance not yet gone
   std::uint32_t generation;  ///< must equal LaunchControl::generation
-  std::uint32_t reserved;
+  /// Nonzero once a CTA's Notices::started store passed its system fence:
+  /// later CTAs need not repeat the store and the fence.
+  std::uint32_t started;
   alignas(128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
 };
 inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);

@@ -266,26 +266,34 @@ public:
     t_.k = 1;
     t_.target_ns = t_.grace_ns = 0;
     t_.flags = c_.first_instance ? kFirst : 0u;
-    // Knobs written before this CTA started apply to its first block: one
-    // PCIe read of the host epoch per CTA, and a wait for the device copy
-    // to catch up only if the knobs changed since the launch. `started`
-    // goes out first, behind a system fence: a host that wrote knobs and
-    // still sees started == 0 after its own fence knows this read will see
-    // its write (KernelHandle::knobsApplied relies on it).
-    if (c_.notices) {
-      protocolStep();
-      c_.notices->started = 1u;
-      fenceSystem();
-    }
-    protocolStep();
-    t_.min_epoch = c_.knobs->epoch & ~1u;
+    t_.min_epoch = 0;
     t_.chunk_start_ns = globalTimerNs();
     t_.local_done = 0;
     // A relaunched CTA that starts after its control block went to another
     // launch must not touch it (the runtime prevents this; this is the
     // check that makes it safe by construction).
-    if (loadRelaxed(&c_.state->generation) != c_.generation)
+    if (loadRelaxed(&c_.state->generation) != c_.generation) {
       t_.flags = kStale;
+      return;
+    }
+    // Knobs written before this CTA started apply to its first block: one
+    // PCIe read of the host epoch per CTA, and a wait for the device copy
+    // to catch up only if the knobs changed since the launch. `started`
+    // goes out first, behind a system fence: a host that wrote knobs and
+    // still sees started == 0 after its own fence knows this read will see
+    // its write (KernelHandle::knobsApplied relies on it). A CTA that finds
+    // State::started set reads the epoch after a store that is already
+    // visible to the host, which is as good, and skips both (relaunched
+    // CTAs, most of which leave at once, start this way).
+    if (c_.notices && loadRelaxed(&c_.state->started) == 0u) {
+      protocolStep();
+      c_.notices->started = 1u;
+      fenceSystem();
+      protocolStep();
+      atomicExch(&c_.state->started, 1u);
+    }
+    protocolStep();
+    t_.min_epoch = c_.knobs->epoch & ~1u;
   }
 
   /// Decides the CTA's next chunk into t.chunk[out].
