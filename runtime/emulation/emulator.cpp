@@ -1182,6 +1182,13 @@ namespace emulation {
 unsigned smid() { return emu::g_m->ids.empty() ? emu::g_m->cta->sm
                                                : emu::g_m->ids[emu::g_m->cta->sm]; }
 
+unsigned smIdBound() {
+  const emu::Machine &m = *emu::g_m;
+  if (m.ids.empty())
+    return m.cfg.num_sms;
+  return *std::max_element(m.ids.begin(), m.ids.end()) + 1;
+}
+
 void blockBoundary() {
   if (!emu::g_m->transformed) {
     emu::g_m->fail("blockBoundary() in an original kernel");

@@ -64,7 +64,7 @@ struct alignas(128) DeviceKnobs {
   std::uint32_t poll_lock;   ///< held by the one CTA copying host knobs
   /// Last epoch every CTA follows (no slot outside it): Notices::acked_epoch.
   std::uint32_t acked_epoch;
-  std::uint32_t reserved;
+  std::uint32_t ack_scan_word; ///< mask word the acknowledgement checks next
   std::uint32_t sm_mask[kMaskWords];
 };
 static_assert(sizeof(DeviceKnobs) == 128, "one cache line");

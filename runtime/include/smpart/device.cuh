@@ -80,7 +80,7 @@ __device__ __forceinline__ unsigned smid() {
 /// An upper bound of %smid (PTX: %smid < %nsmid; not the SM count).
 __device__ __forceinline__ unsigned smIdBound() {
 #if defined(SMPART_EMULATION)
-  return kMaxSms;
+  return emulation::smIdBound();
 #else
   unsigned n;
   asm("mov.u32 %0, %%nsmid;" : "=r"(n));
@@ -535,6 +535,7 @@ private:
     dk.preempt = hk.preempt;
     dk.chunk_target_ns = hk.chunk_target_ns;
     dk.stall_grace_ns = hk.stall_grace_ns;
+    dk.ack_scan_word = 0; // a new epoch is acknowledged after a new scan
 #if !defined(SMPART_EMULATION)
     __threadfence_system();
 #endif
@@ -548,11 +549,16 @@ private:
   }
 
   /// Reports the published epoch in Notices::acked_epoch once no SM slot
-  /// is held that it forbids. Only the poll-lock holder publishes, so the
-  /// epoch cannot move during the scan. The fence before the scan pairs
-  /// with the one in claimSlot(): either this scan sees a racing claim, or
-  /// the claiming CTA sees the new epoch and gives its slot back. Costs one
-  /// L2 read per SM id, and only until an epoch is acknowledged.
+  /// is held that it forbids. Each poll checks the slots of 32 SM ids (one
+  /// mask word; a whole scan in one poll costs the kernel 8 registers on
+  /// some inputs) and moves on only when they are clean, so the epoch is
+  /// acknowledged ceil(%nsmid / 32) polls after its last forbidden slot
+  /// went. Only the poll-lock holder publishes, which restarts the scan, so
+  /// the epoch cannot move under it. The fence before each check pairs with
+  /// the one in claimSlot(): either the check sees a racing claim, or the
+  /// claiming CTA sees the new epoch and gives its slot back; so a word
+  /// found clean stays clean of forbidden slots. Costs 32 L2 reads per poll
+  /// until an epoch is acknowledged, nothing after.
   __device__ void acknowledge() {
     volatile DeviceKnobs &dk = knobs();
     protocolStep();
@@ -563,15 +569,17 @@ private:
     protocolStep();
     const unsigned ctas = dk.ctas_per_sm;
     const unsigned allowed = dk.preempt ? 0u : lowBits(ctas);
-    const volatile unsigned *slots = c_.state->sm_slots;
-    const unsigned bound = smIdBound();
-    unsigned mask = 0;
-    for (unsigned s = 0; s < bound; ++s) {
-      if (s % 32 == 0)
-        mask = dk.sm_mask[s / 32];
-      const unsigned held = slots[s];
-      if (held & ~(((mask >> (s % 32)) & 1u) ? allowed : 0u))
-        return; // a CTA has not left yet: the next poll looks again
+    const unsigned w = dk.ack_scan_word;
+    const volatile unsigned *slots = c_.state->sm_slots + w * 32;
+    const unsigned mask = dk.sm_mask[w];
+    unsigned forbidden = 0;
+    for (unsigned b = 0; b < 32; ++b)
+      forbidden |= slots[b] & ~(((mask >> b) & 1u) ? allowed : 0u);
+    if (forbidden)
+      return; // a CTA has not left yet: the next poll looks again
+    if ((w + 1) * 32 < smIdBound()) {
+      dk.ack_scan_word = w + 1;
+      return;
     }
     dk.acked_epoch = e;
     if (c_.notices) {

@@ -9,6 +9,8 @@ namespace emulation {
 
 /// The virtual SM the calling emulated thread's CTA is on now.
 unsigned smid();
+/// %nsmid: above every %smid of the emulated GPU.
+unsigned smIdBound();
 /// Called by every thread of a CTA at the top of Cta::next(): the emulated
 /// scheduler may switch to another CTA and turn knobs here.
 void blockBoundary();

@@ -72,7 +72,7 @@ inline void copyKnobs(const volatile Knobs &k, DeviceKnobs &d) {
   d.stall_grace_ns = k.stall_grace_ns;
   d.poll_lock = 0;
   d.acked_epoch = 0;
-  d.reserved = 0;
+  d.ack_scan_word = 0;
   for (unsigned w = 0; w < kMaskWords; ++w)
     d.sm_mask[w] = k.sm_mask[w];
 }
