@@ -201,7 +201,7 @@ Knobs KernelHandle::knobs() const {
 
 bool detail::Kernel::appliedAt(std::uint32_t epoch) const {
   // Pairs with the system fence between `started` and the host-epoch read
-  // at every CTA start (device.cuh): after our knob write and this fence,
+  // at a CTA's start (device.cuh): after our knob write and this fence,
   // started == 0 means every CTA will read `epoch` or later.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   const volatile Notices &n = notices();
