@@ -124,12 +124,15 @@ void Controller::onDeparture(unsigned long long Id) {
 
 void Controller::onKnobsApplied(unsigned long long) {
   std::lock_guard<std::mutex> L(Mu);
-  settle();
-}
-
-void Controller::poll() {
-  std::lock_guard<std::mutex> L(Mu);
-  settle();
+  if (!forgetAcknowledged())
+    return;
+  // Pending grants belong to kernels still planned: a kernel that took its
+  // last block left the plan, and that decision dropped its grant.
+  for (Tracked &T : Kernels)
+    if (T.pending) {
+      const KernelAllocation Target = *T.pending;
+      applyGrow(T, Target);
+    }
 }
 
 void Controller::replan() {
@@ -145,7 +148,7 @@ SmMask Controller::releasedByOthers(const Tracked &T) const {
   return M;
 }
 
-void Controller::settle() {
+bool Controller::forgetAcknowledged() {
   bool Freed = false;
   for (Tracked &U : Kernels)
     if (U.releasing.any() &&
@@ -153,19 +156,7 @@ void Controller::settle() {
       U.releasing.reset();
       Freed = true;
     }
-  if (!Freed)
-    return;
-  for (Tracked &T : Kernels) {
-    if (!T.pending)
-      continue;
-    if (T.alloc.last_block_taken) {
-      T.pending.reset();
-      T.alloc.waiting.reset();
-      continue;
-    }
-    const KernelAllocation Target = *T.pending;
-    applyGrow(T, Target);
-  }
+  return Freed;
 }
 
 Plan Controller::lastPlan() const {
@@ -389,9 +380,7 @@ void Controller::decideAndApply(const char *Trigger) {
     if (!Active[I]->fresh)
       applyShrink(*Active[I], Targets[I]);
   // Kernels that had not started, or were quick, acknowledged already.
-  for (Tracked &U : Kernels)
-    if (U.releasing.any() && U.control->knobsApplied())
-      U.releasing.reset();
+  forgetAcknowledged();
   // The arrival: its knobs still name every SM, and must name none that a
   // running kernel is still leaving before its first CTA starts.
   for (std::size_t I = 0; I < Active.size(); ++I)
@@ -467,8 +456,8 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
     return;
   }
   // SMs another kernel gave up but may still take blocks on wait for its
-  // acknowledgement (settle() grants them); SMs this kernel already runs
-  // on never wait.
+  // acknowledgement (onKnobsApplied() grants them); SMs this kernel
+  // already runs on never wait.
   const SmMask Held = Cur.preempted ? SmMask() : Cur.mask;
   const SmMask Waiting = Tgt.mask & releasedByOthers(T) & ~Held;
   const SmMask Mask = Tgt.mask & ~Waiting;
@@ -487,7 +476,7 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
   }
   if (Mask.none()) {
     // Nothing it may run on yet: it stays preempted (applyShrink preempted
-    // a kernel whose SMs all change) until settle() grants the rest.
+    // a kernel whose SMs all change) until onKnobsApplied() grants the rest.
     if (Opts.trace)
       Opts.trace->allocation(Id, Cur.name, 0, Cur.ctas_per_sm, true);
     return;

@@ -852,12 +852,6 @@ bool finished(const Machine &m) {
   return m.notices.finished == m.ctl.generation;
 }
 
-/// KernelHandle::knobsApplied (kernel_handle.cpp) on the emulated memories.
-bool knobsAppliedAt(const Machine &m, std::uint32_t epoch) {
-  if (finished(m) || m.notices.started == 0)
-    return true;
-  return static_cast<std::int32_t>(m.notices.acked_epoch - epoch) >= 0;
-}
 
 /// The launch, as libsmpart's launchTransformedSteps does it: fresh knobs,
 /// the observer (the controller writes this launch's knobs now), then the
@@ -972,7 +966,7 @@ Status EmulatedKernel::grow() {
 }
 bool EmulatedKernel::knobsApplied() const {
   const Machine &m = machineOf(M);
-  return knobsAppliedAt(m, m.knobs.epoch);
+  return detail::knobsAppliedAt(m.notices, finished(m), m.knobs.epoch);
 }
 Status EmulatedKernel::progress(ControlProgress &out) const {
   const Machine &m = machineOf(M);
@@ -1039,13 +1033,10 @@ CoReport runCoRun(const std::vector<CoKernel> &kernels,
       if (!m.arrived || m.ended)
         continue;
       const bool done = finished(m);
-      const std::uint32_t e = m.knobs.epoch;
-      if (!done && !(e & 1u) && e > 2u && e != m.saw_applied_epoch &&
-          knobsAppliedAt(m, e)) {
-        m.saw_applied_epoch = e;
-        if (config.observer)
-          config.observer->onKnobsApplied(m.id);
-      }
+      if (!done &&
+          detail::newlyApplied(m.knobs, m.notices, done, m.saw_applied_epoch) &&
+          config.observer)
+        config.observer->onKnobsApplied(m.id);
       if (!m.last_notified && (done || m.notices.last_block_taken)) {
         m.last_notified = true;
         m.co_report->last_block_step = co.step;

@@ -114,9 +114,6 @@ public:
   bool finished() const {
     return !opaque && notices().finished == generation;
   }
-  /// KernelHandle::knobsApplied() for host epoch `epoch` (even), read
-  /// after the write that made it.
-  bool appliedAt(std::uint32_t epoch) const;
 
   LaunchControl control(bool first) const;
   /// Enqueues `ctas` CTAs through the relaunch closure on `s`. Caller

@@ -199,17 +199,6 @@ Knobs KernelHandle::knobs() const {
   return out;
 }
 
-bool detail::Kernel::appliedAt(std::uint32_t epoch) const {
-  // Pairs with the system fence between `started` and the host-epoch read
-  // at a CTA's start (device.cuh): after our knob write and this fence,
-  // started == 0 means every CTA will read `epoch` or later.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  const volatile Notices &n = notices();
-  if (finished() || n.started == 0)
-    return true;
-  return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
-}
-
 bool KernelHandle::knobsApplied() const {
   if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
     return true;
@@ -218,7 +207,7 @@ bool KernelHandle::knobsApplied() const {
     std::lock_guard<std::mutex> lock(k_->mu); // knob writers hold it
     epoch = k_->slot->host->knobs.epoch;
   }
-  return k_->appliedAt(epoch);
+  return detail::knobsAppliedAt(k_->notices(), k_->finished(), epoch);
 }
 
 Status KernelHandle::progress(Progress &out) const {

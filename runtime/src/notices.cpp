@@ -56,16 +56,10 @@ void loop() {
 
     for (const auto &k : watched) {
       const bool isDone = done(*k);
-      if (obs && !isDone && !k->opaque && !k->reset) {
-        // Epochs above the launch's first (2) were written by someone; an
-        // odd one is being written: look again next round.
-        const std::uint32_t e = k->slot->host->knobs.epoch;
-        if (!(e & 1u) && e > 2u && e != k->saw_applied_epoch &&
-            k->appliedAt(e)) {
-          k->saw_applied_epoch = e;
-          obs->onKnobsApplied(KernelHandle(k));
-        }
-      }
+      if (obs && !isDone && !k->opaque && !k->reset &&
+          newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
+                       k->saw_applied_epoch))
+        obs->onKnobsApplied(KernelHandle(k));
       if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
         k->saw_last_block = true;
         std::function<void()> cb;

@@ -218,9 +218,8 @@ TEST(Controller, SmsMoveOnlyOnceTheShrunkKernelAcknowledged) {
   EXPECT_TRUE(B->Preempted) << "B may run nowhere until A acknowledged";
   EXPECT_EQ(C.pendingGrants(), 1u);
   EXPECT_EQ(C.deferredGrants(), 1u);
-  // An acknowledgement of someone else's knobs, or a poll, changes nothing.
+  // An acknowledgement of someone else's knobs changes nothing.
   C.onKnobsApplied(2);
-  C.poll();
   EXPECT_TRUE(B->Preempted);
   EXPECT_EQ(C.pendingGrants(), 1u);
 

@@ -292,9 +292,6 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   t.overlap_takes += r.overlap_takes;
   t.shared_sm_takes += r.shared_sm_takes;
   t.deferred += C->deferredGrants();
-  EXPECT_EQ(C->pendingGrants(), 0u) << "a grant still waits after the run";
-  if (Spatial)
-    EXPECT_EQ(r.overlap_takes, 0u);
 
   // Every kernel ran every block once (the emulator checks each take and
   // the final counters) and computed what the original computes.
@@ -438,8 +435,12 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
       EXPECT_GT(t.observed_shrinks, 0u)
           << "no shrunk kernel took blocks under its new knobs";
   }
-  if (spatial(p.policy))
+  if (spatial(p.policy)) {
     EXPECT_GT(t.give_backs, 0u) << "no departure while another kernel ran";
+    // Arrivals mid-run take SMs from running kernels, so some grant must
+    // have waited for an acknowledgement (and every run still completed).
+    EXPECT_GT(t.deferred, 0u) << "no grant waited for an acknowledgement";
+  }
   RecordProperty("overlap_takes", std::to_string(t.overlap_takes));
   RecordProperty("shared_sm_takes", std::to_string(t.shared_sm_takes));
   std::printf("[ corun ] %s x%u: %u runs, %llu takes, %u shrinks (%u observed "

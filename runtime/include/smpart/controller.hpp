@@ -14,7 +14,7 @@
 //    (KernelControl::knobsApplied: none of its CTAs can take a block there
 //    any more). Until then the receiving kernel runs on the SMs it already
 //    may use (preempted if none), and the grant completes on
-//    onKnobsApplied() or poll();
+//    onKnobsApplied();
 //  - ctas_per_sm (0 = the kernel's occupancy) and bypass_ctas_per_sm;
 //  - sms == 0 or a later power-aware round: preempt; back in the plan: resume;
 //  - more SMs or more CTAs per SM than before: grow().
@@ -84,12 +84,9 @@ public:
   void onArrival(std::shared_ptr<KernelControl> Kernel);
   void onLastBlockTaken(unsigned long long Id);
   void onDeparture(unsigned long long Id);
-  /// A kernel acknowledged its knobs: grants that waited for its SMs go
-  /// out now.
+  /// A kernel acknowledged its knobs: grants that waited for SMs that are
+  /// now acknowledged (by this kernel or any other) go out.
   void onKnobsApplied(unsigned long long Id);
-  /// Completes grants whose SMs were acknowledged since (what
-  /// onKnobsApplied does, for callers that poll instead).
-  void poll();
   /// Re-plans now (e.g. after new profiles or on a timer).
   void replan();
 
@@ -129,8 +126,9 @@ private:
   void applyGrow(Tracked &T, const KernelAllocation &Target);
   /// SMs that kernels other than \p T gave up without acknowledging it.
   SmMask releasedByOthers(const Tracked &T) const;
-  /// Forgets released SMs the kernels acknowledged; grants what waited.
-  void settle();
+  /// Forgets the releasing SMs of kernels that acknowledged (or took their
+  /// last block); true if any were.
+  bool forgetAcknowledged();
   void warnOnce(const std::string &Key, const std::string &Message);
   void check(Tracked &T, const Status &S, const char *What);
 

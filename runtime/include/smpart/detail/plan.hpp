@@ -1,5 +1,6 @@
-// Host-side arithmetic of libsmpart that needs no CUDA: SM masks and the
-// size of the physical grid. Shared by the runtime and the CPU emulation so
+// Host-side arithmetic of libsmpart that needs no CUDA: SM masks, the host
+// side of the knob protocol (sequence lock, acknowledgement) and the size
+// of the physical grid. Shared by the runtime and the CPU emulation so
 // that the emulation exercises the same decisions.
 #pragma once
 
@@ -46,8 +47,12 @@ inline SmMask loadMask(const volatile Knobs &k) {
   return m;
 }
 
+/// Epoch of a fresh launch's knobs (even: consistent); any later one was
+/// written by a knob call.
+inline constexpr std::uint32_t kLaunchKnobEpoch = 2;
+
 /// Knobs of a fresh launch: every SM, `ctas_per_sm` CTAs each, no bypass,
-/// the default chunk target and stall grace, epoch 2 (even: consistent).
+/// the default chunk target and stall grace, kLaunchKnobEpoch.
 inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   SmMask all;
   all.set();
@@ -57,7 +62,7 @@ inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   k.preempt = 0;
   k.chunk_target_ns = kDefaultChunkTargetNs;
   k.stall_grace_ns = kDefaultStallGraceNs;
-  k.epoch = 2;
+  k.epoch = kLaunchKnobEpoch;
 }
 
 /// The device copy of `k`, as the launch's initial State carries it.
@@ -75,6 +80,31 @@ inline void copyKnobs(const volatile Knobs &k, DeviceKnobs &d) {
   d.ack_scan_word = 0;
   for (unsigned w = 0; w < kMaskWords; ++w)
     d.sm_mask[w] = k.sm_mask[w];
+}
+
+/// KernelHandle::knobsApplied() for host epoch `epoch`, read after the
+/// knob write that made it: the device acknowledged it, or no CTA has
+/// started (each reads the host epoch after a system fence behind its
+/// `started` store, which this fence pairs with), or the launch finished.
+inline bool knobsAppliedAt(const volatile Notices &n, bool finished,
+                           std::uint32_t epoch) {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (finished || n.started == 0)
+    return true;
+  return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
+}
+
+/// Whether a watcher that last announced `announced` should announce
+/// onKnobsApplied for the knobs `k` now: a knob call wrote them (an epoch
+/// past the launch's), no write is in progress, and they are applied.
+inline bool newlyApplied(const volatile Knobs &k, const volatile Notices &n,
+                         bool finished, std::uint32_t &announced) {
+  const std::uint32_t e = k.epoch;
+  if ((e & 1u) || e <= kLaunchKnobEpoch || e == announced ||
+      !knobsAppliedAt(n, finished, e))
+    return false;
+  announced = e;
+  return true;
 }
 
 /// The host side of the knob sequence lock: `write` changes fields of `k`
