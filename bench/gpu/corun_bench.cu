@@ -23,7 +23,13 @@
 // says so once and this benchmark prints it beside the row.
 //
 // Without a GPU it prints "no GPU: skipped" and exits 0. Asserts nothing.
-//   bench-corun [--ncu ncu.csv] [--trace-dir DIR]   |   bench-corun --ncu-pass
+// Bounded: every wait has a deadline (kDeadlineS) and the whole run stops
+// at --max-seconds (default 40: .ci/gpu-run's co-run stage has 50); a
+// missed deadline or the time limit prints a FAILED or "stopped" line
+// naming what was not measured, and the program exits 1 instead of hanging.
+//   bench-corun [--ncu ncu.csv] [--trace-dir DIR] [--max-seconds S]
+//   bench-corun --ncu-pass [--max-seconds S]
+#include "bounded_wait.hpp"
 #include "gpu_inputs.hpp"
 
 #include "smpart/controller_runtime.hpp"
@@ -33,11 +39,14 @@
 #include "smpart/trace.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -47,6 +56,36 @@
 namespace {
 
 using smpart::policy::BlockShape;
+using Clock = std::chrono::steady_clock;
+
+/// Deadline of one co-run (every job of a scenario): a healthy one takes
+/// well under a second.
+constexpr double kDeadlineS = 10;
+
+/// End of the run (--max-seconds), and why it stopped early: a wait that
+/// timed out (its kernels may still hold the GPU), a CUDA error, or the
+/// time limit. Once set, nothing more is launched.
+Clock::time_point g_end = Clock::time_point::max();
+std::string g_stopped;
+bool g_hung = false;
+
+double secondsLeft() {
+  return std::chrono::duration<double>(g_end - Clock::now()).count();
+}
+
+/// False (after saying once why) when nothing more may be measured.
+bool mayRun(const std::string &what) {
+  if (g_stopped.empty() && secondsLeft() <= 0)
+    g_stopped = "time limit (--max-seconds) reached";
+  if (g_stopped.empty())
+    return true;
+  static bool said = false;
+  if (!said)
+    std::printf("stopped: %s; not measured from here on: %s\n",
+                g_stopped.c_str(), what.c_str());
+  said = true;
+  return false;
+}
 
 bool ok(cudaError_t e, const char *what) {
   if (e != cudaSuccess)
@@ -127,9 +166,21 @@ std::vector<App> makeApps() {
 }
 
 /// Runs each job on its own stream, all started together; returns each
-/// job's turnaround in ms (start of all to the end of that job).
+/// job's turnaround in ms (start of all to the end of that job), or nothing
+/// when `what` failed or may not run (mayRun()).
 std::vector<double> runTogether(const std::vector<const App *> &jobs,
-                                bool rewritten) {
+                                bool rewritten, const std::string &what) {
+  if (!mayRun(what))
+    return {};
+  // Whatever came before (the buffers' copies) is done.
+  if (const cudaError_t e = smpart_test::syncStream(0, kDeadlineS);
+      e != cudaSuccess) {
+    std::printf("%s: FAILED: waiting for earlier work: %s\n", what.c_str(),
+                cudaGetErrorName(e));
+    g_stopped = what + " failed";
+    g_hung = e == cudaErrorTimeout;
+    return {};
+  }
   std::vector<cudaStream_t> streams(jobs.size());
   std::vector<cudaEvent_t> ends(jobs.size());
   cudaEvent_t start;
@@ -138,7 +189,6 @@ std::vector<double> runTogether(const std::vector<const App *> &jobs,
     cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking);
     cudaEventCreate(&ends[i]);
   }
-  cudaDeviceSynchronize();
   cudaEventRecord(start, streams[0]);
   for (std::size_t i = 1; i < jobs.size(); ++i)
     cudaStreamWaitEvent(streams[i], start, 0);
@@ -153,20 +203,42 @@ std::vector<double> runTogether(const std::vector<const App *> &jobs,
   for (std::size_t i = 0; i < jobs.size(); ++i)
     cudaEventRecord(ends[i], streams[i]);
   std::vector<double> ms(jobs.size());
+  // One deadline for the whole co-run, never past the end of the run.
+  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
+  const Clock::time_point t0 = Clock::now();
+  cudaError_t failed = cudaSuccess;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    cudaEventSynchronize(ends[i]);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, ends[i]);
-    ms[i] = t;
-    cudaEventDestroy(ends[i]);
+    if (failed == cudaSuccess) {
+      const double used =
+          std::chrono::duration<double>(Clock::now() - t0).count();
+      failed = smpart_test::syncEvent(ends[i], std::max(0.0, limit - used));
+      float t = 0;
+      cudaEventElapsedTime(&t, start, ends[i]);
+      ms[i] = t;
+    }
+    cudaEventDestroy(ends[i]); // released once recorded: never blocks
     cudaStreamDestroy(streams[i]);
   }
   cudaEventDestroy(start);
-  return ms;
+  if (failed == cudaSuccess)
+    return ms;
+  if (failed == cudaErrorTimeout) {
+    std::printf("%s: FAILED: not finished within %.0f s%s\n", what.c_str(),
+                limit, limit < kDeadlineS ? " (the end of --max-seconds)" : "");
+    g_hung = true;
+  } else {
+    std::printf("%s: FAILED: %s: %s\n", what.c_str(), cudaGetErrorName(failed),
+                cudaGetErrorString(failed));
+  }
+  g_stopped = what + " failed";
+  return {};
 }
 
+/// NaN when the run failed or may not run.
 double aloneMs(const App &a, bool rewritten) {
-  return runTogether({&a}, rewritten)[0];
+  const std::vector<double> ms = runTogether(
+      {&a}, rewritten, a.kernel + (rewritten ? " (rewritten)" : "") + " alone");
+  return ms.empty() ? std::numeric_limits<double>::quiet_NaN() : ms[0];
 }
 
 /// Sets every launch's SMs and CTAs per SM before its first block.
@@ -235,14 +307,19 @@ smpart::policy::ProfileSet measureProfiles(const std::vector<App> &apps,
       smpart::setLaunchObserver(fixed);
       const double ms = aloneMs(a, true) / a.launches;
       smpart::setLaunchObserver(nullptr);
+      if (std::isnan(ms))
+        return set; // main() says why
       occupancy = std::max(occupancy, fixed->occupancy);
       if (k.by_sms.empty() || k.by_sms.back().sms < static_cast<int>(sms))
         k.by_sms.push_back({static_cast<int>(std::max(1u, sms)), ms, {}, {}});
     }
     for (unsigned c = 1; c <= occupancy; ++c) {
       smpart::setLaunchObserver(std::make_shared<FixedAllocation>(info, n, c));
-      k.by_ctas.push_back({static_cast<int>(c), aloneMs(a, true) / a.launches});
+      const double ms = aloneMs(a, true) / a.launches;
       smpart::setLaunchObserver(nullptr);
+      if (std::isnan(ms))
+        return set;
+      k.by_ctas.push_back({static_cast<int>(c), ms});
     }
     set.kernels.push_back(std::move(k));
   }
@@ -302,23 +379,42 @@ void printRow(const char *scenario, const std::string &mode, const Figures &f,
               note.c_str());
 }
 
+/// The end of a run that stopped early: 1, without running destructors
+/// when a kernel may still hold the GPU (they could wait for it forever).
+int incomplete() {
+  std::printf("bench-corun: incomplete: %s\n", g_stopped.c_str());
+  std::fflush(stdout);
+  if (g_hung)
+    std::_Exit(1);
+  return 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string ncu, traceDir;
   bool ncuPass = false;
+  double maxSeconds = 40;
   for (int i = 1; i < argc; ++i) {
+    char *end = nullptr;
     if (!std::strcmp(argv[i], "--ncu") && i + 1 < argc)
       ncu = argv[++i];
     else if (!std::strcmp(argv[i], "--trace-dir") && i + 1 < argc)
       traceDir = argv[++i];
     else if (!std::strcmp(argv[i], "--ncu-pass"))
       ncuPass = true;
+    else if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc &&
+             (maxSeconds = std::strtod(argv[++i], &end)) > 0 && *end == 0)
+      continue;
     else {
-      std::fprintf(stderr, "usage: bench-corun [--ncu ncu.csv] [--trace-dir DIR] | --ncu-pass\n");
+      std::fprintf(stderr,
+                   "usage: bench-corun [--ncu ncu.csv] [--trace-dir DIR] "
+                   "[--max-seconds S] | --ncu-pass [--max-seconds S]\n");
       return 2;
     }
   }
+  g_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(maxSeconds));
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("no GPU: skipped (%s)\n",
@@ -334,16 +430,29 @@ int main(int argc, char **argv) {
   if (ncuPass) { // one launch of each original, for ncu to measure
     for (const App &a : apps)
       a.launchOnce(false, 0);
-    return ok(cudaDeviceSynchronize(), "ncu pass") ? 0 : 1;
+    // ncu profiles each kernel inside its launch call, so this wait is
+    // short; the deadline is the rest of the run.
+    const cudaError_t e =
+        smpart_test::syncStream(0, std::max(0.0, secondsLeft()));
+    if (e == cudaSuccess)
+      return 0;
+    g_stopped = std::string("ncu pass: ") + cudaGetErrorName(e);
+    g_hung = e == cudaErrorTimeout;
+    return incomplete();
   }
   std::printf("co-run on %s: %zu SMs (ids %u..%u)\n", gpuSpec(info).name.c_str(),
               info.sm_ids.size(), info.sm_ids.front(), info.sm_ids.back());
   for (App &a : apps) { // warm-up, then size each job to ~40 ms alone
     aloneMs(a, false);
     aloneMs(a, true);
-    a.launches = std::max(1, static_cast<int>(std::lround(40.0 / aloneMs(a, false))));
+    const double once = aloneMs(a, false);
+    if (std::isnan(once))
+      return incomplete();
+    a.launches = std::max(1, static_cast<int>(std::lround(40.0 / once)));
   }
   smpart::policy::ProfileSet profiles = measureProfiles(apps, info);
+  if (!g_stopped.empty())
+    return incomplete();
   if (!ncu.empty())
     mergeNcu(profiles, ncu);
   for (const auto &k : profiles.kernels)
@@ -373,7 +482,10 @@ int main(int argc, char **argv) {
     double sequential = 0;
     for (double t : alone)
       sequential += t;
-    const std::vector<double> streamsMs = runTogether(jobs, false);
+    const std::vector<double> streamsMs =
+        runTogether(jobs, false, std::string(sc.name) + " streams");
+    if (streamsMs.empty())
+      break;
     const Figures streams = figures(alone, streamsMs);
     const double streamsMakespan = *std::max_element(streamsMs.begin(), streamsMs.end());
     std::printf("\n%s: sequential %.1f ms, plain streams makespan %.1f ms (x%.2f)\n",
@@ -398,11 +510,14 @@ int main(int argc, char **argv) {
       auto controller = std::make_shared<smpart::Controller>(
           *policy, profiles, info.sm_ids, options);
       smpart::setLaunchObserver(smpart::observerFor(controller));
-      const std::vector<double> ms = runTogether(jobs, true);
+      const std::vector<double> ms =
+          runTogether(jobs, true, std::string(sc.name) + " smpart " + name);
       smpart::setLaunchObserver(nullptr);
+      if (ms.empty())
+        break;
       printRow(sc.name, std::string("smpart ") + name, figures(alone, ms),
                streams, warnings.empty() ? "" : "(" + warnings + ")");
     }
   }
-  return 0;
+  return g_stopped.empty() ? 0 : incomplete();
 }

@@ -12,6 +12,9 @@
 // kernel, which nvcc rejects (the file hides it from nvcc with
 // #if !defined(__NVCC__)); its rewritten form runs in the CPU emulation
 // (emulation_inputs_test). Without a GPU every test skips with the reason.
+// Waits have deadlines (bounded_wait.hpp): a kernel that never finishes
+// fails its test instead of hanging the run.
+#include "bounded_wait.hpp"
 #include "gpu_inputs.hpp"
 #include "smpart/runtime.hpp"
 
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -103,12 +107,24 @@ protected:
     // The runtime's own check: it names the failing call and CUDA's reason.
     if (const smpart::Status st = smpart::init(); !st.ok())
       GTEST_SKIP() << st.message();
+    // Below ctest's 45 s: bounds the waits inside the files' own launchers
+    // (bfs_frontier.cu synchronises the device itself).
+    const ::testing::TestInfo *t =
+        ::testing::UnitTest::GetInstance()->current_test_info();
+    watchdog_ = std::make_unique<smpart_test::Watchdog>(
+        std::string(t->test_suite_name()) + "." + t->name(), 35);
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {
     if (s)
       cudaStreamDestroy(s);
+    watchdog_.reset();
   }
+
+  /// cudaDeviceSynchronize with a deadline: the launchers use `s` and the
+  /// default stream, and the runtime completes a rewritten kernel on the
+  /// stream it was launched on.
+  cudaError_t sync() { return smpart_test::syncStreams({s, 0}); }
 
   /// reset(); original(); outputs() against reset(); rewritten(); outputs().
   void compare(const std::function<void()> &reset,
@@ -117,12 +133,12 @@ protected:
                const std::function<Outputs()> &outputs) {
     reset();
     original();
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "original";
+    ASSERT_EQ(sync(), cudaSuccess) << "original";
     ASSERT_EQ(cudaGetLastError(), cudaSuccess) << "original";
     const Outputs want = outputs();
     reset();
     rewritten();
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << "rewritten";
+    ASSERT_EQ(sync(), cudaSuccess) << "rewritten";
     const smpart::Status st = smpart::getLastError();
     ASSERT_TRUE(st.ok()) << "rewritten: " << st.message();
     ASSERT_EQ(cudaGetLastError(), cudaSuccess) << "rewritten";
@@ -142,6 +158,7 @@ protected:
   }
 
   cudaStream_t s = nullptr;
+  std::unique_ptr<smpart_test::Watchdog> watchdog_;
 };
 
 // --- vector_ops.cu ---------------------------------------------------------
@@ -212,14 +229,14 @@ TEST_F(GpuInputs, Reduction) {
   compare([&] { partial.fill(-1.f); total.fill(-1.f); },
           [&] {
             blocks[0] = gpu_orig_reduction::launch_reduce_sum(in, partial, n, block, s);
-            cudaStreamSynchronize(s);
+            ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
             // Two-pass: the second pass over the first pass's partial sums
             // (at most 1024 of them fit one block; fold the first 1024).
             gpu_orig_reduction::launch_reduce_sum_final(partial, total, std::min(grid, 1024));
           },
           [&] {
             blocks[1] = gpu_xf_reduction::launch_reduce_sum(in, partial, n, block, s);
-            cudaStreamSynchronize(s);
+            ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
             gpu_xf_reduction::launch_reduce_sum_final(partial, total, std::min(grid, 1024));
           },
           [&] { return Outputs().add("partial", partial).add("total", total); });

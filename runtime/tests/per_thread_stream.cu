@@ -3,7 +3,32 @@
 // stream, as <<<..., 0>>> does in this translation unit.
 #include "gpu_kernels.cuh"
 
+#include <chrono>
+#include <thread>
+
 namespace smpart_test {
+namespace {
+
+/// cudaStreamSynchronize(0) with a deadline, written out here: the inline
+/// helpers of bounded_wait.hpp, compiled in this translation unit, would
+/// mean the per-thread stream by 0 and clash with their legacy-stream
+/// definitions in the others.
+cudaError_t syncWithin(double seconds) {
+  const auto end =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(seconds));
+  for (;;) {
+    const cudaError_t e = cudaStreamQuery(0);
+    if (e != cudaErrorNotReady)
+      return e;
+    if (std::chrono::steady_clock::now() >= end)
+      return cudaErrorTimeout;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+} // namespace
 
 cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec,
                                                    float *out,
@@ -24,7 +49,7 @@ cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec,
     return err;
   err = cudaGraphLaunch(exec, 0);
   if (err == cudaSuccess)
-    err = cudaStreamSynchronize(0);
+    err = syncWithin(10);
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   return err;

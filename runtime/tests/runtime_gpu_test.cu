@@ -1,5 +1,7 @@
 // GPU tests of libsmpart (label gpu). Each test skips, with the reason,
-// when no GPU is usable; none passes silently.
+// when no GPU is usable; none passes silently. Every wait on the GPU has a
+// deadline (bounded_wait.hpp): a test that would hang fails instead.
+#include "bounded_wait.hpp"
 #include "gpu_kernels.cuh"
 #include "smpart/runtime.hpp"
 
@@ -9,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 #include <vector>
@@ -30,6 +33,20 @@ protected:
     // The runtime's own check: it names the failing call and CUDA's reason.
     if (const smpart::Status st = smpart::init(); !st.ok())
       GTEST_SKIP() << st.message();
+    // Below ctest's 45 s: a hang inside a call no helper can bound (the
+    // user's own cudaStreamSynchronize under test) still fails with a name.
+    const ::testing::TestInfo *t =
+        ::testing::UnitTest::GetInstance()->current_test_info();
+    watchdog_ = std::make_unique<smpart_test::Watchdog>(
+        std::string(t->test_suite_name()) + "." + t->name(), 35);
+    // Load the test kernels now. Under lazy module loading (CUDA's default)
+    // the first launch of a kernel loads its module, which may wait for the
+    // kernels already running: with the gate kernel spinning until the
+    // host opens it after that launch, the launch would never return.
+    cudaFuncAttributes attr;
+    CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::gateKernel));
+    CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::recordOriginal));
+    CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::recordRewritten));
     CHECK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CHECK_CUDA(cudaHostAlloc(&gate_, sizeof(unsigned), cudaHostAllocMapped));
@@ -40,6 +57,7 @@ protected:
       cudaStreamDestroy(stream_);
     if (gate_)
       cudaFreeHost(gate_);
+    watchdog_.reset();
   }
   void alloc(unsigned blocks, unsigned threads) {
     blocks_ = blocks;
@@ -88,19 +106,20 @@ protected:
   BlockRecord *rec_ = nullptr;
   float *out_ = nullptr;
   unsigned blocks_ = 0, threads_ = 0;
+  std::unique_ptr<smpart_test::Watchdog> watchdog_;
 };
 
 TEST_F(Gpu, ResultsEqualOriginal) {
   alloc(20000, 128);
   smpart_test::recordOriginal<<<dim3(200, 100), 128, 0, stream_>>>(rec_, out_, 0);
-  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  CHECK_CUDA(smpart_test::syncStream(stream_));
   const std::vector<float> want = outputs();
   CHECK_CUDA(cudaMemset(out_, 0, blocks_ * threads_ * sizeof(float)));
   CHECK_CUDA(cudaMemset(rec_, 0, blocks_ * sizeof(BlockRecord)));
   smpart::KernelHandle h = smpart_test::launchRecord(dim3(200, 100), 128, stream_, rec_, out_, 0);
   CHECK_OK(h.status());
   // Stream semantics: synchronising the user's stream is enough.
-  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  CHECK_CUDA(smpart_test::syncStream(stream_));
   EXPECT_EQ(outputs(), want);
   expectEveryBlockOnce();
   smpart::Progress p;
@@ -112,32 +131,22 @@ TEST_F(Gpu, ResultsEqualOriginal) {
 
 /// Polls `h` until `pred(progress)` holds or `seconds` pass.
 template <class Pred>
-bool waitFor(const smpart::KernelHandle &h, Pred pred, double seconds = 10) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::duration<double>(seconds);
-  smpart::Progress p;
-  while (std::chrono::steady_clock::now() < end) {
-    if (h.progress(p).ok() && pred(p))
-      return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(20));
-  }
-  return false;
+bool waitFor(const smpart::KernelHandle &h, Pred pred,
+             double seconds = smpart_test::kWaitSeconds) {
+  return smpart_test::pollFor(seconds, [&] {
+    smpart::Progress p;
+    return h.progress(p).ok() && pred(p);
+  });
 }
 
 /// Waits for `stream` with a deadline, so that a hang fails the test
 /// instead of the test run.
 bool streamDoneWithin(cudaStream_t stream, double seconds) {
-  const auto end = std::chrono::steady_clock::now() +
-                   std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess)
-      return true;
-    if (q != cudaErrorNotReady)
-      return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  return false;
+  return smpart_test::syncStream(stream, seconds) == cudaSuccess;
+}
+
+smpart::Status waitKernel(smpart::KernelHandle &h) {
+  return smpart_test::waitKernel(h);
 }
 
 TEST_F(Gpu, PreemptMidRunThenResume) {
@@ -149,21 +158,21 @@ TEST_F(Gpu, PreemptMidRunThenResume) {
   ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }))
       << "the kernel never got going";
   CHECK_OK(h.preempt());
-  CHECK_OK(h.drain());
+  CHECK_OK(smpart_test::drainKernel(h));
   smpart::Progress p;
   CHECK_OK(h.progress(p));
   EXPECT_FALSE(p.finished) << "kernel finished before preemption";
   EXPECT_TRUE(p.parked);
   EXPECT_EQ(p.resident_ctas, 0u);
-  EXPECT_EQ(h.wait().code(), smpart::Errc::kPreempted);
+  EXPECT_EQ(waitKernel(h).code(), smpart::Errc::kPreempted);
   // Nothing is taken while preempted.
   const unsigned long long taken = p.taken;
   std::this_thread::sleep_for(std::chrono::milliseconds(2));
   CHECK_OK(h.progress(p));
   EXPECT_EQ(p.taken, taken);
   CHECK_OK(h.resume());
-  CHECK_OK(h.wait());
-  CHECK_CUDA(cudaStreamSynchronize(stream_));
+  CHECK_OK(waitKernel(h));
+  CHECK_CUDA(smpart_test::syncStream(stream_));
   expectEveryBlockOnce();
 }
 
@@ -189,7 +198,7 @@ TEST_F(Gpu, KnobChangeWhileRunningConfinesBlocksAfterTheAcknowledgement) {
   smpart::Progress p;
   CHECK_OK(h.progress(p));
   const unsigned long long after = p.taken;
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   expectOnceAndInsideFrom(after, mask);
 }
 
@@ -208,7 +217,7 @@ TEST_F(Gpu, GrowAddsCtas) {
   ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) {
     return p.finished || p.resident_ctas > static_cast<unsigned>(sms_);
   })) << "grown CTAs never ran";
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   expectEveryBlockOnce();
 }
 
@@ -233,7 +242,7 @@ TEST_F(Gpu, StalledAllocationIsReportedNotHung) {
   CHECK_OK(h.progress(p));
   EXPECT_TRUE(p.finished);
   EXPECT_GT(p.stalls, 0u);
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   expectEveryBlockOnce();
 }
 
@@ -248,11 +257,12 @@ TEST_F(Gpu, UserSyncWhilePreemptedReturnsAfterResumeFromAnotherThread) {
     h.resume();
   });
   // The user's own synchronisation blocks while the kernel is preempted
-  // and returns once the other thread resumed it.
+  // and returns once the other thread resumed it. It is the call under
+  // test, so it cannot be polled: the fixture's watchdog bounds it.
   const cudaError_t err = cudaStreamSynchronize(stream_);
   resumer.join();
   CHECK_CUDA(err);
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   expectEveryBlockOnce();
 }
 
@@ -266,9 +276,10 @@ TEST_F(Gpu, ResumeAfterRelaunchQueuedBehindUserWork) {
   smpart_test::recordOriginal<<<1, 64, 0, stream_>>>(rec_, out_, 0); // user work after it
   ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
   CHECK_OK(h.preempt());
-  CHECK_OK(h.drain());
+  CHECK_OK(smpart_test::drainKernel(h));
   CHECK_OK(h.resume());
-  ASSERT_TRUE(streamDoneWithin(stream_, 30)) << "hang: completion depended on later work";
+  ASSERT_TRUE(streamDoneWithin(stream_, 20))
+      << "hang: completion depended on later work";
   const std::vector<BlockRecord> recs = records();
   for (unsigned b = 1; b < blocks; ++b)
     ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
@@ -293,13 +304,13 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
     second = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec2, out2, 0);
     called = true;
   }));
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!called && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(called);
   h = smpart::KernelHandle(); // dropping the last handle must not join anything
-  CHECK_OK(second.wait());
+  CHECK_OK(waitKernel(second));
   expectEveryBlockOnce();
   std::vector<BlockRecord> r2(blocks);
   CHECK_CUDA(cudaMemcpy(r2.data(), rec2, blocks * sizeof(BlockRecord), cudaMemcpyDeviceToHost));
@@ -312,7 +323,7 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
 TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {
   alloc(1000, 64);
   smpart::KernelHandle before = smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
-  CHECK_OK(before.wait());
+  CHECK_OK(waitKernel(before));
   cudaStreamDestroy(stream_);
   stream_ = nullptr;
   CHECK_CUDA(cudaDeviceReset());
@@ -322,7 +333,7 @@ TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {
   alloc(1000, 64);
   smpart::KernelHandle after = smpart_test::launchRecord(dim3(1000), 64, nullptr, rec_, out_, 0);
   CHECK_OK(after.status());
-  CHECK_OK(after.wait());
+  CHECK_OK(waitKernel(after));
   expectEveryBlockOnce();
   // The launch found the reset: handles from before say so, and nothing of
   // theirs (freed with the context) is touched.
@@ -371,7 +382,7 @@ TEST_F(Gpu, SmMaskRespected) {
     mask.set(s);
   CHECK_OK(h.setSmMask(mask));
   *gate_ = 1;
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   std::set<unsigned> used;
   for (const BlockRecord &r : records()) {
     ASSERT_EQ(r.runs, 1u);
@@ -390,7 +401,7 @@ TEST_F(Gpu, CtasPerSmAndBypassTagCounts) {
   CHECK_OK(h.setCtasPerSm(4));
   CHECK_OK(h.setBypassCtasPerSm(1));
   *gate_ = 1;
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   // Before the grid runs out no CTA leaves, so per SM: at most 4 CTAs, and
   // exactly one of them tagged.
   std::map<unsigned, std::set<unsigned>> ctas, tagged;
@@ -417,7 +428,7 @@ TEST_F(Gpu, OpaqueKernelMixesWithTransformed) {
       });
   CHECK_OK(h.status());
   EXPECT_EQ(h.preempt().code(), smpart::Errc::kNotSupported);
-  CHECK_OK(h.wait());
+  CHECK_OK(waitKernel(h));
   expectEveryBlockOnce();
 }
 
