@@ -2,7 +2,7 @@
 """Static cost of the persistent-thread protocol, per kernel (no GPU needed).
 
   bench/gpu/static_cost.py [--build build] [--runtime-include runtime/include]
-                           [--json out.json]
+                           [--rewritten DIR] [--json out.json]
 
 Compiles every test_inputs/ kernel before (test_inputs/*.cu) and after the
 rewrite (<build>/test_inputs/smpart/*.cu, compiled against
@@ -839,7 +839,7 @@ def key(pretty):
 # ------------------------------------------------------------------- main
 
 def analyse(args):
-    rewritten = args.build / "test_inputs/smpart"
+    rewritten = args.rewritten or args.build / "test_inputs/smpart"
     inc = args.runtime_include.resolve()
     proto_dirs = [os.path.realpath(inc)]
     off, knobs_img = layout(args.cxx, inc)
@@ -928,6 +928,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=ROOT / "build", type=pathlib.Path)
     ap.add_argument("--runtime-include", default=ROOT / "runtime/include", type=pathlib.Path)
+    ap.add_argument("--rewritten", type=pathlib.Path,
+                    help="folder of the rewritten files (default <build>/test_inputs/smpart; "
+                         ".gpu-bundle/test_inputs on the GPU machine)")
     ap.add_argument("--json", type=pathlib.Path, help="also write the figures here")
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--block", type=int, default=256,
@@ -937,8 +940,9 @@ def main():
     ap.add_argument("--ptxas", default=shutil.which("ptxas") or str(cuda / "ptxas"))
     ap.add_argument("--cxx", default=shutil.which("g++") or "c++")
     args = ap.parse_args()
-    if not (args.build / "test_inputs/smpart").is_dir():
-        sys.exit(f"error: no {args.build}/test_inputs/smpart: build the target "
+    rewritten = args.rewritten or args.build / "test_inputs/smpart"
+    if not rewritten.is_dir():
+        sys.exit(f"error: no {rewritten}: build the target "
                  "smpart_transformed_test_inputs first")
     rows = analyse(args)
     report(rows, sys.stdout)
