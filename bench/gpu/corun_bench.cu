@@ -24,7 +24,7 @@
 //
 // Without a GPU it prints "no GPU: skipped" and exits 0. Asserts nothing.
 // Bounded: every wait has a deadline (kDeadlineS) and the whole run stops
-// at --max-seconds (default 40: .ci/gpu-run's co-run stage has 50); a
+// at --max-seconds (default 35: .ci/gpu-run's co-run stage has 45); a
 // missed deadline or the time limit prints a FAILED or "stopped" line
 // naming what was not measured, and the program exits 1 instead of hanging.
 //   bench-corun [--ncu ncu.csv] [--trace-dir DIR] [--max-seconds S]
@@ -394,7 +394,7 @@ int incomplete() {
 int main(int argc, char **argv) {
   std::string ncu, traceDir;
   bool ncuPass = false;
-  double maxSeconds = 40;
+  double maxSeconds = 35;
   for (int i = 1; i < argc; ++i) {
     char *end = nullptr;
     if (!std::strcmp(argv[i], "--ncu") && i + 1 < argc)
