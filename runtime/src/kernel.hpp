@@ -38,6 +38,10 @@ struct Slot {
   cudaEvent_t started = nullptr; // user stream reached the kernel
   cudaEvent_t done = nullptr;    // the kernel (first instance) completed
   unsigned generation = 0;
+  /// `state` has never been written: cudaMalloc does not zero, and the
+  /// first launch on the slot copies the whole State (zero slot words)
+  /// instead of the header, on the launch stream (see acquireSlotLocked).
+  bool fresh = true;
 };
 
 constexpr unsigned kSlotsPerChunk = 64;
@@ -49,10 +53,16 @@ struct DeviceCtx {
   unsigned next_relaunch = 0;
   std::vector<Slot *> free_slots;
   void *sentinel = nullptr;   // pinned: gone after cudaDeviceReset
-  unsigned *probe = nullptr;  // device: SM-id bitmap of the probe kernel
-  unsigned *probe_host = nullptr;
+  /// Stream-ordered allocation works (cudaMallocAsync): captured launches
+  /// then give each graph a State of its own (launch.cpp).
+  bool memory_pools = false;
+  // The SM-id probe (sm_probe.cu). Its result is read without waiting;
+  // until it covers every SM, info.sm_ids stays empty.
+  unsigned *probe = nullptr;      // device: SM-id bitmap of the probe kernel
+  unsigned *probe_host = nullptr; // pinned copy, valid once probe_done
   cudaEvent_t probe_done = nullptr;
-  bool probe_read = false;
+  bool probe_pending = false; // a probe is in flight
+  unsigned probe_runs = 0;    // probes launched so far
 };
 
 /// Occupancy and attributes of one kernel function, computed once.
@@ -80,6 +90,9 @@ public:
   unsigned occupancy = 1;
   DeviceCtx *ctx = nullptr;
   Slot *slot = nullptr;
+  /// The State the kernel uses: the slot's, or for a captured launch the
+  /// graph's own allocation (launch.cpp: captured launches).
+  State *state = nullptr;
   unsigned generation = 0;
   cudaEvent_t opaque_done = nullptr;
   /// Set (once) when cudaDeviceReset destroyed the kernel's control block:
@@ -122,6 +135,23 @@ public:
   unsigned long long ctasToLaunch() const;
 };
 
+/// Relaxed stream-capture mode for the calling thread, for one scope: the
+/// runtime's own set-up calls (allocations, queries of its own events)
+/// then do not invalidate a capture in progress on the caller's stream or,
+/// in global mode, on another thread. Only calls that cannot conflict with
+/// a capture belong in such a scope: nothing on the legacy stream, no
+/// query or synchronisation of a capturing stream.
+class CaptureModeRelaxed {
+public:
+  CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  CaptureModeRelaxed(const CaptureModeRelaxed &) = delete;
+  CaptureModeRelaxed &operator=(const CaptureModeRelaxed &) = delete;
+
+private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
 struct Runtime {
   std::mutex mu;
   bool initialised = false;
@@ -142,11 +172,14 @@ bool eventDone(cudaEvent_t e);
 /// Returns finished, unreferenced kernels' slots to their pools: at most a
 /// few per call, or every kernel when `all` (the pool is empty).
 void reclaimLocked(Runtime &r, bool all);
-/// Launches the SM-id probe for a new device context (asynchronous).
+/// Launches the SM-id probe for a new device context (asynchronous, on a
+/// runtime-owned non-blocking stream).
 Status startSmProbe(DeviceCtx &ctx);
-/// Reads the probe's result if it is done, or after waiting up to
-/// `timeout_ms`; falls back to dense ids.
-void finishSmProbe(DeviceCtx &ctx, int timeout_ms);
+/// Reads the probe's result if it is done, never waiting: fills
+/// ctx.info.sm_ids once the probes together saw every SM, and launches
+/// another probe (bits accumulate) when the last one saw fewer. Caller
+/// holds the registry lock.
+void pollSmProbeLocked(DeviceCtx &ctx);
 
 /// The notice thread: fires onLastBlockTaken callbacks and the observer's
 /// onLastBlockTaken/onDone for the kernels it watches.

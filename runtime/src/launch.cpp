@@ -75,18 +75,6 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   return Status();
 }
 
-/// Relaxed stream-capture mode for the calling thread, for one scope.
-class CaptureModeRelaxed {
-public:
-  CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  CaptureModeRelaxed(const CaptureModeRelaxed &) = delete;
-  CaptureModeRelaxed &operator=(const CaptureModeRelaxed &) = delete;
-
-private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 /// SMPART_POLICY, SMPART_PROFILE, SMPART_TRACE: read at the first launch.
 /// An invalid setting is one line on stderr and the application runs on
 /// without the controller.
@@ -102,8 +90,41 @@ void configureFromEnvironmentOnce() {
   });
 }
 
-/// A captured launch keeps its control block as long as the graph lives:
-/// the graph owns a user object whose destructor returns the slot.
+// Captured launches.
+//
+// A launch captured into a graph is replayed by every launch of every
+// executable graph instantiated from it, with the kernel parameters
+// (LaunchControl: the addresses of Knobs, State and Notices) fixed at
+// capture. Two requirements follow:
+//
+// * Each replay starts from a clean control block. The captured sequence
+//   therefore holds its own resets, as graph nodes on the capturing
+//   stream: the whole State image (header and zero slot words) is copied
+//   in, and the Notices are zeroed by a copy from those zero slot words,
+//   before the kernel node. Knobs are not reset: they are the host's, and
+//   apply to every replay.
+// * Two replays must never share a live State. CUDA orders the launches
+//   of one cudaGraphExec_t (a launch waits for the previous one), but two
+//   execs of one graph may run at the same time, and the runtime cannot
+//   see instantiation. The State is therefore a graph allocation
+//   (cudaMallocAsync/cudaFreeAsync captured around the kernel: a memory
+//   allocation node and a free node), which is CUDA's own answer to
+//   resources whose address is baked into a graph: such a graph can have
+//   at most one executable graph at a time (a second cudaGraphInstantiate
+//   fails until the first exec is destroyed), cannot be cloned, and each
+//   replay's allocation is freed by the replay itself. Nothing is
+//   serialised behind the user's back, so nothing can deadlock; a program
+//   that wants the same work twice at once captures it twice (each capture
+//   has its own control block). A device-side claim from a pool of blocks
+//   was not chosen: the kernel's parameters cannot change per replay, so
+//   it would need an indirection in the device protocol on every CTA.
+//   Devices without stream-ordered allocation (cudaDevAttrMemoryPools-
+//   Supported == 0) fall back to the slot's own State; there concurrent
+//   execs of one graph would share it (runtime/README.md says so).
+//
+// The host part of the control block (Knobs, Notices, the State image)
+// lives as long as the graph: the graph owns a user object whose
+// destructor returns the slot to the pool.
 struct CapturedSlot {
   DeviceCtx *ctx;
   Slot *slot;
@@ -131,9 +152,47 @@ Status retainForGraph(Kernel &k) {
     delete owner;
     SMPART_CUDA_CHECK(err);
   }
+  // On failure the reference stays ours and is never released: the slot
+  // then stays with this launch, which returns it.
   SMPART_CUDA_CHECK(
       cudaGraphRetainUserObject(graph, obj, 1, cudaGraphUserObjectMove));
   return Status();
+}
+
+static_assert(sizeof(Notices) <= sizeof(State::sm_slots),
+              "captured launches zero the Notices from the zero slot words");
+
+/// The captured reset nodes, then the kernel, then the free node of the
+/// graph allocation (see above). `enqueued`: the kernel node may exist.
+Status captureKernel(Kernel &k, unsigned long long ctas, bool &enqueued) {
+  Slot &s = *k.slot;
+  bool graph_state = false;
+  if (k.ctx->memory_pools) {
+    SMPART_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void **>(&k.state),
+                                      sizeof(State), k.stream));
+    graph_state = true;
+  } else {
+    k.state = s.state;
+  }
+  Status st = [&]() -> Status {
+    SMPART_CUDA_CHECK(cudaMemcpyAsync(k.state, &s.host->image, sizeof(State),
+                                      cudaMemcpyHostToDevice, k.stream));
+    SMPART_CUDA_CHECK(cudaMemcpyAsync(const_cast<Notices *>(&s.host->notices),
+                                      &k.state->sm_slots[0], sizeof(Notices),
+                                      cudaMemcpyDeviceToHost, k.stream));
+    std::lock_guard<std::mutex> lock(k.mu);
+    enqueued = true;
+    k.first_enqueued = true;
+    return k.launchInstance(ctas, k.stream, true);
+  }();
+  // Freed even after a failure, so that the graph stays well formed: an
+  // allocation the graph does not free would fail its next launch.
+  if (graph_state) {
+    const cudaError_t err = cudaFreeAsync(k.state, k.stream);
+    if (st.ok())
+      SMPART_CUDA_CHECK(err);
+  }
+  return st;
 }
 
 } // namespace
@@ -141,7 +200,7 @@ Status retainForGraph(Kernel &k) {
 LaunchControl Kernel::control(bool first) const {
   LaunchControl c{};
   c.knobs = &slot->mapped->knobs;
-  c.state = slot->state;
+  c.state = state;
   c.notices = &slot->mapped->notices;
   c.grid_x = grid.x;
   c.grid_y = grid.y;
@@ -187,16 +246,23 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   const unsigned threads = k.block.x * k.block.y * k.block.z;
   k.launch_smem = launchSmem(k.smem);
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  SMPART_CUDA_CHECK(cudaStreamIsCapturing(k.stream, &cs));
+  SMPART_CUDA_CHECK(cudaStreamGetCaptureInfo(k.stream, &cs));
+  if (cs == cudaStreamCaptureStatusInvalidated)
+    return cudaFailure(cudaErrorStreamCaptureInvalidated,
+                       ("launch of kernel " + k.name +
+                        " into a capture that was invalidated before")
+                           .c_str(),
+                       __FILE__, __LINE__);
   k.captured = cs == cudaStreamCaptureStatusActive;
   {
     // Set-up calls (first-use allocations, event queries of finished
     // kernels) must not invalidate a capture in progress on the caller's
-    // stream: relaxed capture mode for this thread meanwhile.
+    // stream: relaxed capture mode for this thread meanwhile. None of them
+    // uses a stream.
     CaptureModeRelaxed relaxed;
     std::lock_guard<std::mutex> lock(r.mu);
     SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k.ctx));
-    finishSmProbe(*k.ctx, 0);
+    pollSmProbeLocked(*k.ctx);
     reclaimLocked(r, false);
     if (k.ctx->free_slots.empty())
       reclaimLocked(r, true);
@@ -220,22 +286,29 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   h.image.first_live = static_cast<std::uint32_t>(ctas);
   h.image.generation = k.generation;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (k.captured)
+  if (k.captured) {
     SMPART_RETURN_IF_ERROR(retainForGraph(k));
-  // The state header goes in the stream right before the kernel (a graph
-  // node under capture): each launch, and each replay, starts afresh.
-  SMPART_CUDA_CHECK(cudaMemcpyAsync(s.state, &h.image, kStateInitBytes,
+    enqueued = true; // the graph owns the slot now
+    return captureKernel(k, ctas, enqueued);
+  }
+  // The state header goes in the stream right before the kernel: each
+  // launch starts afresh. A slot's first launch copies the whole State,
+  // zero slot words included (the pool never zeroes device memory itself:
+  // see acquireSlotLocked).
+  k.state = s.state;
+  SMPART_CUDA_CHECK(cudaMemcpyAsync(s.state, &h.image,
+                                    s.fresh ? sizeof(State) : kStateInitBytes,
                                     cudaMemcpyHostToDevice, k.stream));
-  if (!k.captured) // relaunches wait for the user's earlier work
-    SMPART_CUDA_CHECK(cudaEventRecord(s.started, k.stream));
+  s.fresh = false;
+  // Relaunches wait for the user's earlier work.
+  SMPART_CUDA_CHECK(cudaEventRecord(s.started, k.stream));
   {
     std::lock_guard<std::mutex> lock(k.mu);
     enqueued = true;
     k.first_enqueued = true;
     SMPART_RETURN_IF_ERROR(k.launchInstance(ctas, k.stream, true));
   }
-  if (!k.captured)
-    SMPART_CUDA_CHECK(cudaEventRecord(s.done, k.stream));
+  SMPART_CUDA_CHECK(cudaEventRecord(s.done, k.stream));
   return Status();
 }
 

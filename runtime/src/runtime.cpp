@@ -64,6 +64,10 @@ void forgetDeviceLocked(Runtime &r, int dev) {
 } // namespace
 
 Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
+  // First use may come during a capture on this or another thread
+  // (init(), deviceInfo(), a captured launch): the allocations below are
+  // legal then only in relaxed mode.
+  CaptureModeRelaxed relaxed;
   SMPART_RETURN_IF_ERROR(initLocked(r));
   int dev = 0;
   SMPART_CUDA_CHECK(cudaGetDevice(&dev));
@@ -87,6 +91,9 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   SMPART_CUDA_CHECK(cudaDeviceGetAttribute(
       &v, cudaDevAttrMaxBlocksPerMultiprocessor, dev));
   ctx.info.max_blocks_per_sm = static_cast<unsigned>(v);
+  SMPART_CUDA_CHECK(
+      cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
+  ctx.memory_pools = v != 0;
   SMPART_CUDA_CHECK(cudaHostAlloc(&ctx.sentinel, 64, cudaHostAllocDefault));
   for (cudaStream_t &s : ctx.relaunch)
     SMPART_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -97,7 +104,12 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
 /// Control blocks come in chunks that are never freed (pinned allocation
 /// costs far more than a launch); finished kernels return their slot. The
 /// caller may be capturing a stream: launch() switches the thread to
-/// relaxed capture mode around this, as CUDA's own libraries do.
+/// relaxed capture mode around this, as CUDA's own libraries do for
+/// allocations made during capture. Nothing here touches a stream: the
+/// device State is not zeroed now (cudaMemset runs on the legacy stream,
+/// which breaks a capture in progress on any blocking stream, such as
+/// cudaStreamPerThread, in every capture mode); each slot is fresh instead,
+/// and its first launch copies the whole zeroed image on its own stream.
 Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
   if (ctx.free_slots.empty()) {
     Status st = [&]() -> Status {
@@ -111,8 +123,8 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
       State *state = nullptr;
       SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&state),
                                    sizeof(State) * kSlotsPerChunk));
-      // The slot words must start at zero; every CTA leaves them so.
-      SMPART_CUDA_CHECK(cudaMemset(state, 0, sizeof(State) * kSlotsPerChunk));
+      // The images' slot words stay zero for good: only the header of an
+      // image is ever rewritten.
       std::memset(static_cast<void *>(host), 0,
                   sizeof(HostSlot) * kSlotsPerChunk);
       for (unsigned i = 0; i < kSlotsPerChunk; ++i) {

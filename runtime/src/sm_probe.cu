@@ -2,15 +2,19 @@
 //
 // %smid is neither dense nor fixed by PTX's contract, so masks are sets of
 // real ids and plans name SMs by position in the sorted id list. At device
-// initialisation the runtime launches this kernel, asynchronously, with
-// enough CTAs to land on every SM; each CTA records its %smid and stays a
-// few microseconds so that the block scheduler spreads the rest. The result
-// is read when first needed (deviceInfo(), smSet()); if the GPU is too busy
-// for the probe to finish in time, ids fall back to 0..num_sms-1 and
-// DeviceInfo::sm_ids_probed says so. No call waits on it for longer.
+// initialisation the runtime launches this kernel, asynchronously, on a
+// runtime-owned non-blocking stream, with enough CTAs to land on every SM;
+// each CTA records its %smid and stays a few microseconds so that the
+// block scheduler spreads the rest. The result is read when it is there and
+// never waited for under the registry lock: launches need that lock, and
+// the probe may sit behind other work on a busy GPU or a shared hardware
+// queue. Ids are never invented: until the probes together saw every SM,
+// DeviceInfo::sm_ids is empty and sm_ids_probed false, so no mask can name
+// an SM and every kernel keeps its default mask (all SMs). A probe that saw
+// only some SMs (the others were busy) is followed by another; the bitmap
+// accumulates.
 #include "kernel.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -32,27 +36,16 @@ __global__ void smIdProbe(unsigned *bitmap) {
   } while (now - start < 20000);
 }
 
-void denseIds(DeviceInfo &info) {
-  info.sm_ids.resize(info.num_sms);
-  for (unsigned i = 0; i < info.num_sms; ++i)
-    info.sm_ids[i] = i;
-  info.sm_ids_probed = false;
-}
+/// Probe runs before the runtime stops trying: a GPU so busy that this
+/// many runs cannot reach every SM leaves the ids unknown (and says so)
+/// rather than keep a runtime stream occupied.
+constexpr unsigned kMaxProbeRuns = 8;
 
-} // namespace
-
-Status startSmProbe(DeviceCtx &ctx) {
-  denseIds(ctx.info);
+/// Enqueues one probe run: the kernel ORs into the bitmap (never cleared
+/// between runs, so they accumulate), then the bitmap goes to pinned host
+/// memory and the event tells when it is there.
+Status launchProbe(DeviceCtx &ctx) {
   cudaStream_t s = ctx.relaunch[0];
-  SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&ctx.probe),
-                               kMaskWords * sizeof(unsigned)));
-  SMPART_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&ctx.probe_host),
-                                  kMaskWords * sizeof(unsigned),
-                                  cudaHostAllocDefault));
-  SMPART_CUDA_CHECK(
-      cudaEventCreateWithFlags(&ctx.probe_done, cudaEventDisableTiming));
-  SMPART_CUDA_CHECK(
-      cudaMemsetAsync(ctx.probe, 0, kMaskWords * sizeof(unsigned), s));
   void *args[] = {&ctx.probe};
   // Four CTAs per SM of 1024 threads: at most two fit on an SM, so every
   // SM gets some while the others are held for 20 us.
@@ -63,21 +56,40 @@ Status startSmProbe(DeviceCtx &ctx) {
                                     kMaskWords * sizeof(unsigned),
                                     cudaMemcpyDeviceToHost, s));
   SMPART_CUDA_CHECK(cudaEventRecord(ctx.probe_done, s));
+  ctx.probe_pending = true;
+  ++ctx.probe_runs;
   return Status();
 }
 
-void finishSmProbe(DeviceCtx &ctx, int timeout_ms) {
-  if (ctx.probe_read || !ctx.probe_done)
+} // namespace
+
+Status startSmProbe(DeviceCtx &ctx) {
+  ctx.info.sm_ids.clear();
+  ctx.info.sm_ids_probed = false;
+  SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&ctx.probe),
+                               kMaskWords * sizeof(unsigned)));
+  SMPART_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&ctx.probe_host),
+                                  kMaskWords * sizeof(unsigned),
+                                  cudaHostAllocDefault));
+  SMPART_CUDA_CHECK(
+      cudaEventCreateWithFlags(&ctx.probe_done, cudaEventDisableTiming));
+  // On the runtime's own non-blocking stream, never the legacy one: a
+  // legacy-stream operation breaks a capture in progress on any blocking
+  // stream of the process.
+  SMPART_CUDA_CHECK(cudaMemsetAsync(
+      ctx.probe, 0, kMaskWords * sizeof(unsigned), ctx.relaunch[0]));
+  return launchProbe(ctx);
+}
+
+void pollSmProbeLocked(DeviceCtx &ctx) {
+  if (!ctx.probe_pending)
     return;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-  cudaError_t q;
-  while ((q = cudaEventQuery(ctx.probe_done)) == cudaErrorNotReady &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const cudaError_t q = cudaEventQuery(ctx.probe_done);
+  if (q == cudaErrorNotReady)
+    return;
+  ctx.probe_pending = false;
   if (q != cudaSuccess)
-    return; // keep the dense ids; a later call may still read the probe
-  ctx.probe_read = true;
+    return; // the ids stay unknown; nothing is made up
   std::vector<unsigned> ids;
   for (unsigned id = 0; id < kMaxSms; ++id)
     if ((ctx.probe_host[id / 32] >> (id % 32)) & 1u)
@@ -85,7 +97,12 @@ void finishSmProbe(DeviceCtx &ctx, int timeout_ms) {
   if (ids.size() == ctx.info.num_sms) {
     ctx.info.sm_ids = std::move(ids);
     ctx.info.sm_ids_probed = true;
+    return;
   }
+  // Some SMs were busy with other work: look again. A failed relaunch
+  // leaves the ids unknown.
+  if (ctx.probe_runs < kMaxProbeRuns)
+    (void)launchProbe(ctx);
 }
 
 } // namespace detail
@@ -99,13 +116,26 @@ SmMask smSet(const DeviceInfo &info, unsigned first, unsigned count) {
 }
 
 Status deviceInfo(DeviceInfo &out) {
+  // Waits for the probe with the registry lock released between looks, so
+  // that launches on other threads go on meanwhile.
   detail::Runtime &r = detail::runtime();
-  std::lock_guard<std::mutex> lock(r.mu);
-  detail::DeviceCtx *ctx = nullptr;
-  SMPART_RETURN_IF_ERROR(detail::deviceCtxLocked(r, ctx));
-  detail::finishSmProbe(*ctx, 2000);
-  out = ctx->info;
-  return Status();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (;;) {
+    {
+      detail::CaptureModeRelaxed relaxed; // the event query
+      std::lock_guard<std::mutex> lock(r.mu);
+      detail::DeviceCtx *ctx = nullptr;
+      SMPART_RETURN_IF_ERROR(detail::deviceCtxLocked(r, ctx));
+      detail::pollSmProbeLocked(*ctx);
+      if (ctx->info.sm_ids_probed || !ctx->probe_pending ||
+          std::chrono::steady_clock::now() >= deadline) {
+        out = ctx->info;
+        return Status();
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 } // namespace smpart

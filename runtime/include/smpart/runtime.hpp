@@ -87,10 +87,12 @@ struct DeviceInfo {
   unsigned max_threads_per_sm = 0;
   unsigned max_blocks_per_sm = 0;
   /// The SMs' real %smid values, ascending (not dense on every GPU), as
-  /// seen by a probe kernel at initialisation.
+  /// seen by a probe kernel at initialisation. Empty until the probe has
+  /// seen every SM: ids are never made up.
   std::vector<unsigned> sm_ids;
-  /// False when the probe could not see every SM in time (the GPU was
-  /// busy): sm_ids is then 0..num_sms-1.
+  /// False while the probe has not answered (a busy GPU holds it back):
+  /// sm_ids is then empty, smSet() names no SM, and kernels keep their
+  /// default mask (every SM). A later deviceInfo() may have them.
   bool sm_ids_probed = false;
 };
 
@@ -99,7 +101,8 @@ struct DeviceInfo {
 SmMask smSet(const DeviceInfo &info, unsigned first, unsigned count);
 
 /// The current device as the runtime sees it (initialising it if needed).
-/// Waits at most about two seconds for the SM-id probe.
+/// Waits at most about two seconds for the SM-id probe, without holding up
+/// launches on other threads meanwhile.
 Status deviceInfo(DeviceInfo &out);
 
 namespace detail {
@@ -219,9 +222,12 @@ inline cudaStream_t callerStream(cudaStream_t s) {
 /// Entry point of every rewritten `k<<<grid, block, smem, stream>>>(args)`.
 /// Asynchronous like `<<<>>>`; later work in `stream` starts only after
 /// every logical block has finished, wherever it ran: the kernel on
-/// `stream` completes only then. Inside stream capture the launch becomes
-/// graph nodes (a state reset, then the kernel), so every replay starts
-/// afresh. Never throws; see KernelHandle::status() and getLastError().
+/// `stream` completes only then. Inside stream capture (any capture mode)
+/// the launch becomes graph nodes: an allocation of the launch's device
+/// state, its reset, the kernel, the free; every replay starts afresh, and
+/// the graph can have one executable graph at a time (CUDA's rule for
+/// graphs with allocation nodes; capture twice to run the work twice at
+/// once). Never throws; see KernelHandle::status() and getLastError().
 inline KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
                            std::size_t smem, cudaStream_t stream,
                            Relaunch relaunch) {

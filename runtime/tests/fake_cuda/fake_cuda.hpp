@@ -1,0 +1,61 @@
+// A CUDA runtime stand-in for host-runtime tests without a GPU (test
+// support only). fake_cuda.cpp defines the CUDA runtime API functions that
+// libsmpart calls; linked into a test executable, they take precedence
+// over libcudart's. "Device" memory is host memory, streams are FIFO
+// queues run eagerly on the calling thread, and what a real GPU would
+// refuse the fake refuses the same way:
+//
+// * Stream capture: work on a capturing stream becomes graph nodes. A call
+//   that CUDA calls potentially unsafe (cudaMalloc, cudaHostAlloc,
+//   cudaMemset, cudaEventQuery, synchronisation) fails with
+//   cudaErrorStreamCaptureUnsupported and invalidates the capture under
+//   the rules of cudaThreadExchangeStreamCaptureMode (global, thread-local,
+//   relaxed). Any use of the legacy stream while a blocking stream (the
+//   per-thread default stream included) is capturing fails with
+//   cudaErrorStreamCaptureImplicit and invalidates that capture.
+// * Graphs: cudaMallocAsync/cudaFreeAsync under capture are allocation and
+//   free nodes (fresh, non-zero contents at every replay); a graph holding
+//   one can have only one executable graph at a time; launches of one
+//   executable graph are ordered; user objects retained by a graph are
+//   released when the graph and its executable graphs are gone.
+// * Kernels: cudaLaunchKernel runs the host function registered for the
+//   kernel address; an unregistered kernel of 1024-thread CTAs is taken
+//   for libsmpart's SM-id probe, which sets the configured %smid bits.
+//   Kernels and probes can be held (not finished) until released.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <vector>
+
+namespace fake_cuda {
+
+/// A kernel launch as the fake runs it: `start` when it reaches the head
+/// of its stream, then `finish` once `held()` returns false.
+struct KernelRun {
+  std::function<void()> start;
+  std::function<bool()> held;
+  std::function<void()> finish;
+};
+/// Makes the run of one launch from its arguments (copy what it needs:
+/// `args` lives only during cudaLaunchKernel).
+using KernelMaker =
+    std::function<KernelRun(void **args, dim3 grid, dim3 block)>;
+
+/// Forgets everything (as after cudaDeviceReset) and sets the device up.
+void reset(unsigned num_sms = 4, bool memory_pools = true);
+void registerKernel(const void *fn, KernelMaker make);
+/// %smid values the probe sees, run by run (the last entry repeats).
+void setProbeRuns(std::vector<std::vector<unsigned>> runs);
+/// Probes stay unfinished while held.
+void holdProbes(bool hold);
+/// Runs whatever became runnable (after a test changed a hold).
+void pump();
+/// The graph allocation behind `p` exists now (between its allocation
+/// node and its free node in the current replay).
+bool allocationLive(const void *p);
+/// Probe kernels launched so far.
+unsigned probeLaunches();
+
+} // namespace fake_cuda

@@ -1,0 +1,345 @@
+// libsmpart's host runtime against the CUDA stand-in of fake_cuda.hpp: what
+// the runtime asks of CUDA around stream capture, graphs and the SM-id
+// probe, checked without a GPU. The fake refuses what CUDA refuses (unsafe
+// calls and legacy-stream work during capture, a second executable graph
+// of a graph with allocation nodes) and its kernels check the control
+// block they are given: every run must start from a clean one that no
+// other running kernel uses.
+#include "fake_cuda.hpp"
+
+#include "smpart/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// The address the fake knows the test kernel by.
+void testKernel() {}
+
+/// What the test kernel saw, over every run.
+struct Monitor {
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::set<const void *> busy; // State and Notices of running kernels
+  std::atomic<bool> hold{false};
+  std::atomic<unsigned> started{0}, finished{0};
+  bool expect_graph_state = false;
+
+  void error(std::string e) {
+    std::lock_guard<std::mutex> lock(mu);
+    errors.push_back(std::move(e));
+  }
+  std::vector<std::string> errorsSoFar() {
+    std::lock_guard<std::mutex> lock(mu);
+    return errors;
+  }
+};
+
+fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
+                           unsigned ctas) {
+  fake_cuda::KernelRun r;
+  r.start = [&m, ctl, ctas] {
+    smpart::State &s = *ctl.state;
+    volatile smpart::Notices &n = *ctl.notices;
+    if (m.expect_graph_state && !fake_cuda::allocationLive(ctl.state))
+      m.error("the State is not a live graph allocation");
+    if (s.generation != ctl.generation || s.next_block != 0 ||
+        s.blocks_done != 0 || s.resident_ctas != 0 || s.first_live != ctas)
+      m.error("the State header was not reset");
+    for (unsigned w : s.sm_slots)
+      if (w != 0) {
+        m.error("the State's slot words are not zero");
+        break;
+      }
+    smpart::Notices clean{};
+    smpart::Notices now;
+    std::memcpy(&now, const_cast<const smpart::Notices *>(&n), sizeof now);
+    if (std::memcmp(&now, &clean, sizeof now) != 0)
+      m.error("the Notices were not reset (finished = " +
+              std::to_string(now.finished) + ")");
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      if (m.busy.count(ctl.state) ||
+          m.busy.count(const_cast<smpart::Notices *>(&n)))
+        m.errors.push_back("two running kernels share a State or Notices");
+      m.busy.insert(ctl.state);
+      m.busy.insert(const_cast<smpart::Notices *>(&n));
+    }
+    n.started = 1;
+    s.next_block = 3; // what running CTAs leave behind
+    ++m.started;
+  };
+  r.held = [&m] { return m.hold.load(); };
+  r.finish = [&m, ctl] {
+    smpart::State &s = *ctl.state;
+    volatile smpart::Notices &n = *ctl.notices;
+    s.next_block = s.blocks_done = ctl.total_blocks;
+    n.taken = n.done = ctl.total_blocks;
+    n.last_block_taken = 1;
+    n.finished = ctl.generation;
+    {
+      std::lock_guard<std::mutex> lock(m.mu);
+      m.busy.erase(ctl.state);
+      m.busy.erase(const_cast<smpart::Notices *>(&n));
+    }
+    ++m.finished;
+  };
+  return r;
+}
+
+class FakeRuntime : public ::testing::Test {
+protected:
+  void SetUp() override { fresh(); }
+
+  /// A new device: the runtime finds its old context gone (as after
+  /// cudaDeviceReset) and builds a new one, pool and probe included, at
+  /// its next call.
+  void fresh(bool memory_pools = true) {
+    fake_cuda::reset(4, memory_pools);
+    {
+      std::lock_guard<std::mutex> lock(monitor_.mu);
+      monitor_.errors.clear();
+      monitor_.busy.clear();
+    }
+    monitor_.started = monitor_.finished = 0;
+    monitor_.hold = false;
+    monitor_.expect_graph_state = false;
+    fake_cuda::setProbeRuns({{3, 40, 77, 300}});
+    fake_cuda::registerKernel(
+        reinterpret_cast<const void *>(&testKernel),
+        [this](void **args, dim3 grid, dim3) {
+          return runOf(monitor_, *static_cast<smpart::LaunchControl *>(args[0]),
+                       grid.x);
+        });
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+              cudaSuccess);
+  }
+
+  smpart::KernelHandle launch(cudaStream_t s, unsigned blocks = 100) {
+    return smpart::launch({"testKernel", nullptr}, dim3(blocks), dim3(64), 0, s,
+                          [](const smpart::LaunchParams &p) {
+                            smpart::LaunchControl ctl = p.ctl;
+                            void *args[] = {&ctl};
+                            cudaLaunchKernel(
+                                reinterpret_cast<const void *>(&testKernel),
+                                p.grid, p.block, args, p.smem, p.stream);
+                          });
+  }
+
+  /// Captures one launch on `s` into a new graph.
+  cudaGraph_t
+  capture(cudaStream_t s,
+          cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+    cudaGraph_t g = nullptr;
+    EXPECT_EQ(cudaStreamBeginCapture(s, mode), cudaSuccess);
+    smpart::KernelHandle h = launch(s);
+    EXPECT_TRUE(h.status().ok()) << h.status().message();
+    EXPECT_TRUE(h.captured());
+    EXPECT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess)
+        << "the launch invalidated the capture";
+    return g;
+  }
+
+  Monitor monitor_;
+  cudaStream_t stream_ = nullptr;
+};
+
+// (3) The first launch of a process allocates the control-block pool. Under
+// capture of a blocking stream (here the per-thread default stream) that
+// must not touch the legacy stream or make a call the capture mode forbids.
+TEST_F(FakeRuntime, FirstLaunchInsideCaptureIsLegalInEveryMode) {
+  for (cudaStreamCaptureMode mode :
+       {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
+        cudaStreamCaptureModeRelaxed}) {
+    SCOPED_TRACE("capture mode " + std::to_string(mode));
+    fresh();
+    monitor_.expect_graph_state = true;
+    cudaGraph_t g = capture(cudaStreamPerThread, mode);
+    ASSERT_NE(g, nullptr);
+    cudaGraphExec_t x = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
+    EXPECT_EQ(monitor_.finished.load(), 1u);
+    EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+    cudaGraphExecDestroy(x);
+    cudaGraphDestroy(g);
+  }
+}
+
+// (3) A launch on its own stream must not break another thread's capture
+// of a blocking stream (global mode: the strictest).
+TEST_F(FakeRuntime, FirstLaunchLeavesAnotherThreadsCaptureIntact) {
+  cudaStream_t blocking = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault),
+            cudaSuccess);
+  std::promise<void> begun, launched;
+  std::future<cudaError_t> ended = std::async(std::launch::async, [&] {
+    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
+    begun.set_value();
+    launched.get_future().wait();
+    cudaGraph_t g = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(blocking, &g);
+    if (g)
+      cudaGraphDestroy(g);
+    return e;
+  });
+  begun.get_future().wait();
+  smpart::KernelHandle h = launch(stream_);
+  launched.set_value();
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  EXPECT_EQ(ended.get(), cudaSuccess) << "the launch invalidated the capture";
+  EXPECT_TRUE(h.wait().ok());
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// The pool's device memory is never zeroed by a legacy-stream memset: a
+// slot's first launch copies the whole State, zero slot words included.
+TEST_F(FakeRuntime, FreshSlotStartsWithZeroSlotWords) {
+  for (int i = 0; i < 3; ++i) {
+    smpart::KernelHandle h = launch(stream_);
+    ASSERT_TRUE(h.status().ok()) << h.status().message();
+    EXPECT_TRUE(h.wait().ok());
+  }
+  EXPECT_EQ(monitor_.finished.load(), 3u);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// (9) deviceInfo() waiting for a probe that has not answered must not hold
+// up launches on other threads.
+TEST_F(FakeRuntime, LaunchDoesNotWaitBehindASlowProbe) {
+  fake_cuda::holdProbes(true);
+  ASSERT_TRUE(smpart::init().ok());
+  std::future<std::pair<smpart::DeviceInfo, double>> info =
+      std::async(std::launch::async, [] {
+        const auto t0 = Clock::now();
+        smpart::DeviceInfo d;
+        EXPECT_TRUE(smpart::deviceInfo(d).ok());
+        return std::make_pair(
+            d, std::chrono::duration<double>(Clock::now() - t0).count());
+      });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto t0 = Clock::now();
+  smpart::KernelHandle h = launch(stream_);
+  const double launch_s =
+      std::chrono::duration<double>(Clock::now() - t0).count();
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  EXPECT_LT(launch_s, 0.5) << "the launch waited for the SM-id probe";
+  const auto [d, waited] = info.get();
+  EXPECT_GT(waited, 1.0) << "deviceInfo() did not wait for the probe";
+  // Not answered: the ids are unknown, not made up.
+  EXPECT_FALSE(d.sm_ids_probed);
+  EXPECT_TRUE(d.sm_ids.empty());
+  EXPECT_TRUE(smpart::smSet(d, 0, 4).none());
+  // Once the probe answers, the real ids.
+  fake_cuda::holdProbes(false);
+  smpart::DeviceInfo later;
+  ASSERT_TRUE(smpart::deviceInfo(later).ok());
+  EXPECT_TRUE(later.sm_ids_probed);
+  EXPECT_EQ(later.sm_ids, (std::vector<unsigned>{3, 40, 77, 300}));
+}
+
+// (9) A probe that saw only some SMs (the others were busy) is repeated;
+// its bits accumulate. Nothing is filled in.
+TEST_F(FakeRuntime, ProbeThatMissedSmsIsRepeatedNotInvented) {
+  fake_cuda::setProbeRuns({{3, 300}, {40}, {77, 3}});
+  smpart::DeviceInfo d;
+  ASSERT_TRUE(smpart::deviceInfo(d).ok());
+  EXPECT_TRUE(d.sm_ids_probed);
+  EXPECT_EQ(d.sm_ids, (std::vector<unsigned>{3, 40, 77, 300}));
+  EXPECT_EQ(fake_cuda::probeLaunches(), 3u);
+}
+
+// (2) Each replay of a captured launch starts from a clean control block:
+// the State header, zero slot words and zero Notices.
+TEST_F(FakeRuntime, GraphReplaysStartFromACleanControlBlock) {
+  monitor_.expect_graph_state = true;
+  cudaGraph_t g = capture(stream_);
+  ASSERT_NE(g, nullptr);
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay)
+    ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
+  EXPECT_EQ(monitor_.finished.load(), 3u);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+}
+
+// (2) Without stream-ordered allocation the graph keeps the slot's State;
+// replays still start clean.
+TEST_F(FakeRuntime, GraphReplaysStartCleanWithoutMemoryPools) {
+  fresh(/*memory_pools=*/false);
+  cudaGraph_t g = capture(stream_);
+  ASSERT_NE(g, nullptr);
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+  for (int replay = 0; replay < 3; ++replay)
+    ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
+  EXPECT_EQ(monitor_.finished.load(), 3u);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+}
+
+// (2) Two executable graphs of one captured launch never run on one live
+// control block: CUDA refuses the second while the first exists (the graph
+// holds an allocation node). Separate captures run concurrently, each on
+// its own.
+TEST_F(FakeRuntime, ExecsOfOneCapturedLaunchNeverShareState) {
+  cudaStream_t other = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking),
+            cudaSuccess);
+  cudaGraph_t g = capture(stream_);
+  ASSERT_NE(g, nullptr);
+  cudaGraphExec_t x1 = nullptr, x2 = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x1, g, 0), cudaSuccess);
+  const cudaError_t second = cudaGraphInstantiate(&x2, g, 0);
+  monitor_.hold = true;
+  ASSERT_EQ(cudaGraphLaunch(x1, stream_), cudaSuccess);
+  if (second == cudaSuccess)
+    ASSERT_EQ(cudaGraphLaunch(x2, other), cudaSuccess);
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+  EXPECT_NE(second, cudaSuccess)
+      << "a second executable graph of the captured launch was allowed";
+  cudaGraphExecDestroy(x1);
+  if (second == cudaSuccess)
+    cudaGraphExecDestroy(x2);
+  // Once the first is gone, another may be made.
+  ASSERT_EQ(cudaGraphInstantiate(&x2, g, 0), cudaSuccess);
+  cudaGraphExecDestroy(x2);
+
+  // Two captures of the same work: two graphs, run at the same time.
+  cudaGraph_t g2 = capture(stream_);
+  ASSERT_NE(g2, nullptr);
+  ASSERT_EQ(cudaGraphInstantiate(&x1, g, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&x2, g2, 0), cudaSuccess);
+  const unsigned before = monitor_.finished.load();
+  monitor_.hold = true;
+  ASSERT_EQ(cudaGraphLaunch(x1, stream_), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(x2, other), cudaSuccess);
+  EXPECT_EQ(monitor_.started.load() - before, 2u) << "both run at once";
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_EQ(monitor_.finished.load() - before, 2u);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+  cudaGraphExecDestroy(x1);
+  cudaGraphExecDestroy(x2);
+  cudaGraphDestroy(g);
+  cudaGraphDestroy(g2);
+}
+
+} // namespace
