@@ -20,7 +20,7 @@ import sys
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for")
 USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
 STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-TAIL_BYTES = 128  # smpart::kTailBytes
+TAIL_BYTES = 128 + 176  # smpart::kTailBytes (128 + sizeof(KnobImage))
 
 
 def usage(nvcc, arch, root, wrapper):

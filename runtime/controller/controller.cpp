@@ -393,56 +393,72 @@ void Controller::decideAndApply(const char *Trigger) {
   Last = std::move(P);
 }
 
+/// The knob set a kernel's current allocation stands for.
+static KnobSet knobsOf(const KernelAllocation &A) {
+  KnobSet K;
+  K.mask = A.mask;
+  K.ctas_per_sm = A.ctas_per_sm;
+  K.bypass_ctas_per_sm = A.bypass_ctas_per_sm;
+  K.preempt = A.preempted;
+  return K;
+}
+
+void Controller::writeKnobs(Tracked &T, const KnobSet &Next) {
+  KernelAllocation &Cur = T.alloc;
+  const KnobSet Was = knobsOf(Cur);
+  if (Next == Was)
+    return;
+  // One write for the whole step: the device never runs the mask of one
+  // plan with the CTAs per SM of another.
+  check(T, T.control->setKnobs(Next), "setKnobs");
+  Cur.mask = Next.mask;
+  Cur.ctas_per_sm = Next.ctas_per_sm;
+  Cur.bypass_ctas_per_sm = Next.bypass_ctas_per_sm;
+  Cur.preempted = Next.preempt;
+  if (!Opts.trace)
+    return;
+  const unsigned long long Id = Cur.id;
+  if (Next.preempt && !Was.preempt)
+    Opts.trace->preempt(Id, Cur.name);
+  if (Next.mask != Was.mask)
+    Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Next.mask));
+  if (Next.ctas_per_sm != Was.ctas_per_sm)
+    Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Next.ctas_per_sm);
+  if (Next.bypass_ctas_per_sm != Was.bypass_ctas_per_sm)
+    Opts.trace->knob(Id, Cur.name, "bypass_ctas_per_sm",
+                     Next.bypass_ctas_per_sm);
+}
+
 void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
   KernelAllocation &Cur = T.alloc;
-  const unsigned long long Id = Cur.id;
   // What a kernel gives up it may still take blocks on until it
   // acknowledges (releasing); a fresh kernel never ran anywhere.
   const SmMask Held = Cur.preempted || T.fresh ? SmMask() : Cur.mask;
-  if (Tgt.preempted && !Cur.preempted) {
-    check(T, T.control->preempt(), "preempt");
-    Cur.preempted = true;
+  KnobSet Next = knobsOf(Cur);
+  if (Tgt.preempted) {
+    // Keeps its mask; no CTA takes work while preempted.
+    Next.preempt = true;
+  } else {
+    SmMask Keep = Cur.mask & Tgt.mask;
+    if (T.fresh)
+      Keep &= ~releasedByOthers(T);
+    if (Keep.none())
+      // Its new SMs are all new: none of its current ones may stay while
+      // the others grow onto them, and an empty mask is no valid knob. It
+      // stops taking blocks until the grow step gives it the new mask and
+      // resumes it.
+      Next.preempt = true;
+    else
+      Next.mask = Keep;
+    if (Tgt.ctas_per_sm < Cur.ctas_per_sm)
+      Next.ctas_per_sm = Tgt.ctas_per_sm;
+    Next.bypass_ctas_per_sm = Tgt.bypass_ctas_per_sm;
+  }
+  if (Next.preempt && !Cur.preempted)
     T.releasing |= Held;
-    if (Opts.trace)
-      Opts.trace->preempt(Id, Cur.name);
-  }
-  if (Tgt.preempted)
-    return; // keeps its mask; no CTA takes work while preempted
-  SmMask Keep = Cur.mask & Tgt.mask;
-  if (T.fresh)
-    Keep &= ~releasedByOthers(T);
-  if (Keep.none()) {
-    // Its new SMs are all new: none of its current ones may stay while the
-    // others grow onto them, and an empty mask is no valid knob. It stops
-    // taking blocks until the grow step gives it the new mask and resumes it.
-    if (!Cur.preempted) {
-      check(T, T.control->preempt(), "preempt");
-      Cur.preempted = true;
-      T.releasing |= Held;
-      if (Opts.trace)
-        Opts.trace->preempt(Id, Cur.name);
-    }
-  } else if (Keep != Cur.mask) {
-    check(T, T.control->setSmMask(Keep), "setSmMask");
-    T.releasing |= Held & ~Keep;
-    Cur.mask = Keep;
-    if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Keep));
-  }
-  if (Tgt.ctas_per_sm < Cur.ctas_per_sm) {
-    check(T, T.control->setCtasPerSm(Tgt.ctas_per_sm), "setCtasPerSm");
-    Cur.ctas_per_sm = Tgt.ctas_per_sm;
-    if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Tgt.ctas_per_sm);
-  }
-  if (Tgt.bypass_ctas_per_sm != Cur.bypass_ctas_per_sm) {
-    check(T, T.control->setBypassCtasPerSm(Tgt.bypass_ctas_per_sm),
-          "setBypassCtasPerSm");
-    Cur.bypass_ctas_per_sm = Tgt.bypass_ctas_per_sm;
-    if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "bypass_ctas_per_sm",
-                       Tgt.bypass_ctas_per_sm);
-  }
+  else if (!Next.preempt)
+    T.releasing |= Held & ~Next.mask;
+  writeKnobs(T, Next);
 }
 
 void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
@@ -481,24 +497,18 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
       Opts.trace->allocation(Id, Cur.name, 0, Cur.ctas_per_sm, true);
     return;
   }
-  bool Gained = false;
-  if (Mask != Cur.mask) {
-    Gained = (Mask & ~Cur.mask).any();
-    check(T, T.control->setSmMask(Mask), "setSmMask");
-    Cur.mask = Mask;
-    if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Mask));
-  }
-  if (Tgt.ctas_per_sm > Cur.ctas_per_sm) {
-    Gained = true;
-    check(T, T.control->setCtasPerSm(Tgt.ctas_per_sm), "setCtasPerSm");
-    Cur.ctas_per_sm = Tgt.ctas_per_sm;
-    if (Opts.trace)
-      Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Tgt.ctas_per_sm);
-  }
-  if (Cur.preempted) {
+  const bool WasPreempted = Cur.preempted;
+  const bool Gained =
+      (Mask & ~Cur.mask).any() || Tgt.ctas_per_sm > Cur.ctas_per_sm;
+  KnobSet Next = knobsOf(Cur);
+  Next.mask = Mask;
+  if (Tgt.ctas_per_sm > Cur.ctas_per_sm)
+    Next.ctas_per_sm = Tgt.ctas_per_sm;
+  Next.preempt = false;
+  writeKnobs(T, Next);
+  // The write above cleared preemption: resume() and grow() only relaunch.
+  if (WasPreempted) {
     check(T, T.control->resume(), "resume");
-    Cur.preempted = false;
     if (Opts.trace)
       Opts.trace->resume(Id, Cur.name);
   } else if (Gained) {

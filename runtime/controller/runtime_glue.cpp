@@ -36,6 +36,7 @@ public:
     return H.setBypassCtasPerSm(N);
   }
   Status preempt() override { return H.preempt(); }
+  Status setKnobs(const KnobSet &S) override { return H.setKnobs(S); }
   Status resume() override { return H.resume(0); }
   Status grow() override { return H.grow(0); }
   Status progress(ControlProgress &Out) const override {

@@ -26,9 +26,10 @@
 #endif
 
 #include <algorithm>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <random>
@@ -122,6 +123,10 @@ struct Cta {
   /// steps: [1] is what its latest shared-state access saw, [0] the one
   /// before.
   unsigned resident_seen[2] = {0, 0};
+  /// Its threads ended a logical block and no barrier of the CTA opened
+  /// since: on a GPU, other warps may still be storing in that block, so
+  /// nothing may say it is finished yet (givesBack()).
+  bool unsynced = false;
 
   const detail::Tail &tail() const {
     return *reinterpret_cast<const detail::Tail *>(smem.data() + smem.size() -
@@ -149,18 +154,21 @@ struct Machine {
   std::mt19937_64 rng;
   std::vector<unsigned> ids; ///< %smid of each virtual SM (sparse)
   // Transformed runs.
-  Knobs knobs{};
+  Knobs knobs{};     ///< the host's set, as the last knob call left it
+  KnobImage image{}; ///< what the device polls (host-mapped on a GPU)
+  /// A host knob write is half done: the image's words from here on still
+  /// carry the previous set.
+  unsigned write_from = kKnobImageWords;
   State state{};
   Notices notices{};
   LaunchControl ctl{};
   std::map<std::uint32_t, Knobs> history; ///< host knobs by (even) epoch
-  /// State::knobs as the device published it, by (even) epoch: what the
+  /// The device copy of the knobs as published, by (even) epoch: what the
   /// decisions are checked against.
-  std::map<std::uint32_t, DeviceKnobs> published;
+  std::map<std::uint32_t, Knobs> published;
   unsigned long long seq = 0; ///< counts decisions and slot moves
   std::vector<unsigned long long> slot_moved; ///< by SM id: seq of the last
                                               ///< release or compaction
-  bool write_open = false; ///< a host knob write is half done (odd epoch)
   std::vector<unsigned> runs;
   std::vector<std::unique_ptr<Cta>> resident, pending;
   std::vector<unsigned> hw_count;
@@ -215,7 +223,7 @@ bool maskHas(const volatile Knobs &k, unsigned sm) {
   return (k.sm_mask[sm / 32] >> (sm % 32)) & 1u;
 }
 
-void notePublishedCo(Machine &m, const DeviceKnobs &d) {
+void notePublishedCo(Machine &m, const Knobs &d) {
   if (!m.co)
     return;
   CoPublish p{m.co->step, d.epoch, SmMask(), d.preempt != 0, d.ctas_per_sm};
@@ -226,7 +234,7 @@ void notePublishedCo(Machine &m, const DeviceKnobs &d) {
 }
 
 /// The device knobs a kernel's CTAs act on now: the latest published copy.
-const DeviceKnobs &currentDeviceKnobs(const Machine &m) {
+const Knobs &currentDeviceKnobs(const Machine &m) {
   return m.published.rbegin()->second;
 }
 
@@ -253,7 +261,7 @@ void coTake(Machine &m, const Cta &c, unsigned sm, unsigned epoch,
         shared = true;
     if (!mayTake(o) || o.published.empty())
       continue;
-    const DeviceKnobs &d = currentDeviceKnobs(o);
+    const Knobs &d = currentDeviceKnobs(o);
     if (d.preempt || !maskHas(d.sm_mask, sm))
       continue;
     ++r.overlap_takes;
@@ -455,6 +463,7 @@ Wait runCta(Machine &m, Cta &c) {
       continue;
     }
     if (barrier + done == c.n) {
+      c.unsynced = false;
       for (unsigned i = 0; i < c.n; ++i)
         if (c.fibers[i].wait == Wait::kBarrier) {
           c.fibers[i].count = passed;
@@ -511,27 +520,33 @@ unsigned long long fillCtas(const Machine &m) {
       (detail::loadMask(m.knobs) & all) == all, m.ctl.total_blocks);
 }
 
-/// A host knob write, as KernelHandle does it: under the sequence lock.
-/// Sometimes left half done (odd epoch, fields changed) until a later step,
-/// so that the device meets a write in progress.
+/// A host knob write, as KernelHandle does it (detail::writeKnobs).
+/// Sometimes only the first words of the image are written until a later
+/// step, so that the device meets a write in progress.
 template <class Write> void hostWrite(Machine &m, Write write) {
-  if (m.write_open)
+  if (m.write_from < kKnobImageWords)
     return;
-  if (m.cfg.chaos && m.uniform() < 0.3) {
-    m.knobs.epoch += 1;
-    write(m.knobs);
-    m.write_open = true;
-    return;
-  }
-  detail::writeKnobs(m.knobs, write);
+  detail::writeKnobs(m.knobs, m.image, write);
   m.history[m.knobs.epoch] = m.knobs;
+  if (m.cfg.chaos && m.uniform() < 0.3) {
+    // Undo the tail of the image: it still holds the previous set.
+    const Knobs before = std::prev(m.history.end(), 2)->second;
+    m.write_from = 1 + m.pick(kKnobImageWords - 1);
+    detail::storeKnobImage(m.image, before, m.write_from);
+  }
 }
 
 void closeWrite(Machine &m) {
-  if (!m.write_open)
+  if (m.write_from >= kKnobImageWords)
     return;
-  m.knobs.epoch += 1;
-  m.write_open = false;
+  detail::storeKnobImage(m.image, m.knobs, m.write_from);
+  m.write_from = kKnobImageWords;
+}
+
+/// A complete knob write (scripted, or the controller's).
+template <class Write> void fullWrite(Machine &m, Write write) {
+  closeWrite(m);
+  detail::writeKnobs(m.knobs, m.image, write);
   m.history[m.knobs.epoch] = m.knobs;
 }
 
@@ -553,7 +568,7 @@ SmMask randomMask(Machine &m) {
 /// A controller's action at a random moment.
 void knobAction(Machine &m) {
   Report &r = *m.report;
-  if (m.write_open && m.uniform() < 0.5)
+  if (m.write_from < kKnobImageWords && m.uniform() < 0.5)
     return closeWrite(m);
   switch (m.pick(7)) {
   case 0: {
@@ -623,15 +638,19 @@ void place(Machine &m) {
 /// even is recorded, and must carry exactly what the host wrote under it
 /// (a torn copy published as consistent would fail here).
 void notePublished(Machine &m) {
-  const DeviceKnobs &d = m.state.knobs;
-  if ((d.epoch & 1u) || m.published.count(d.epoch))
+  const std::uint32_t e = m.state.knobs.epoch;
+  if ((e & 1u) || m.published.count(e))
     return;
-  m.published[d.epoch] = d;
+  Knobs d{};
+  if (!detail::loadKnobImage(m.state.knobs.copy, d) || d.epoch != e)
+    return m.fail("the device published knob epoch " + std::to_string(e) +
+                  " over a copy that does not hold it whole");
+  m.published[e] = d;
   notePublishedCo(m, d);
-  const auto it = m.history.find(d.epoch);
+  const auto it = m.history.find(e);
   if (it == m.history.end())
-    return m.fail("the device published knob epoch " + std::to_string(d.epoch) +
-                  ", which the host never completed");
+    return m.fail("the device published knob epoch " + std::to_string(e) +
+                  ", which the host never wrote");
   const Knobs &h = it->second;
   bool same = d.ctas_per_sm == h.ctas_per_sm &&
               d.bypass_ctas_per_sm == h.bypass_ctas_per_sm &&
@@ -641,7 +660,7 @@ void notePublished(Machine &m) {
   for (unsigned w = 0; w < kMaskWords; ++w)
     same = same && d.sm_mask[w] == h.sm_mask[w];
   if (!same)
-    m.fail("the device published knob epoch " + std::to_string(d.epoch) +
+    m.fail("the device published knob epoch " + std::to_string(e) +
            " with values that differ from the host's (torn copy)");
 }
 
@@ -740,7 +759,8 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
     detail::storeMask(m.knobs, mask);
   }
   m.history[m.knobs.epoch] = m.knobs;
-  m.ctl.knobs = &m.knobs;
+  detail::storeKnobImage(m.image, m.knobs);
+  m.ctl.knobs = &m.image;
   m.ctl.state = &m.state;
   m.ctl.notices = &m.notices;
   m.ctl.grid_x = grid.x;
@@ -750,8 +770,8 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   m.ctl.total_blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   m.runs.assign(m.ctl.total_blocks, 0);
   const unsigned long long first = fillCtas(m);
-  detail::copyKnobs(m.knobs, m.state.knobs);
-  m.published[m.state.knobs.epoch] = m.state.knobs;
+  detail::initDeviceKnobs(m.knobs, m.state.knobs);
+  m.published[m.knobs.epoch] = m.knobs;
   m.state.first_live = static_cast<std::uint32_t>(first);
   m.state.generation = m.ctl.generation;
   launchCtas(m, first, true);
@@ -772,16 +792,12 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
     ++report.steps;
     m.clock_ns += 200; // a poll every 20 steps, the stall grace in 100
     for (const auto &[at, write] : config.script)
-      if (report.steps == at) {
-        closeWrite(m);
-        detail::writeKnobs(m.knobs, write);
-        m.history[m.knobs.epoch] = m.knobs;
-      }
+      if (report.steps == at)
+        fullWrite(m, write);
     if (report.steps == chaos_steps + 1 && config.settle) {
       closeWrite(m);
       if (m.knobs.preempt)
-        detail::writeKnobs(m.knobs, [](volatile Knobs &k) { k.preempt = 0; });
-      m.history[m.knobs.epoch] = m.knobs;
+        fullWrite(m, [](volatile Knobs &k) { k.preempt = 0; });
     }
     if (report.steps > limit) {
       m.fail("stall: no completion " + std::to_string(limit - chaos_steps) +
@@ -841,11 +857,8 @@ Machine &machineOf(const std::shared_ptr<void> &p) {
 
 /// A host knob write, as KernelHandle does it (complete, under the lock).
 template <class Write> void controlWrite(Machine &m, Write write) {
-  detail::writeKnobs(m.knobs, write);
-  m.history[m.knobs.epoch] = m.knobs;
-  Knobs copy;
-  std::memcpy(&copy, const_cast<const Knobs *>(&m.knobs), sizeof copy);
-  m.co_report->host_writes.emplace_back(m.co->step, copy);
+  fullWrite(m, write);
+  m.co_report->host_writes.emplace_back(m.co->step, m.knobs);
 }
 
 bool finished(const Machine &m) {
@@ -866,7 +879,8 @@ void coLaunch(CoRun &co, Machine &m, const CoKernel &k) {
   detail::initKnobs(m.knobs, m.cfg.occupancy);
   m.knobs.stall_grace_ns = 20000;
   m.history[m.knobs.epoch] = m.knobs;
-  m.ctl.knobs = &m.knobs;
+  detail::storeKnobImage(m.image, m.knobs);
+  m.ctl.knobs = &m.image;
   m.ctl.state = &m.state;
   m.ctl.notices = &m.notices;
   m.ctl.grid_x = k.grid.x;
@@ -882,9 +896,9 @@ void coLaunch(CoRun &co, Machine &m, const CoKernel &k) {
   const unsigned long long first = detail::physicalCtas(
       m.cfg.num_sms, m.cfg.occupancy, m.knobs.ctas_per_sm,
       detail::loadMask(m.knobs).all(), m.ctl.total_blocks);
-  detail::copyKnobs(m.knobs, m.state.knobs);
-  m.published[m.state.knobs.epoch] = m.state.knobs;
-  notePublishedCo(m, m.state.knobs);
+  detail::initDeviceKnobs(m.knobs, m.state.knobs);
+  m.published[m.knobs.epoch] = m.knobs;
+  notePublishedCo(m, m.knobs);
   m.state.first_live = static_cast<std::uint32_t>(first);
   m.state.generation = m.ctl.generation;
   launchCtas(m, first, true);
@@ -900,14 +914,10 @@ unsigned EmulatedKernel::occupancy() const {
   return machineOf(M).cfg.occupancy;
 }
 unsigned EmulatedKernel::index() const { return machineOf(M).index; }
-Knobs EmulatedKernel::hostKnobs() const {
-  Knobs k;
-  std::memcpy(&k, const_cast<const Knobs *>(&machineOf(M).knobs), sizeof k);
-  return k;
-}
-DeviceKnobs EmulatedKernel::deviceKnobs() const {
+Knobs EmulatedKernel::hostKnobs() const { return machineOf(M).knobs; }
+Knobs EmulatedKernel::deviceKnobs() const {
   const Machine &m = machineOf(M);
-  return m.published.empty() ? m.state.knobs : currentDeviceKnobs(m);
+  return m.published.empty() ? m.knobs : currentDeviceKnobs(m);
 }
 
 Status EmulatedKernel::setSmMask(const SmMask &mask) {
@@ -943,10 +953,29 @@ Status EmulatedKernel::preempt() {
   ++m.report->preemptions;
   return Status();
 }
+Status EmulatedKernel::setKnobs(const KnobSet &set) {
+  Machine &m = machineOf(M);
+  if (set.mask.none() || set.ctas_per_sm == 0 ||
+      set.ctas_per_sm > kMaxCtasPerSm || set.bypass_ctas_per_sm > kMaxCtasPerSm)
+    return Status(Errc::kInvalidArgument, "setKnobs on kernel " + m.name);
+  if (set.preempt && !m.host_preempted)
+    ++m.report->preemptions;
+  if (detail::loadMask(m.knobs) != set.mask)
+    ++m.report->mask_changes;
+  m.host_preempted = set.preempt;
+  controlWrite(m, [&](volatile Knobs &k) {
+    detail::storeMask(k, set.mask);
+    k.ctas_per_sm = set.ctas_per_sm;
+    k.bypass_ctas_per_sm = set.bypass_ctas_per_sm;
+    k.preempt = set.preempt ? 1u : 0u;
+  });
+  return Status();
+}
 Status EmulatedKernel::resume() {
   Machine &m = machineOf(M);
   m.host_preempted = false;
-  controlWrite(m, [](volatile Knobs &k) { k.preempt = 0; });
+  if (m.knobs.preempt) // as KernelHandle::resume: no second write
+    controlWrite(m, [](volatile Knobs &k) { k.preempt = 0; });
   ++m.report->resumes;
   return grow();
 }
@@ -1185,7 +1214,18 @@ void blockBoundary() {
     emu::g_m->fail("blockBoundary() in an original kernel");
     return;
   }
+  emu::Cta &c = *emu::g_m->cta;
+  if (c.working) // this thread ended a logical block
+    c.unsynced = true;
   emu::yieldFiber(emu::Wait::kBoundary);
+}
+
+void givesBack(const char *what) {
+  emu::Machine &m = *emu::g_m;
+  if (m.cta->unsynced)
+    m.fail(std::string("thread 0 gave back ") + what +
+           " before the barrier that completes its CTA's last block (other "
+           "warps may still be storing in it)");
 }
 
 void step() {
@@ -1266,7 +1306,7 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   auto it = m.published.find(epoch);
   if (it == m.published.end())
     return m.fail(where + " decided under an epoch the device never published");
-  const DeviceKnobs &k = it->second;
+  const Knobs &k = it->second;
   if (k.preempt)
     return m.fail(where + " took blocks under preemption");
   if (outside) {

@@ -153,13 +153,32 @@ private:
     const unsigned Value = M.contains("value") && M["value"].is_number_unsigned()
                                ? M["value"].get<unsigned>()
                                : 0;
-    if (Op == "mask" && M.contains("sms") && M["sms"].is_array()) {
-      SmMask Mask;
+    auto maskOf = [&](SmMask &Mask) {
+      if (!M.contains("sms") || !M["sms"].is_array())
+        return false;
       for (const json &S : M["sms"])
         if (S.is_number_unsigned() && S.get<unsigned long long>() < Mask.size())
           Mask.set(S.get<unsigned>());
-      if (Mask.any())
-        K->setSmMask(Mask);
+      return Mask.any();
+    };
+    auto unsignedField = [&](const char *Name, unsigned &Out) {
+      if (!M.contains(Name) || !M[Name].is_number_unsigned())
+        return false;
+      Out = M[Name].get<unsigned>();
+      return true;
+    };
+    SmMask Mask;
+    if (Op == "set") {
+      KnobSet Set;
+      // A malformed set is dropped whole: half a plan is worse than none.
+      if (maskOf(Set.mask) && unsignedField("ctas", Set.ctas_per_sm) &&
+          unsignedField("bypass", Set.bypass_ctas_per_sm) &&
+          M.contains("preempt") && M["preempt"].is_boolean()) {
+        Set.preempt = M["preempt"].get<bool>();
+        K->setKnobs(Set);
+      }
+    } else if (Op == "mask" && maskOf(Mask)) {
+      K->setSmMask(Mask);
     } else if (Op == "ctas" && Value) {
       K->setCtasPerSm(Value);
     } else if (Op == "bypass") {

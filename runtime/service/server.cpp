@@ -57,6 +57,17 @@ public:
     return send({{"op", "bypass"}, {"value", N}});
   }
   Status preempt() override { return send({{"op", "preempt"}}); }
+  Status setKnobs(const KnobSet &S) override {
+    json Ids = json::array();
+    for (unsigned I = 0; I < S.mask.size(); ++I)
+      if (S.mask.test(I))
+        Ids.push_back(I);
+    return send({{"op", "set"},
+                 {"sms", Ids},
+                 {"ctas", S.ctas_per_sm},
+                 {"bypass", S.bypass_ctas_per_sm},
+                 {"preempt", S.preempt}});
+  }
   Status resume() override { return send({{"op", "resume"}}); }
   Status grow() override { return send({{"op", "grow"}}); }
   Status progress(ControlProgress &Out) const override {

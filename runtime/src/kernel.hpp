@@ -19,11 +19,13 @@
 namespace smpart {
 namespace detail {
 
-/// Host-mapped part of a control block: knobs (host writes, device reads),
-/// notices (device writes, host reads), and the image of the State header
-/// that the launch copies to the device before the kernel.
+/// Host-mapped part of a control block: the knobs as the last knob call
+/// left them (host only) and their stamped image (host writes, device
+/// reads), notices (device writes, host reads), and the image of the State
+/// header that the launch copies to the device before the kernel.
 struct alignas(128) HostSlot {
   Knobs knobs;
+  KnobImage knob_image;
   alignas(64) Notices notices;
   State image;
 };

@@ -84,7 +84,7 @@ Status KernelHandle::setSmMask(const SmMask &mask) {
                   "setSmMask on kernel " + k_->name +
                       ": an empty mask leaves no SM to run on; use preempt()");
   std::lock_guard<std::mutex> lock(k_->mu);
-  detail::writeKnobs(k_->slot->host->knobs,
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [&](volatile Knobs &k) { detail::storeMask(k, mask); });
   return Status();
 }
@@ -98,7 +98,7 @@ Status KernelHandle::setCtasPerSm(unsigned n) {
                       std::to_string(kMaxCtasPerSm) +
                       " (preempt() stops every CTA)");
   std::lock_guard<std::mutex> lock(k_->mu);
-  detail::writeKnobs(k_->slot->host->knobs,
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [&](volatile Knobs &k) { k.ctas_per_sm = n; });
   return Status();
 }
@@ -110,7 +110,7 @@ Status KernelHandle::setBypassCtasPerSm(unsigned n) {
                   "setBypassCtasPerSm(" + std::to_string(n) + "): at most " +
                       std::to_string(kMaxCtasPerSm));
   std::lock_guard<std::mutex> lock(k_->mu);
-  detail::writeKnobs(k_->slot->host->knobs,
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [&](volatile Knobs &k) { k.bypass_ctas_per_sm = n; });
   return Status();
 }
@@ -118,8 +118,34 @@ Status KernelHandle::setBypassCtasPerSm(unsigned n) {
 Status KernelHandle::setChunkTargetNs(unsigned ns) {
   SMPART_KNOB_PROLOGUE("setChunkTargetNs");
   std::lock_guard<std::mutex> lock(k_->mu);
-  detail::writeKnobs(k_->slot->host->knobs,
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [&](volatile Knobs &k) { k.chunk_target_ns = ns; });
+  return Status();
+}
+
+Status KernelHandle::setKnobs(const KnobSet &set) {
+  SMPART_KNOB_PROLOGUE("setKnobs");
+  if (set.mask.none())
+    return Status(Errc::kInvalidArgument,
+                  "setKnobs on kernel " + k_->name +
+                      ": an empty mask leaves no SM to run on; set preempt");
+  if (set.ctas_per_sm == 0 || set.ctas_per_sm > kMaxCtasPerSm ||
+      set.bypass_ctas_per_sm > kMaxCtasPerSm)
+    return Status(Errc::kInvalidArgument,
+                  "setKnobs on kernel " + k_->name + ": ctas_per_sm " +
+                      std::to_string(set.ctas_per_sm) + ", bypass " +
+                      std::to_string(set.bypass_ctas_per_sm) +
+                      ": CTAs per SM must be 1.." +
+                      std::to_string(kMaxCtasPerSm) + ", bypass at most that");
+  std::lock_guard<std::mutex> lock(k_->mu);
+  k_->preempted = set.preempt;
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
+                     [&](volatile Knobs &k) {
+                       detail::storeMask(k, set.mask);
+                       k.ctas_per_sm = set.ctas_per_sm;
+                       k.bypass_ctas_per_sm = set.bypass_ctas_per_sm;
+                       k.preempt = set.preempt ? 1u : 0u;
+                     });
   return Status();
 }
 
@@ -127,7 +153,7 @@ Status KernelHandle::preempt() {
   SMPART_KNOB_PROLOGUE("preempt");
   std::lock_guard<std::mutex> lock(k_->mu);
   k_->preempted = true;
-  detail::writeKnobs(k_->slot->host->knobs,
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [](volatile Knobs &k) { k.preempt = 1; });
   return Status();
 }
@@ -137,8 +163,11 @@ Status KernelHandle::resume(unsigned long long ctas) {
   {
     std::lock_guard<std::mutex> lock(k_->mu);
     k_->preempted = false;
-    detail::writeKnobs(k_->slot->host->knobs,
-                       [](volatile Knobs &k) { k.preempt = 0; });
+    // A setKnobs() that cleared it already made the one write a re-plan
+    // needs: a second would only cost the device another epoch.
+    if (k_->slot->host->knobs.preempt)
+      detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
+                         [](volatile Knobs &k) { k.preempt = 0; });
   }
   // The anchor resumes on its own; new CTAs only add speed.
   if (k_->captured)

@@ -199,7 +199,7 @@ Status captureKernel(Kernel &k, unsigned long long ctas, bool &enqueued) {
 
 LaunchControl Kernel::control(bool first) const {
   LaunchControl c{};
-  c.knobs = &slot->mapped->knobs;
+  c.knobs = &slot->mapped->knob_image;
   c.state = state;
   c.notices = &slot->mapped->notices;
   c.grid_x = grid.x;
@@ -275,6 +275,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);
+  storeKnobImage(h.knob_image, h.knobs);
   std::memset(const_cast<Notices *>(&h.notices), 0, sizeof(Notices));
   // The observer (a controller) sets this kernel's knobs now, before the
   // state image takes them: its first CTAs already run where it decided.
@@ -282,7 +283,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
     announced = announceLaunch(kp);
   const unsigned long long ctas = k.ctasToLaunch();
   std::memset(static_cast<void *>(&h.image), 0, kStateInitBytes);
-  copyKnobs(h.knobs, h.image.knobs);
+  initDeviceKnobs(h.knobs, h.image.knobs);
   h.image.first_live = static_cast<std::uint32_t>(ctas);
   h.image.generation = k.generation;
   std::atomic_thread_fence(std::memory_order_seq_cst);

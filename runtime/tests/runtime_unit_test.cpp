@@ -53,25 +53,52 @@ TEST(Plan, MaskRoundTripsThroughKnobWords) {
   EXPECT_EQ(k.preempt, 0u);
 }
 
-TEST(Knobs, WritesAreBracketedByAnOddEpoch) {
+TEST(Knobs, OneWriteStampsAWholeImage) {
   smpart::Knobs k{};
   smpart::detail::initKnobs(k, 8);
-  EXPECT_EQ(k.epoch % 2, 0u);
+  smpart::KnobImage img{};
+  smpart::detail::storeKnobImage(img, k);
   const unsigned before = k.epoch;
-  unsigned during = 0;
-  smpart::detail::writeKnobs(k, [&](volatile smpart::Knobs &w) {
-    during = w.epoch;
+  smpart::detail::writeKnobs(k, img, [&](volatile smpart::Knobs &w) {
     w.ctas_per_sm = 3;
+    w.preempt = 1;
   });
-  EXPECT_EQ(during % 2, 1u) << "a reader must see the write in progress";
   EXPECT_EQ(k.epoch, before + 2);
-  EXPECT_EQ(k.ctas_per_sm, 3u);
+  EXPECT_EQ(k.epoch % 2, 0u);
+  smpart::Knobs read{};
+  ASSERT_TRUE(smpart::detail::loadKnobImage(img, read));
+  EXPECT_EQ(read.epoch, k.epoch);
+  EXPECT_EQ(read.ctas_per_sm, 3u);
+  EXPECT_EQ(read.preempt, 1u);
+  EXPECT_EQ(read.sm_mask[smpart::kMaskWords - 1], 0xffffffffu);
+  for (unsigned w = 0; w < smpart::kKnobImageWords; ++w)
+    EXPECT_EQ(img.word[w] >> 32, k.epoch) << "word " << w;
+}
+
+TEST(Knobs, AReaderRejectsAnImageWrittenHalfWay) {
+  smpart::Knobs a{}, b{};
+  smpart::detail::initKnobs(a, 8);
+  b = a;
+  b.epoch = a.epoch + 2;
+  b.ctas_per_sm = 1;
+  smpart::KnobImage img{};
+  smpart::detail::storeKnobImage(img, a);
+  // A writer that got as far as the scalars: the mask words are new, the
+  // rest old.
+  smpart::detail::storeKnobImage(img, b, 0, smpart::kKnobCtasPerSm);
+  smpart::Knobs read = a;
+  read.ctas_per_sm = 7;
+  EXPECT_FALSE(smpart::detail::loadKnobImage(img, read));
+  EXPECT_EQ(read.ctas_per_sm, 7u) << "a rejected read leaves the output";
+  smpart::detail::storeKnobImage(img, b, smpart::kKnobCtasPerSm);
+  ASSERT_TRUE(smpart::detail::loadKnobImage(img, read));
+  EXPECT_EQ(read.ctas_per_sm, 1u);
   smpart::DeviceKnobs d{};
-  smpart::detail::copyKnobs(k, d);
-  EXPECT_EQ(d.epoch, k.epoch);
-  EXPECT_EQ(d.ctas_per_sm, 3u);
+  smpart::detail::initDeviceKnobs(b, d);
+  EXPECT_EQ(d.epoch, b.epoch);
   EXPECT_EQ(d.last_poll_ns, 0u);
-  EXPECT_EQ(d.sm_mask[smpart::kMaskWords - 1], 0xffffffffu);
+  ASSERT_TRUE(smpart::detail::loadKnobImage(d.copy, read));
+  EXPECT_EQ(read.epoch, b.epoch);
 }
 
 TEST(Layout, HotCountersHaveCacheLinesOfTheirOwn) {
@@ -82,7 +109,8 @@ TEST(Layout, HotCountersHaveCacheLinesOfTheirOwn) {
   EXPECT_EQ(offsetof(smpart::State, knobs), 0u);
   // Only the header is copied per launch; the slot words stay zero.
   EXPECT_EQ(smpart::kStateInitBytes, offsetof(smpart::State, sm_slots));
-  EXPECT_LE(smpart::kStateInitBytes, 512u);
+  // Device knobs (head line + copy line) and three counter lines.
+  EXPECT_LE(smpart::kStateInitBytes, 5 * 128u);
 }
 
 TEST(Plan, SmSetMapsPositionsOntoSparseIds) {

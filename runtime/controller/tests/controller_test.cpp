@@ -230,7 +230,7 @@ TEST(Controller, SmsMoveOnlyOnceTheShrunkKernelAcknowledged) {
   EXPECT_EQ(B->Mask, planned(C, "stream_triad"));
   EXPECT_FALSE((A->Mask & B->Mask).any());
   EXPECT_TRUE(called(W.Log, 2, "resume"));
-  EXPECT_FALSE(called(W.Log, 1, "setSmMask")) << "A is not touched again";
+  EXPECT_FALSE(called(W.Log, 1, "setKnobs")) << "A is not touched again";
   EXPECT_EQ(C.pendingGrants(), 0u);
   EXPECT_EQ(C.deferredGrants(), 1u);
 }
@@ -343,6 +343,38 @@ TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
   EXPECT_EQ(A->Ctas, static_cast<unsigned>(std::min(P.kernels[0].ctas_per_sm, 8)));
   EXPECT_EQ(B->Ctas, static_cast<unsigned>(std::min(P.kernels[1].ctas_per_sm, 8)));
   EXPECT_GE(A->Ctas, 1u);
+}
+
+// A re-plan writes each kernel's knobs whole: at most one setKnobs in the
+// shrink step and one in the grow step, never a mask, a CTA count and a
+// bypass count as separate writes (the device would run mixes of two plans
+// between them).
+TEST(Controller, EachReplanStepIsOneKnobWritePerKernel) {
+  for (const char *Policy : {"even", "greedy", "cd-search"}) {
+    World W(denseIds(16));
+    W.Spatial = std::string(Policy) != "greedy";
+    Controller C(pol(Policy), examples("compute_memory_pair.json"), W.Ids,
+                 W.options());
+    auto A = W.make(1, "sgemm", 1000000, 8);
+    auto B = W.make(2, "stream_triad", 1000000, 8);
+    auto D = W.make(3, "mystery", 1000000, 8);
+    for (const auto &K : {A, B, D}) {
+      W.Log.clear();
+      arrive(W, C, K);
+      std::map<unsigned long long, int> Writes;
+      for (const Call &Cl : W.Log) {
+        EXPECT_NE(Cl.what, "setSmMask") << Policy;
+        EXPECT_NE(Cl.what, "setCtasPerSm") << Policy;
+        EXPECT_NE(Cl.what, "setBypassCtasPerSm") << Policy;
+        EXPECT_NE(Cl.what, "preempt") << Policy;
+        Writes[Cl.id] += Cl.what == "setKnobs";
+      }
+      for (const auto &[Id, N] : Writes)
+        EXPECT_LE(N, 2) << Policy << ": kernel " << Id;
+    }
+    EXPECT_TRUE(called(W.Log, 1, "setKnobs") || called(W.Log, 2, "setKnobs"))
+        << Policy << ": the third arrival re-planned the others";
+  }
 }
 
 TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {

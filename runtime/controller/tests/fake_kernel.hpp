@@ -50,6 +50,17 @@ public:
     return {};
   }
   bool knobsApplied() const override { return Applied; }
+  /// One write of a whole set: logged once as "setKnobs".
+  Status setKnobs(const KnobSet &S) override {
+    Mask = S.mask;
+    Ctas = S.ctas_per_sm;
+    Bypass = S.bypass_ctas_per_sm;
+    Preempted = S.preempt;
+    record("setKnobs", S.mask.count());
+    if (OnMaskWrite)
+      OnMaskWrite();
+    return {};
+  }
   Status preempt() override {
     Preempted = true;
     record("preempt", 0);

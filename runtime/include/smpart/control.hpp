@@ -3,8 +3,9 @@
 // library, the CPU emulation and the device header agree on one definition.
 //
 // Three memories, each written by one side:
-//   Knobs   host-mapped, written by the host, read by one polling CTA at a
-//           time (a PCIe round trip, a few times per ten microseconds);
+//   Knobs   host-mapped (a KnobImage), written by the host in one pass,
+//           read by one polling CTA at a time (one PCIe round trip, at
+//           most once per kPollIntervalNs);
 //   State   device memory, the per-launch counters and a copy of the knobs
 //           that every CTA reads from L2 at each chunk of logical blocks;
 //   Notices host-mapped, written by the device (progress mirror, early
@@ -30,16 +31,13 @@ inline constexpr unsigned kMaxCtasPerSm = 32;
 /// outside its allocation (a reported stall) rather than hang.
 inline constexpr std::uint32_t kDefaultChunkTargetNs = 8000;
 inline constexpr std::uint32_t kDefaultStallGraceNs = 200000;
-/// Dynamic shared memory the runtime adds at the end of every transformed
-/// launch: the protocol's decisions and thread 0's state (device.cuh).
-inline constexpr unsigned kTailBytes = 128;
+
 /// Upper bound of logical blocks taken with one atomic.
 inline constexpr std::uint32_t kMaxChunkBlocks = 64;
 
-/// Knobs written by the host while the kernel runs (host-mapped memory).
-/// `epoch` is a sequence lock: odd while the host writes, bumped to the
-/// next even value when done. The device copies a consistent snapshot into
-/// State::knobs and publishes it under the same epoch.
+/// One knob set: what the host decides for a running kernel. The host
+/// keeps it as written by the last knob call (KernelHandle::knobs()); the
+/// device reads it as a KnobImage.
 struct Knobs {
   std::uint32_t sm_mask[kMaskWords]; ///< bit s set: SM id s may run CTAs
   std::uint32_t ctas_per_sm;         ///< allowed CTAs of this kernel per SM
@@ -47,27 +45,60 @@ struct Knobs {
   std::uint32_t preempt;             ///< nonzero: every CTA yields
   std::uint32_t chunk_target_ns;     ///< target chunk duration (0: 1 block)
   std::uint32_t stall_grace_ns;      ///< see kDefaultStallGraceNs
-  std::uint32_t epoch;               ///< sequence lock, see above
+  std::uint32_t epoch;               ///< even; each knob write moves it on by 2
 };
 
-/// The device's copy of the knobs: one cache line, read by thread 0 of
-/// every CTA at every chunk. The first 16 bytes are the steady-state read.
+/// Where each knob lives among the words of a KnobImage.
+enum KnobWord : unsigned {
+  kKnobMask = 0, ///< kMaskWords words of SM mask
+  kKnobCtasPerSm = kMaskWords,
+  kKnobBypass,
+  kKnobPreempt,
+  kKnobChunkTarget,
+  kKnobStallGrace,
+  kKnobValues, ///< words that carry a value
+};
+/// Whole 16-byte vectors: the device reads an image with v2.u64 loads.
+inline constexpr unsigned kKnobImageWords = (kKnobValues + 1) / 2 * 2;
+
+/// A knob set as stored where it is read while it may be rewritten: the
+/// host's copy in host-mapped memory and the device's copy in State. Each
+/// 64-bit word holds one knob value (low half) and the epoch it was written
+/// under (high half). Aligned 64-bit stores and loads are single-copy atomic
+/// on the CPU, over PCIe and on the GPU, so a reader that finds the same
+/// epoch in every word it read has read one whole set: no lock, no retry
+/// loop, and a whole image is one pass of independent vector loads (one
+/// PCIe round trip for the host's copy). A reader that finds two epochs
+/// keeps what it had and reads again later; it never waits for a writer.
+struct alignas(16) KnobImage {
+  unsigned long long word[kKnobImageWords];
+};
+
+/// Dynamic shared memory the runtime adds at the end of every transformed
+/// launch: the protocol's decisions, thread 0's state and the landing place
+/// of the host's knob image (device.cuh, detail::Tail).
+inline constexpr unsigned kTailBytes = 128 + sizeof(KnobImage);
+
+/// The device's knob state. The first 16 bytes are what thread 0 of every
+/// CTA reads at every chunk; `copy` is read only when `epoch` moved.
 struct alignas(128) DeviceKnobs {
-  std::uint32_t epoch;      ///< host epoch this copy was taken at (even)
+  std::uint32_t epoch;      ///< epoch of the set in `copy` (even)
   std::uint32_t slot_epoch; ///< bumped whenever a CTA releases an SM slot
   unsigned long long last_poll_ns; ///< %globaltimer of the last host poll
-  std::uint32_t ctas_per_sm;
-  std::uint32_t bypass_ctas_per_sm;
-  std::uint32_t preempt;
-  std::uint32_t chunk_target_ns;
-  std::uint32_t stall_grace_ns;
-  std::uint32_t poll_lock;   ///< held by the one CTA copying host knobs
+  std::uint32_t poll_lock;         ///< held by the one CTA polling the host
   /// Last epoch every CTA follows (no slot outside it): Notices::acked_epoch.
   std::uint32_t acked_epoch;
   std::uint32_t ack_scan_word; ///< mask word the acknowledgement checks next
-  std::uint32_t sm_mask[kMaskWords];
+  /// Epoch of the set in `copy`, odd while the poller rewrites it: a CTA
+  /// that read `epoch`, then the words it needs, then this, and finds it
+  /// unchanged read one whole set (a sequence check that never waits: on a
+  /// mismatch it keeps what it had and reads again at its next chunk).
+  std::uint32_t copy_epoch;
+  /// The set published under `epoch`, written before `epoch` moves, as
+  /// the host's image (stamped words) so that it can be checked whole.
+  KnobImage copy;
 };
-static_assert(sizeof(DeviceKnobs) == 128, "one cache line");
+static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 
 /// Per-launch state in device memory. Each hot counter has a cache line of
 /// its own. Everything before `sm_slots` is initialised by one copy on the
@@ -115,7 +146,7 @@ struct Notices {
 
 /// Passed by value as the first parameter of every transformed kernel.
 struct LaunchControl {
-  const volatile Knobs *knobs;     ///< host-mapped, device address
+  const KnobImage *knobs;          ///< host-mapped, device address
   State *state;                    ///< device memory
   volatile Notices *notices;       ///< host-mapped, device address
   unsigned grid_x, grid_y, grid_z; ///< the logical grid of the original launch

@@ -124,6 +124,8 @@ private:
   SmMask maskFor(int First, int Count) const;
   void applyShrink(Tracked &T, const KernelAllocation &Target);
   void applyGrow(Tracked &T, const KernelAllocation &Target);
+  /// Writes `Next` as one knob set if it differs from the allocation.
+  void writeKnobs(Tracked &T, const KnobSet &Next);
   /// SMs that kernels other than \p T gave up without acknowledging it.
   SmMask releasedByOthers(const Tracked &T) const;
   /// Forgets the releasing SMs of kernels that acknowledged (or took their

@@ -21,10 +21,18 @@
 //   thread 0 before the barrier that ends the chunk, so they overlap the
 //   slowest warp. Per logical block: one barrier (shared memory reuse).
 //   K adapts so that a chunk lasts about Knobs::chunk_target_ns.
-// * Host knobs live in host-mapped memory. Every few microseconds one CTA
-//   polls them (one PCIe read of the epoch) and, when they changed, copies
-//   them into the device knob line under a sequence lock; every CTA sees
-//   the new epoch at its next chunk.
+// * Host knobs live in host-mapped memory as a stamped image (every word
+//   carries its epoch). Every few microseconds one CTA polls it (one PCIe
+//   round trip of asynchronous copies) and, when it holds a newer whole
+//   set, writes it to the device copy and then moves the device epoch;
+//   every CTA sees the new epoch at its next chunk and reads the copy,
+//   checking the stamps. Nobody waits for a publish in progress.
+// * Ordering: nothing that says a block is finished (State::blocks_done,
+//   the CTA's SM slot, first_live, Notices::finished) is written before
+//   the barrier after the CTA's last block. Thread 0 decides before that
+//   barrier only to take the next chunk; a decision that gives something
+//   back is settled after it (kSettle), at the cost of a second barrier,
+//   once per CTA lifetime or knob change.
 // * Finished blocks are counted locally and added to State::blocks_done
 //   once, with release semantics, when the CTA leaves.
 // * Acknowledgement: the polling CTA reports a knob epoch in
@@ -40,7 +48,7 @@
 //   kernel finishes by itself and the user's stream order is the kernel's
 //   own. If nothing else can run and its own SM is not allowed, it runs
 //   outside its allocation after Knobs::stall_grace_ns and reports a stall.
-// * No static shared memory: the decisions live in the last 128 bytes of
+// * No static shared memory: the decisions live in the last kTailBytes of
 //   the dynamic shared memory, which the runtime adds to each launch; the
 //   user's dynamic base and alignment are unchanged.
 #pragma once
@@ -158,6 +166,87 @@ loadAcquire(const unsigned long long *p) {
   return v;
 #endif
 }
+__device__ __forceinline__ unsigned loadAcquire(const unsigned *p) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return *p;
+#else
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+#endif
+}
+
+/// The value half of a knob image word, read at device scope (L2): 32
+/// bits, where the whole word would cost a register more per knob.
+__device__ __forceinline__ unsigned loadValue(const unsigned long long *p) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return static_cast<unsigned>(*static_cast<const volatile unsigned long long *>(p));
+#else
+  unsigned v; // little-endian: the low half is the first 4 bytes
+  asm volatile("ld.volatile.global.u32 %0, [%1];"
+               : "=r"(v)
+               : "l"(p)
+               : "memory");
+  return v;
+#endif
+}
+
+/// The epoch a knob image word was written under, and its value.
+__device__ __forceinline__ unsigned stampOf(unsigned long long w) {
+  return static_cast<unsigned>(w >> 32);
+}
+__device__ __forceinline__ unsigned valueOf(unsigned long long w) {
+  return static_cast<unsigned>(w);
+}
+
+/// Copies the host's knob image (host-mapped) into `stage` in shared
+/// memory: independent 16-byte asynchronous copies, all in flight at once,
+/// so the whole image costs one PCIe round trip and no registers (holding
+/// 22 words in registers would raise every kernel's register count).
+/// cp.async.cg does not allocate in L1, and the GPU does not cache system
+/// memory in L2, so each poll reads what the host wrote.
+__device__ __forceinline__ void fetchHostImage(const KnobImage *src,
+                                               unsigned long long *stage) {
+#if defined(SMPART_EMULATION)
+  // Vector by vector, so that a host write may land between two of them.
+  for (unsigned w = 0; w < kKnobImageWords; w += 2) {
+    protocolStep();
+    stage[w] = src->word[w];
+    stage[w + 1] = src->word[w + 1];
+  }
+#else
+  const unsigned dst =
+      static_cast<unsigned>(__cvta_generic_to_shared(stage));
+#pragma unroll
+  for (unsigned w = 0; w < kKnobImageWords; w += 2)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                 :
+                 : "r"(dst + w * 8u), "l"(&src->word[w])
+                 : "memory");
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+/// The host image's first word, read at system scope (one PCIe read).
+__device__ __forceinline__ unsigned long long
+loadHostWord(const KnobImage *img) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return img->word[0];
+#else
+  unsigned long long v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];"
+               : "=l"(v)
+               : "l"(&img->word[0])
+               : "memory");
+  return v;
+#endif
+}
 
 /// The steady-state read: epoch, slot epoch and last poll time, 16 bytes.
 struct KnobHead {
@@ -200,7 +289,11 @@ __device__ __forceinline__ void releaseAdd(unsigned long long *p,
 
 // ---- What thread 0 shares with the CTA ------------------------------------
 
-enum : unsigned { kGo = 1u, kBypass = 2u };
+/// kSettle: thread 0 finishes this decision after the chunk's barrier,
+/// because it gives something back (its slot, its finished blocks, its place
+/// among the first instance's CTAs), which it may do only once every
+/// thread of the CTA is past the last block (see Protocol::settle).
+enum : unsigned { kGo = 1u, kBypass = 2u, kSettle = 4u };
 enum : unsigned { kFirst = 1u, kAnchor = 2u, kStalled = 4u, kStale = 8u,
                   kHasChunk = 16u };
 
@@ -229,6 +322,8 @@ struct alignas(16) Tail {
   unsigned allowed, bypass, mask_word, preempt;
   unsigned k, target_ns, grace_ns, flags;
   unsigned long long chunk_start_ns, local_done;
+  /// Where the polling CTA lands the host's knob image (fetchHostImage).
+  unsigned long long stage[kKnobImageWords];
 };
 static_assert(sizeof(Tail) == kTailBytes, "Tail layout");
 
@@ -277,26 +372,29 @@ public:
       return;
     }
     // Knobs written before this CTA started apply to its first block: one
-    // PCIe read of the host epoch per CTA, and a wait for the device copy
-    // to catch up only if the knobs changed since the launch. `started`
-    // goes out first, behind a system fence: a host that wrote knobs and
-    // still sees started == 0 after its own fence knows this read will see
-    // its write (KernelHandle::knobsApplied relies on it). A CTA that finds
-    // State::started set reads the epoch after a store that is already
-    // visible to the host, which is as good, and skips both (relaunched
-    // CTAs, most of which leave at once, start this way).
-    if (c_.notices && loadRelaxed(&c_.state->started) == 0u) {
+    // PCIe read of the host image's epoch per CTA, and a wait for the
+    // device copy to catch up only if the knobs changed since the launch.
+    // `started` goes out first, behind a system fence: a host that wrote
+    // knobs and still sees started == 0 after its own fence knows this read
+    // will see its write (KernelHandle::knobsApplied relies on it). A CTA
+    // that finds State::started set (acquire: the store it pairs with came
+    // after that fence) reads the epoch after a store already visible to
+    // the host, which is as good, and skips both.
+    if (c_.notices && loadAcquire(&c_.state->started) == 0u) {
       protocolStep();
       c_.notices->started = 1u;
       fenceSystem();
       protocolStep();
       atomicExch(&c_.state->started, 1u);
     }
-    protocolStep();
-    t_.min_epoch = c_.knobs->epoch & ~1u;
+    t_.min_epoch = stampOf(loadHostWord(c_.knobs)) & ~1u;
   }
 
-  /// Decides the CTA's next chunk into t.chunk[out].
+  /// Decides, before the barrier that ends the current chunk, the CTA's
+  /// next chunk into t.chunk[out]: takes one if the CTA keeps its slot;
+  /// anything that gives something back is left to settle() (kSettle).
+  /// Nothing here makes the chunk's blocks count as done: other warps may
+  /// still be storing in its last block.
   __device__ void decide(unsigned out) {
     ChunkDecision &d = t_.chunk[out];
     d = ChunkDecision{0, 0, 0};
@@ -308,18 +406,37 @@ public:
       adaptChunk(now);
     }
     KnobHead h = loadKnobHead(&c_.state->knobs);
-    if (now - h.last_poll_ns >= kPollIntervalNs && pollIfDue(now, h))
+    if (pollDue(now, h) && pollIfDue(now, h))
       h = loadKnobHead(&c_.state->knobs);
-    while (static_cast<int>(h.epoch - t_.min_epoch) < 0 || (h.epoch & 1u)) {
+    if (keepsSlot(h) && take(d, now, false))
+      return;
+    d.flags = kSettle;
+  }
+
+  /// Decides after the chunk's barrier, when every thread is done with
+  /// the blocks this CTA took: may release the slot, count the finished
+  /// blocks, leave, or park as the anchor. Also the CTA's first decision.
+  __device__ void settle(unsigned out) {
+    ChunkDecision &d = t_.chunk[out];
+    d = ChunkDecision{0, 0, 0};
+    if (t_.flags & kStale)
+      return;
+    const unsigned long long now = globalTimerNs();
+    KnobHead h = loadKnobHead(&c_.state->knobs);
+    if (pollDue(now, h) && pollIfDue(now, h))
+      h = loadKnobHead(&c_.state->knobs);
+    while (static_cast<int>(h.epoch - t_.min_epoch) < 0) {
       // The device copy is older than what the host had written when this
-      // CTA started (or is being published): bring it up to date first.
+      // CTA started: bring it up to date first (one poll, a PCIe round
+      // trip; this CTA has no slot and no block yet).
       if (!pollIfDue(globalTimerNs(), h))
         pauseNs(200);
       h = loadKnobHead(&c_.state->knobs);
     }
-    refreshIfChanged(h);
-    // A slot claim that raced with a publish gave the slot back (claimSlot):
-    // decide again under the new knobs, a few times at most.
+    refreshIfChanged(h, true);
+    // A slot claim that raced with a publish gave the slot back (claimSlot),
+    // or the device copy was being rewritten: decide again under the new
+    // knobs, a few times at most.
     for (unsigned i = 0; i < 8 && (t_.epoch & 1u); ++i) {
       pauseNs(200);
       h = loadKnobHead(&c_.state->knobs);
@@ -332,6 +449,37 @@ public:
 
 private:
   __device__ DeviceKnobs &knobs() const { return c_.state->knobs; }
+
+  /// Another poll of the host is due. Signed: another CTA's poll may have
+  /// stored a time later than this CTA's `now`.
+  __device__ static bool pollDue(unsigned long long now, const KnobHead &h) {
+    return static_cast<long long>(now - h.last_poll_ns) >=
+           static_cast<long long>(kPollIntervalNs);
+  }
+
+  /// The fast path's check before taking a chunk: the CTA still holds a
+  /// slot the current knobs allow, on the SM it runs on. Reads the device
+  /// copy only when its epoch moved; moves to a lower free slot (the CTA
+  /// stays on the SM, so nothing is given back).
+  __device__ bool keepsSlot(const KnobHead &h) {
+    if (t_.slot < 0 || smid() != t_.sm)
+      return false;
+    if (h.epoch == t_.epoch && h.slot_epoch == t_.slot_epoch)
+      return true;
+    // A copy being rewritten keeps the cached set, the last whole one,
+    // until the next chunk; the acknowledgement waits for this CTA.
+    if (h.epoch != t_.epoch)
+      readKnobs(h.epoch);
+    t_.slot_epoch = h.slot_epoch;
+    if (t_.preempt || !inMask())
+      return false;
+    compactSlot();
+    return static_cast<unsigned>(t_.slot) < t_.allowed;
+  }
+
+  __device__ bool inMask() const {
+    return t_.sm < kMaxSms && ((t_.mask_word >> (t_.sm % 32)) & 1u);
+  }
 
   /// K follows the measured chunk time (halve or double), and near the end
   /// of the grid shrinks so that the last chunks spread over all CTAs.
@@ -389,6 +537,9 @@ private:
     flushDone();
     if ((t_.flags & (kFirst | kAnchor)) == kFirst) {
       protocolStep();
+#if defined(SMPART_EMULATION)
+      emulation::givesBack("first_live");
+#endif
       if (atomicSub(&c_.state->first_live, 1u) == 1u)
         t_.flags |= kAnchor;
     }
@@ -403,6 +554,9 @@ private:
   __device__ void flushDone() {
     if (t_.local_done == 0)
       return;
+#if defined(SMPART_EMULATION)
+    emulation::givesBack("blocks_done");
+#endif
     releaseAdd(&c_.state->blocks_done, t_.local_done);
     t_.local_done = 0;
   }
@@ -467,6 +621,9 @@ private:
     releaseSlot(); // the slot words must be all zero for the next launch
     if (!c_.notices)
       return;
+#if defined(SMPART_EMULATION)
+    emulation::givesBack("finished");
+#endif
     volatile Notices &n = *c_.notices;
     n.taken = c_.total_blocks;
     n.done = c_.total_blocks;
@@ -483,6 +640,8 @@ private:
   /// last_poll_ns forward and takes the poll lock. Returns true if it
   /// published new knobs.
   __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
+    if (static_cast<long long>(now - h.last_poll_ns) <= 0)
+      return false; // another CTA polled at a later time than this `now`
     protocolStep();
     if (atomicCAS(&knobs().last_poll_ns, h.last_poll_ns, now) !=
         h.last_poll_ns)
@@ -497,8 +656,8 @@ private:
     return changed;
   }
 
-  /// Mirrors progress to the host, copies the host knobs if their epoch
-  /// moved, and acknowledges the device copy once every CTA follows it.
+  /// Mirrors progress to the host, copies the host knobs if they moved,
+  /// and acknowledges the device copy once every CTA follows it.
   __device__ bool poll() {
     const bool changed = copyHostKnobs();
     acknowledge();
@@ -514,35 +673,36 @@ private:
     return changed;
   }
 
-  /// Copies the host knobs into the device knob line if their epoch moved
-  /// (host sequence lock read, device sequence lock write).
+  /// Publishes the host's knob set if it is newer than the device copy and
+  /// whole (every word stamped with one epoch): the image arrives in one
+  /// PCIe round trip, the copy goes to L2 first and the epoch after it, so
+  /// no reader ever waits for a publish (readKnobs checks the stamps). A
+  /// host write in progress is left for the next poll.
   __device__ bool copyHostKnobs() {
-    const volatile Knobs &hk = *c_.knobs;
-    protocolStep();
-    const unsigned e = hk.epoch;
-    if ((e & 1u) || e == loadRelaxed(&knobs().epoch))
-      return false;
-    // Copied word by word under the device sequence lock (odd while it
-    // copies): readers keep their cached values until it is even again.
+    unsigned long long *stage = t_.stage;
+    fetchHostImage(c_.knobs, stage);
+    const unsigned e = stampOf(stage[0]);
     volatile DeviceKnobs &dk = knobs();
-    dk.epoch = e - 1u;
-    __threadfence();
     protocolStep();
-    for (unsigned w = 0; w < kMaskWords; ++w)
-      dk.sm_mask[w] = hk.sm_mask[w];
-    dk.ctas_per_sm = hk.ctas_per_sm;
-    dk.bypass_ctas_per_sm = hk.bypass_ctas_per_sm;
-    dk.preempt = hk.preempt;
-    dk.chunk_target_ns = hk.chunk_target_ns;
-    dk.stall_grace_ns = hk.stall_grace_ns;
+    if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
+      return false;
+    // Rolled loops: unrolled, the compiler would load the whole image
+    // into registers at once and raise the kernel's register count.
+#pragma unroll 1
+    for (unsigned w = 1; w < kKnobImageWords; ++w)
+      if (stampOf(stage[w]) != e)
+        return false;
+#pragma unroll 1
+    for (unsigned w = 0; w < kKnobImageWords; ++w) {
+      if (w == 0) { // readers of the old copy see from here it is going
+        dk.copy_epoch = e - 1u;
+        __threadfence();
+      }
+      dk.copy.word[w] = stage[w];
+    }
     dk.ack_scan_word = 0; // a new epoch is acknowledged after a new scan
-#if !defined(SMPART_EMULATION)
-    __threadfence_system();
-#endif
-    protocolStep();
-    if (hk.epoch != e)
-      return false; // the host wrote meanwhile: stays odd, the next poll copies
     __threadfence();
+    dk.copy_epoch = e;
     protocolStep();
     dk.epoch = e;
     return true;
@@ -554,24 +714,27 @@ private:
   /// some inputs) and moves on only when they are clean, so the epoch is
   /// acknowledged ceil(%nsmid / 32) polls after its last forbidden slot
   /// went. Only the poll-lock holder publishes, which restarts the scan, so
-  /// the epoch cannot move under it. The fence before each check pairs with
-  /// the one in claimSlot(): either the check sees a racing claim, or the
-  /// claiming CTA sees the new epoch and gives its slot back; so a word
-  /// found clean stays clean of forbidden slots. Costs 32 L2 reads per poll
-  /// until an epoch is acknowledged, nothing after.
+  /// the epoch and its copy cannot move under it. The fence before each
+  /// check pairs with the one in claimSlot(): either the check sees a
+  /// racing claim, or the claiming CTA sees the new epoch and gives its
+  /// slot back; so a word found clean stays clean of forbidden slots.
+  /// Costs 32 L2 reads per poll until an epoch is acknowledged, nothing
+  /// after.
   __device__ void acknowledge() {
     volatile DeviceKnobs &dk = knobs();
     protocolStep();
     const unsigned e = dk.epoch;
-    if ((e & 1u) || e == dk.acked_epoch)
+    if (e == dk.acked_epoch)
       return;
     __threadfence();
     protocolStep();
-    const unsigned ctas = dk.ctas_per_sm;
-    const unsigned allowed = dk.preempt ? 0u : lowBits(ctas);
+    const unsigned ctas = valueOf(dk.copy.word[kKnobCtasPerSm]);
+    // The poll-lock holder is the only writer of the copy: no check.
+    const unsigned allowed =
+        valueOf(dk.copy.word[kKnobPreempt]) ? 0u : lowBits(ctas);
     const unsigned w = dk.ack_scan_word;
     const volatile unsigned *slots = c_.state->sm_slots + w * 32;
-    const unsigned mask = dk.sm_mask[w];
+    const unsigned mask = valueOf(dk.copy.word[kKnobMask + w]);
     unsigned forbidden = 0;
     for (unsigned b = 0; b < 32; ++b)
       forbidden |= slots[b] & ~(((mask >> b) & 1u) ? allowed : 0u);
@@ -589,27 +752,32 @@ private:
   }
 
   /// Slow path, taken when the knobs, another CTA's slot or this CTA's SM
-  /// changed since the last decision: re-reads the knobs and re-checks the
-  /// slot (claim, compact, or release).
-  __device__ void refreshIfChanged(const KnobHead &h) {
+  /// changed since the last decision, or always with `recheck` (settle():
+  /// decide() may have read new knobs without acting on them): re-reads
+  /// the knobs and re-checks the slot (claim, compact, or release). Only
+  /// after the chunk's barrier.
+  __device__ void refreshIfChanged(const KnobHead &h, bool recheck = false) {
     const unsigned sm = smid();
-    const bool knobsMoved = h.epoch != t_.epoch && !(h.epoch & 1u);
-    if (!knobsMoved && h.slot_epoch == t_.slot_epoch && sm == t_.sm)
+    // A CTA moved to another SM reads that SM's mask word (with the rest).
+    const bool knobsMoved = h.epoch != t_.epoch || sm != t_.sm;
+    if (!recheck && !knobsMoved && h.slot_epoch == t_.slot_epoch)
       return;
     if (sm != t_.sm) {
       releaseSlot(); // on the SM it was claimed on
       t_.sm = sm;
-      t_.mask_word = sm < kMaxSms ? loadRelaxed(&knobs().sm_mask[sm / 32]) : 0u;
+      t_.epoch = 1u; // its cached mask word is the old SM's: read again
     }
-    if (knobsMoved && !readKnobs(h.epoch))
-      return; // torn by a concurrent publish: decide again next time
+    // A publish in progress keeps the cached set, the last whole one, which
+    // the checks below still apply (decide() may have read it without
+    // acting on it).
+    if (knobsMoved)
+      readKnobs(h.epoch);
     t_.slot_epoch = h.slot_epoch;
     if (t_.epoch & 1u) { // knobs never read (or given up after a race)
       releaseSlot();
       return;
     }
-    const bool inMask = sm < kMaxSms && ((t_.mask_word >> (sm % 32)) & 1u);
-    if (t_.preempt || !inMask) {
+    if (t_.preempt || !inMask()) {
       releaseSlot();
       return;
     }
@@ -622,17 +790,21 @@ private:
       releaseSlot();
   }
 
-  /// Reads the device knob copy published under `epoch`.
+  /// Reads the device copy published under `epoch`: false, leaving the
+  /// cached set as it was, if the poller is rewriting it (copy_epoch moved
+  /// from `epoch`, which the caller read before, with a fence between).
   __device__ bool readKnobs(unsigned epoch) {
     __threadfence();
-    const volatile DeviceKnobs &k = knobs();
-    protocolStep();
-    const unsigned allowed = k.ctas_per_sm, bypass = k.bypass_ctas_per_sm,
-                   preempt = k.preempt, target = k.chunk_target_ns,
-                   grace = k.stall_grace_ns;
-    const unsigned mask = t_.sm < kMaxSms ? k.sm_mask[t_.sm / 32] : 0u;
+    const KnobImage &k = knobs().copy;
+    const unsigned allowed = loadValue(&k.word[kKnobCtasPerSm]),
+                   bypass = loadValue(&k.word[kKnobBypass]),
+                   preempt = loadValue(&k.word[kKnobPreempt]),
+                   target = loadValue(&k.word[kKnobChunkTarget]),
+                   grace = loadValue(&k.word[kKnobStallGrace]);
+    const unsigned mask =
+        t_.sm < kMaxSms ? loadValue(&k.word[kKnobMask + t_.sm / 32]) : 0u;
     __threadfence();
-    if (loadRelaxed(&knobs().epoch) != epoch)
+    if (loadRelaxed(&knobs().copy_epoch) != epoch)
       return false;
     t_.epoch = epoch;
     t_.allowed = allowed < kMaxCtasPerSm ? allowed : kMaxCtasPerSm;
@@ -702,6 +874,9 @@ private:
     // slot word, the slot being free (acknowledge()).
     __threadfence();
     protocolStep();
+#if defined(SMPART_EMULATION)
+    emulation::givesBack("its SM slot");
+#endif
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
 #if defined(SMPART_EMULATION)
     emulation::slotFreed(); // another CTA may claim it from here on
@@ -744,14 +919,27 @@ public:
     }
     if (isThreadZero()) {
       Protocol p(ctl_, t);
-      if (!started_)
+      if (started_) {
+        p.decide(cur_ ^ 1u);
+      } else { // no block ran yet: nothing to order
         p.start();
-      p.decide(cur_ ^ 1u);
+        p.settle(cur_ ^ 1u);
+      }
     }
     started_ = true;
     __syncthreads(); // the previous block is done; the decision is visible
     cur_ ^= 1u;
-    const ChunkDecision d = t.chunk[cur_];
+    ChunkDecision d = t.chunk[cur_];
+    if (d.flags & kSettle) {
+      // Thread 0 gives back what it must only now that the barrier above
+      // completed every thread's part of the last block. It writes the
+      // other buffer: this one may still be read by slower threads.
+      if (isThreadZero())
+        Protocol(ctl_, t).settle(cur_ ^ 1u);
+      __syncthreads();
+      cur_ ^= 1u;
+      d = t.chunk[cur_];
+    }
     if (!(d.flags & kGo))
       return false;
     remaining_ = d.count;

@@ -32,7 +32,11 @@ public:
   virtual Status setCtasPerSm(unsigned N) = 0;
   virtual Status setBypassCtasPerSm(unsigned N) = 0;
   virtual Status preempt() = 0;
-  /// Clears preemption and relaunches enough CTAs for the current knobs.
+  /// Writes a whole knob set at once (one knob epoch on the device): what
+  /// the controller uses for each step of a re-plan.
+  virtual Status setKnobs(const KnobSet &Set) = 0;
+  /// Clears preemption (if the knobs still say preempt) and relaunches
+  /// enough CTAs for the current knobs.
   virtual Status resume() = 0;
   /// Launches more CTAs after the mask or CTAs per SM grew.
   virtual Status grow() = 0;

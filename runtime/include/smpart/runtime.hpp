@@ -146,6 +146,11 @@ public:
   /// (default 8 us): longer chunks cost less per block, shorter ones bound
   /// preemption latency tighter. 0: one block at a time.
   Status setChunkTargetNs(unsigned ns);
+  /// Mask, CTAs per SM, bypass CTAs and preemption in one write: the
+  /// device applies them together (one knob epoch), as a re-plan needs.
+  /// Validated like the single calls; clearing preemption does not
+  /// relaunch CTAs (resume() or grow() do).
+  Status setKnobs(const KnobSet &set);
   /// Every CTA leaves after its current chunk, except the anchor, which
   /// waits (one CTA slot on one SM) so that the kernel can finish later
   /// without anything new being enqueued.

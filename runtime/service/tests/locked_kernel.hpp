@@ -22,6 +22,9 @@ public:
     return locked([&] { return K.setBypassCtasPerSm(N); });
   }
   Status preempt() override { return locked([&] { return K.preempt(); }); }
+  Status setKnobs(const KnobSet &S) override {
+    return locked([&] { return K.setKnobs(S); });
+  }
   Status resume() override { return locked([&] { return K.resume(); }); }
   Status grow() override { return locked([&] { return K.grow(); }); }
   Status progress(ControlProgress &Out) const override {

@@ -128,6 +128,7 @@ public:
   Status setCtasPerSm(unsigned N) override;
   Status setBypassCtasPerSm(unsigned N) override;
   Status preempt() override;
+  Status setKnobs(const KnobSet &set) override;
   Status resume() override;
   Status grow() override;
   Status progress(ControlProgress &Out) const override;
@@ -135,7 +136,7 @@ public:
 
   /// Test views: the host knobs, the knobs the device last published.
   Knobs hostKnobs() const;
-  DeviceKnobs deviceKnobs() const;
+  Knobs deviceKnobs() const; ///< the device copy as last published
   /// Position of the kernel in the runCoRun() list.
   unsigned index() const;
 

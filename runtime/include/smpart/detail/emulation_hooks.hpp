@@ -29,6 +29,10 @@ void slotChanged(int slot);
 /// Called by thread 0 right after its CTA cleared its slot bit, before
 /// slotChanged(-1): from here on the slot is another CTA's to claim.
 void slotFreed();
+/// Called by thread 0 before it makes something say that its CTA's blocks
+/// are finished (`what`: blocks_done, its SM slot, first_live, finished):
+/// the emulation checks that a barrier completed the CTA's last block first.
+void givesBack(const char *what);
 /// Called for every load rewritten to smpart::load, with the CTA's tag.
 void recordLoad(bool bypass);
 /// Called by thread 0 once per decision. `go`: it took logical blocks

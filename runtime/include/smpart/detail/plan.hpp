@@ -1,5 +1,5 @@
 // Host-side arithmetic of libsmpart that needs no CUDA: SM masks, the host
-// side of the knob protocol (sequence lock, acknowledgement) and the size
+// side of the knob protocol (stamped knob images, acknowledgement) and the size
 // of the physical grid. Shared by the runtime and the CPU emulation so
 // that the emulation exercises the same decisions.
 #pragma once
@@ -24,6 +24,21 @@ inline SmMask smRange(unsigned first, unsigned count) {
     m.set(s);
   return m;
 }
+
+/// The knobs a controller sets in one re-plan, written at once
+/// (KernelHandle::setKnobs): the device takes the whole set in one epoch,
+/// never a mask of one plan with the CTAs per SM of another.
+struct KnobSet {
+  SmMask mask;              ///< SMs the kernel may use (not empty)
+  unsigned ctas_per_sm = 1; ///< 1..kMaxCtasPerSm
+  unsigned bypass_ctas_per_sm = 0;
+  bool preempt = false;
+  bool operator==(const KnobSet &o) const {
+    return mask == o.mask && ctas_per_sm == o.ctas_per_sm &&
+           bypass_ctas_per_sm == o.bypass_ctas_per_sm && preempt == o.preempt;
+  }
+  bool operator!=(const KnobSet &o) const { return !(*this == o); }
+};
 
 namespace detail {
 
@@ -65,21 +80,71 @@ inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   k.epoch = kLaunchKnobEpoch;
 }
 
-/// The device copy of `k`, as the launch's initial State carries it.
-inline void copyKnobs(const volatile Knobs &k, DeviceKnobs &d) {
+/// The value knob word `w` of a KnobImage carries for the set `k`.
+inline std::uint32_t knobWord(const volatile Knobs &k, unsigned w) {
+  if (w < kMaskWords)
+    return k.sm_mask[w];
+  switch (w) {
+  case kKnobCtasPerSm:
+    return k.ctas_per_sm;
+  case kKnobBypass:
+    return k.bypass_ctas_per_sm;
+  case kKnobPreempt:
+    return k.preempt;
+  case kKnobChunkTarget:
+    return k.chunk_target_ns;
+  case kKnobStallGrace:
+    return k.stall_grace_ns;
+  default:
+    return 0; // padding to a whole vector
+  }
+}
+
+/// Stores words [from, to) of the set `k` into `img`, each stamped with
+/// k.epoch, one 64-bit store each. A whole image is written with the
+/// default range; the emulation writes one in two parts so that a reader
+/// meets a write half done.
+inline void storeKnobImage(KnobImage &img, const volatile Knobs &k,
+                           unsigned from = 0, unsigned to = kKnobImageWords) {
+  const unsigned long long stamp = static_cast<unsigned long long>(k.epoch)
+                                   << 32;
+  for (unsigned w = from; w < to && w < kKnobImageWords; ++w)
+    *static_cast<volatile unsigned long long *>(&img.word[w]) =
+        stamp | knobWord(k, w);
+}
+
+/// Reads a whole set from `img` into `out`; false, with `out` unchanged,
+/// if its words carry different epochs (a write in progress).
+inline bool loadKnobImage(const KnobImage &img, Knobs &out) {
+  unsigned long long w[kKnobImageWords];
+  for (unsigned i = 0; i < kKnobImageWords; ++i)
+    w[i] = *static_cast<const volatile unsigned long long *>(&img.word[i]);
+  const std::uint32_t epoch = static_cast<std::uint32_t>(w[0] >> 32);
+  for (unsigned i = 1; i < kKnobImageWords; ++i)
+    if (static_cast<std::uint32_t>(w[i] >> 32) != epoch)
+      return false;
+  for (unsigned i = 0; i < kMaskWords; ++i)
+    out.sm_mask[i] = static_cast<std::uint32_t>(w[kKnobMask + i]);
+  out.ctas_per_sm = static_cast<std::uint32_t>(w[kKnobCtasPerSm]);
+  out.bypass_ctas_per_sm = static_cast<std::uint32_t>(w[kKnobBypass]);
+  out.preempt = static_cast<std::uint32_t>(w[kKnobPreempt]);
+  out.chunk_target_ns = static_cast<std::uint32_t>(w[kKnobChunkTarget]);
+  out.stall_grace_ns = static_cast<std::uint32_t>(w[kKnobStallGrace]);
+  out.epoch = epoch;
+  return true;
+}
+
+/// The device knobs of a fresh launch, as its initial State carries them:
+/// the set `k` published, nothing polled or acknowledged yet.
+inline void initDeviceKnobs(const volatile Knobs &k, DeviceKnobs &d) {
   d.epoch = k.epoch;
   d.slot_epoch = 0;
   d.last_poll_ns = 0;
-  d.ctas_per_sm = k.ctas_per_sm;
-  d.bypass_ctas_per_sm = k.bypass_ctas_per_sm;
-  d.preempt = k.preempt;
-  d.chunk_target_ns = k.chunk_target_ns;
-  d.stall_grace_ns = k.stall_grace_ns;
   d.poll_lock = 0;
   d.acked_epoch = 0;
   d.ack_scan_word = 0;
-  for (unsigned w = 0; w < kMaskWords; ++w)
-    d.sm_mask[w] = k.sm_mask[w];
+  d.copy_epoch = k.epoch;
+  storeKnobImage(d.copy, k);
 }
 
 /// KernelHandle::knobsApplied() for host epoch `epoch`, read after the
@@ -107,15 +172,21 @@ inline bool newlyApplied(const volatile Knobs &k, const volatile Notices &n,
   return true;
 }
 
-/// The host side of the knob sequence lock: `write` changes fields of `k`
-/// between an odd and the next even epoch. Callers serialise writers.
-template <class Write> void writeKnobs(volatile Knobs &k, Write write) {
-  const std::uint32_t e = k.epoch;
-  k.epoch = e + 1;
+/// A knob write: `write` changes fields of the host's set `k`, the epoch
+/// moves on by 2, and the whole set goes to `img`, the host-mapped image
+/// the device polls, in one pass of stamped 64-bit stores: one re-plan is
+/// one write that the device takes whole or not at all. Callers serialise
+/// writers.
+template <class Write> void writeKnobs(Knobs &k, KnobImage &img, Write write) {
+  Knobs next = k;
+  write(next);
+  next.epoch = k.epoch + 2;
+  storeKnobImage(img, next);
+  // The image is out before the epoch a watcher reads (newlyApplied), and
+  // both before any later read of Notices (knobsAppliedAt pairs with the
+  // device's `started` store and fence).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  write(k);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  k.epoch = e + 2;
+  k = next;
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
