@@ -15,16 +15,6 @@ using policy::KernelProfile;
 using policy::Plan;
 using policy::ProfileSet;
 
-namespace {
-std::vector<unsigned> maskIds(const SmMask &M) {
-  std::vector<unsigned> Ids;
-  for (unsigned S = 0; S < kMaxSms; ++S)
-    if (M.test(S))
-      Ids.push_back(S);
-  return Ids;
-}
-} // namespace
-
 Controller::Controller(const policy::Policy &P, ProfileSet Prof,
                        std::vector<unsigned> Ids, ControllerOptions O)
     : Pol(&P), Fallback(policy::findPolicy("even")), Profiles(std::move(Prof)),
@@ -421,7 +411,7 @@ void Controller::writeKnobs(Tracked &T, const KnobSet &Next) {
   if (Next.preempt && !Was.preempt)
     Opts.trace->preempt(Id, Cur.name);
   if (Next.mask != Was.mask)
-    Opts.trace->knob(Id, Cur.name, "sm_mask", maskIds(Next.mask));
+    Opts.trace->knob(Id, Cur.name, "sm_mask", smIds(Next.mask));
   if (Next.ctas_per_sm != Was.ctas_per_sm)
     Opts.trace->knob(Id, Cur.name, "ctas_per_sm", Next.ctas_per_sm);
   if (Next.bypass_ctas_per_sm != Was.bypass_ctas_per_sm)
@@ -485,7 +475,7 @@ void Controller::applyGrow(Tracked &T, const KernelAllocation &Tgt) {
     if (Opts.trace)
       Opts.trace->note("grant_waits",
                        "kernel '" + Cur.name + "' waits for SMs " +
-                           nlohmann::json(maskIds(Waiting)).dump() +
+                           nlohmann::json(smIds(Waiting)).dump() +
                            " until the kernels leaving them acknowledge");
   } else {
     T.pending.reset();

@@ -226,10 +226,8 @@ bool maskHas(const volatile Knobs &k, unsigned sm) {
 void notePublishedCo(Machine &m, const Knobs &d) {
   if (!m.co)
     return;
-  CoPublish p{m.co->step, d.epoch, SmMask(), d.preempt != 0, d.ctas_per_sm};
-  for (unsigned s = 0; s < kMaxSms; ++s)
-    if (maskHas(d.sm_mask, s))
-      p.mask.set(s);
+  CoPublish p{m.co->step, d.epoch, detail::loadMask(d), d.preempt != 0,
+              d.ctas_per_sm};
   m.co_report->published.push_back(p);
 }
 

@@ -44,11 +44,7 @@ public:
   std::string name() const override { return Name; }
   unsigned occupancy() const override { return Occ; }
   Status setSmMask(const SmMask &M) override {
-    json Ids = json::array();
-    for (unsigned S = 0; S < M.size(); ++S)
-      if (M.test(S))
-        Ids.push_back(S);
-    return send({{"op", "mask"}, {"sms", Ids}});
+    return send({{"op", "mask"}, {"sms", smIds(M)}});
   }
   Status setCtasPerSm(unsigned N) override {
     return send({{"op", "ctas"}, {"value", N}});
@@ -58,12 +54,8 @@ public:
   }
   Status preempt() override { return send({{"op", "preempt"}}); }
   Status setKnobs(const KnobSet &S) override {
-    json Ids = json::array();
-    for (unsigned I = 0; I < S.mask.size(); ++I)
-      if (S.mask.test(I))
-        Ids.push_back(I);
     return send({{"op", "set"},
-                 {"sms", Ids},
+                 {"sms", smIds(S.mask)},
                  {"ctas", S.ctas_per_sm},
                  {"bypass", S.bypass_ctas_per_sm},
                  {"preempt", S.preempt}});

@@ -213,9 +213,8 @@ public:
 
 std::string maskText(const SmMask &M) {
   std::string s;
-  for (unsigned i = 0; i < kMaxSms; ++i)
-    if (M.test(i))
-      s += (s.empty() ? "" : ",") + std::to_string(i);
+  for (unsigned i : smIds(M))
+    s += (s.empty() ? "" : ",") + std::to_string(i);
   return "{" + s + "}";
 }
 

@@ -10,11 +10,24 @@
 #include <atomic>
 #include <bitset>
 #include <cstdint>
+#include <vector>
 
 namespace smpart {
 
 /// A set of SM ids, [0, kMaxSms).
 using SmMask = std::bitset<kMaxSms>;
+
+/// The SM ids in `mask`, ascending. The one walk over a mask's bits: the
+/// controller's trace and messages, the service protocol and the tests all
+/// spell a mask as this list, so they cannot disagree on its order.
+inline std::vector<unsigned> smIds(const SmMask &mask) {
+  std::vector<unsigned> ids;
+  ids.reserve(mask.count());
+  for (unsigned s = 0; s < kMaxSms; ++s)
+    if (mask.test(s))
+      ids.push_back(s);
+  return ids;
+}
 
 /// SM ids [first, first + count), clipped to kMaxSms. These are raw %smid
 /// values; smSet() maps positions onto the ids a GPU really has.
