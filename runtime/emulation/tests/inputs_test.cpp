@@ -4,7 +4,8 @@
 // growth, SM masks, CTAs per SM, bypass counts changing at random).
 //
 // Every kernel of every test_inputs/ file is covered (the tool transforms
-// all 39; none is refused). Template kernels run as the instances listed in
+// all 39; none is refused); their declarations come from the table
+// test_inputs/inputs.def. Template kernels run as the instances listed in
 // inputs/template_kernel.entries.inc, the static member kernel
 // OptionPricer::price_grid (Clang only on the GPU; the host compiler takes
 // it) through inputs/black_scholes.entries.inc. Grids are small so that the
@@ -19,72 +20,24 @@
 
 using smpart::LaunchControl;
 
-#define SMPART_DECLARE(file, kernel, ...)                                      \
-  namespace emu_orig_##file { void kernel(__VA_ARGS__); }                      \
-  namespace emu_xf_##file { void kernel(LaunchControl, __VA_ARGS__); }
-
-SMPART_DECLARE(vector_ops, saxpy, int, float, const float *, float *)
-SMPART_DECLARE(vector_ops, vector_add, const float *, const float *, float *, int)
-SMPART_DECLARE(reduction, reduce_sum, const float *, float *, int)
-SMPART_DECLARE(reduction, reduce_min_int, const int *, int, int *)
-SMPART_DECLARE(histogram, histogram256, const unsigned char *, int, unsigned int *)
-SMPART_DECLARE(transpose, transpose_tiled, const float *, float *, int, int)
-SMPART_DECLARE(block_helper, record_block_ids, unsigned int *, unsigned int *, unsigned int *)
-SMPART_DECLARE(block_helper, volume_scale3d, const float *, float *, int, int, int, float)
-SMPART_DECLARE(block_helper, laplacian3d, const float *, float *, int, int, int)
-SMPART_DECLARE(vector_ops, scale_offset, const float *, const float *, int, float, float *, int)
-SMPART_DECLARE(sgemm_tiled, sgemm_tiled, int, int, int, float, const float *, int, const float *, int, float, float *, int)
-SMPART_DECLARE(sgemm_tiled, sgemm_naive, int, int, int, float, const float *, const float *, float, float *)
-SMPART_DECLARE(stencil2d, jacobi5_shared, const float *, float *, int, int, float)
-SMPART_DECLARE(stencil2d, jacobi5_global, const float *, float *, int, int, float)
-SMPART_DECLARE(stencil2d, jacobi_count_changed, const float *, const float *, int, float, int *)
-SMPART_DECLARE(histogram, histogram_range, const float *, int, float, float, int, int *, int *)
-SMPART_DECLARE(nbody, nbody_forces, const float4 *, float4 *, int, float)
-SMPART_DECLARE(nbody, nbody_integrate, float4 *, float4 *, const float4 *, int, float, float)
-SMPART_DECLARE(nbody, nbody_energy, const float4 *, const float4 *, float2 *, int)
-SMPART_DECLARE(black_scholes, black_scholes, float *, float *, const float *, const float *, const float *, float, float, int)
-// OptionPricer::price_grid, through inputs/black_scholes.entries.inc.
-SMPART_DECLARE(black_scholes, option_pricer_price_grid, const float *, const float *, const float *, const float *, float, float *, float *, int)
-SMPART_DECLARE(spmv_csr, csr_row_lengths, int, const int *, int *, int *)
-SMPART_DECLARE(kmeans_assign, kmeans_assign, const float *, const float *, int, int, int, int *, int *)
-SMPART_DECLARE(kmeans_assign, kmeans_count, const int *, int, int, int *)
-SMPART_DECLARE(kmeans_assign, kmeans_update, const float *, const int *, int, int, int, float *)
-SMPART_DECLARE(bfs_frontier, bfs_init, int, int, int *, int *, int *)
-SMPART_DECLARE(bfs_frontier, bfs_expand, int, const int *, const int *, const int *, int *, int *, int, int *)
-SMPART_DECLARE(bfs_frontier, bfs_advance, int, int *, int *)
-// Template instances, through inputs/template_kernel.entries.inc.
-SMPART_DECLARE(template_kernel, block_sum_float_64, const float *, float *, int)
-SMPART_DECLARE(template_kernel, block_sum_int_32, const int *, int *, int)
-SMPART_DECLARE(template_kernel, axpby_float, float, const float *, float, float *, int)
-SMPART_DECLARE(template_kernel, axpby_int, int, const int *, int, int *, int)
-SMPART_DECLARE(template_kernel, clamp_copy_64_float, const float *, float *, float, float, int)
-SMPART_DECLARE(grid_stride, saxpy_grid_stride, int, float, const float *, float *)
-SMPART_DECLARE(grid_stride, copy2d_grid_stride, const float *, float *, int, int, int, int)
-SMPART_DECLARE(grid_stride, count_above, const float *, int, float, unsigned int *)
-SMPART_DECLARE(transpose, transpose_naive, const float *, float *, int, int)
-SMPART_DECLARE(prefix_scan, scan_block_exclusive, const int *, int *, int *, int)
-SMPART_DECLARE(prefix_scan, scan_add_offsets, int *, const int *, int)
-
-// Kernels in a namespace, and a kernel with default arguments (declared
-// here with the same defaults, so that a call can leave them out).
-namespace emu_orig_spmv_csr {
-namespace sparse {
-void spmv_csr_scalar(int, const int *, const int *, const float *, const float *, float *);
-void spmv_csr_axpby(int, float, const int *, const int *, const float *, const float *, float, float *);
-} // namespace sparse
-} // namespace emu_orig_spmv_csr
-namespace emu_xf_spmv_csr {
-namespace sparse {
-void spmv_csr_scalar(LaunchControl, int, const int *, const int *, const float *, const float *, float *);
-void spmv_csr_axpby(LaunchControl, int, float, const int *, const int *, const float *, const float *, float, float *);
-} // namespace sparse
-} // namespace emu_xf_spmv_csr
-namespace emu_orig_grid_stride {
-void scale_clamp(float *, int, float, float = 0.0f, float = 1.0f);
-}
-namespace emu_xf_grid_stride {
-void scale_clamp(LaunchControl, float *, int, float, float = 0.0f, float = 1.0f);
-}
+// Every kernel of the table, original and rewritten; the rewritten form
+// takes the control block first.
+#define SMPART_UNPAREN(...) __VA_ARGS__
+#define SMPART_INPUT_KERNEL(file, kernel, params)                              \
+  namespace emu_orig_##file {                                                  \
+    void kernel params;                                                        \
+  }                                                                            \
+  namespace emu_xf_##file {                                                    \
+    void kernel(LaunchControl, SMPART_UNPAREN params);                         \
+  }
+#define SMPART_INPUT_KERNEL_NS(file, ns, kernel, params)                       \
+  namespace emu_orig_##file::ns {                                              \
+    void kernel params;                                                        \
+  }                                                                            \
+  namespace emu_xf_##file::ns {                                                \
+    void kernel(LaunchControl, SMPART_UNPAREN params);                         \
+  }
+#include "inputs.def"
 
 namespace {
 
