@@ -5,6 +5,7 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
+#include "clang/AST/QualTypeNames.h"
 #include "clang/AST/Mangle.h"
 #include "clang/Lex/Lexer.h"
 
@@ -292,6 +293,37 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
                           "units that launch it directly\n" +
                               At + Buffer.slice(B0, B1).str() + "\n" + At});
     }
+  }
+
+  // Registration for the runtime's preload (lazy module loading: see
+  // runtime/include/smpart/detail/preload.hpp), at the end of the file and
+  // at global scope, so that no line of the user's code moves. Only for
+  // kernels that global scope can name: not templates (their instances
+  // load at their own first launch) nor class members (access).
+  if (!Kernel.getDescribedFunctionTemplate() &&
+      Kernel.getDeclContext()->getRedeclContext()->isFileContext() &&
+      SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation()))) {
+    PrintingPolicy Policy = AST.getPrintingPolicy();
+    Policy.SuppressUnwrittenScope = true;
+    std::string Type = "void (*)(smpart::LaunchControl";
+    for (const ParmVarDecl *P : Kernel.parameters())
+      Type += ", " + TypeName::getFullyQualifiedName(P->getType(), AST, Policy);
+    Type += ")";
+    std::string Name;
+    llvm::raw_string_ostream OS(Name);
+    Kernel.printQualifiedName(OS, Policy);
+    const FileID Main = SM.getMainFileID();
+    const unsigned End = SM.getBufferData(Main).size();
+    F.Edits.insert(Edit{
+        RewriteContext::fileOf(SM, SM.getLocForStartOfFile(Main)), End, 0,
+        "\n#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)\n"
+        "static const bool smpart_registered_" +
+            std::to_string(SM.getSpellingLineNumber(Kernel.getLocation())) +
+            "_" + Kernel.getNameAsString() +
+            " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
+            "*>(static_cast<" +
+            Type + ">(&::" + OS.str() + ")), \"" + OS.str() +
+            "\");\n#endif\n"});
   }
 
   KernelBody &B = F.Body;

@@ -6,6 +6,7 @@
 #include "smpart/runtime.hpp"
 
 #include "smpart/detail/cuda_check.hpp"
+#include "smpart/detail/relaunch.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -47,12 +48,15 @@ struct Slot {
 };
 
 constexpr unsigned kSlotsPerChunk = 64;
-constexpr unsigned kRelaunchStreams = 8;
 
 struct DeviceCtx {
   DeviceInfo info;
-  cudaStream_t relaunch[kRelaunchStreams] = {};
-  unsigned next_relaunch = 0;
+  /// Relaunch streams (made on demand) and, per stream, an event recorded
+  /// after its last relaunch: each is lent to one relaunch at a time
+  /// (detail/relaunch.hpp).
+  RelaunchStreamPool relaunch_pool;
+  std::vector<cudaStream_t> relaunch;
+  std::vector<cudaEvent_t> relaunch_idle;
   std::vector<Slot *> free_slots;
   void *sentinel = nullptr;   // pinned: gone after cudaDeviceReset
   /// Stream-ordered allocation works (cudaMallocAsync): captured launches
@@ -60,6 +64,7 @@ struct DeviceCtx {
   bool memory_pools = false;
   // The SM-id probe (sm_probe.cu). Its result is read without waiting;
   // until it covers every SM, info.sm_ids stays empty.
+  cudaStream_t probe_stream = nullptr; // the probe's own stream
   unsigned *probe = nullptr;      // device: SM-id bitmap of the probe kernel
   unsigned *probe_host = nullptr; // pinned copy, valid once probe_done
   cudaEvent_t probe_done = nullptr;
@@ -119,7 +124,9 @@ public:
   std::vector<cudaEvent_t> relaunch_done;
   std::function<void()> on_last_block;
 
-  // Notice thread only.
+  // Notice thread only (announce_pending: set by the launching thread
+  // before watch() hands the kernel over).
+  bool announce_pending = false;
   std::uint32_t saw_applied_epoch = 0;
   bool saw_last_block = false;
   bool saw_done = false;
@@ -170,6 +177,11 @@ Runtime &runtime();
 
 Status deviceCtxLocked(Runtime &r, DeviceCtx *&out);
 Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out);
+/// A relaunch stream no other relaunch is using, lent to kernel `owner`,
+/// and its event (record it after the relaunch); `s` stays null when every
+/// stream the pool may have is busy.
+Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
+                            cudaStream_t &s, cudaEvent_t &idle);
 bool eventDone(cudaEvent_t e);
 /// Returns finished, unreferenced kernels' slots to their pools: at most a
 /// few per call, or every kernel when `all` (the pool is empty).

@@ -185,21 +185,33 @@ Status KernelHandle::grow(unsigned long long ctas) {
   if (k_->preempted)
     return Status(Errc::kPreempted,
                   "grow on preempted kernel " + k_->name + ": resume it");
-  if (k_->finished() || k_->notices().last_block_taken)
-    return Status(); // nothing left that new CTAs could take
-  if (!k_->first_enqueued)
-    return Status(); // the first instance will start under the new knobs
+  // Not before a CTA started: the first instance fills every SM, each CTA
+  // under the knobs written by then; nor once nothing is left to take.
+  const volatile Notices &n = k_->notices();
+  if (!k_->first_enqueued ||
+      !detail::relaunchUseful(n.started != 0, n.last_block_taken != 0,
+                              k_->finished()))
+    return Status();
   if (ctas == 0)
     ctas = k_->ctasToLaunch();
-  cudaStream_t s;
+  // A stream of its own for this relaunch: it never queues behind another
+  // kernel's relaunch (detail/relaunch.hpp).
+  cudaStream_t s = nullptr;
+  cudaEvent_t idle = nullptr;
   {
     std::lock_guard<std::mutex> rlock(detail::runtime().mu);
-    detail::DeviceCtx &ctx = *k_->ctx;
-    s = ctx.relaunch[ctx.next_relaunch++ % detail::kRelaunchStreams];
+    SMPART_RETURN_IF_ERROR(
+        detail::relaunchStreamLocked(*k_->ctx, k_->id, s, idle));
   }
+  if (!s)
+    return Status(Errc::kNotSupported,
+                  "grow on kernel " + k_->name +
+                      ": every relaunch stream is busy; the kernel goes on "
+                      "with the CTAs it has");
   cudaEvent_t e = nullptr;
   SMPART_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-  // Same inputs as the first instance: after the user's earlier work.
+  // Same inputs as the first instance: after the user's earlier work (the
+  // kernel started, so this event has completed and nothing waits).
   cudaError_t err = cudaStreamWaitEvent(s, k_->slot->started, 0);
   Status st = err == cudaSuccess
                   ? k_->launchInstance(ctas, s, false)
@@ -208,6 +220,7 @@ Status KernelHandle::grow(unsigned long long ctas) {
   // Recorded even after a failure, so that the slot is reclaimed only once
   // this stream is past whatever was enqueued.
   cudaEventRecord(e, s);
+  cudaEventRecord(idle, s); // the stream is lent again once this passed
   k_->relaunch_done.push_back(e);
   return st;
 }

@@ -332,6 +332,9 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
                                std::size_t smem, cudaStream_t stream,
                                Relaunch relaunch) {
   configureFromEnvironmentOnce();
+  // Before anything of this launch is enqueued: the first one loads every
+  // registered kernel while no smpart kernel spins (detail/preload.hpp).
+  preloadBeforeLaunch(kernel.fn);
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = validate(grid, k->total); !st.ok())

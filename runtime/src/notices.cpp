@@ -8,6 +8,8 @@
 // may call any smpart function, launches included.
 #include "kernel.hpp"
 
+#include "smpart/detail/announce.hpp"
+
 #include <chrono>
 
 namespace smpart {
@@ -19,9 +21,19 @@ struct Notifier {
   std::mutex mu;
   std::condition_variable wake;
   std::vector<std::shared_ptr<Kernel>> watched;
+  /// Launches whose announcement waits until they are ready, in launch
+  /// order, until the notice thread takes them (detail/announce.hpp).
+  std::vector<std::shared_ptr<Kernel>> to_announce;
   std::shared_ptr<LaunchObserver> observer;
   bool running = false;
 };
+
+/// Ready: the stream reached the kernel (the event before it completed),
+/// or a CTA of it ran, or it is done.
+bool ready(const Kernel &k) {
+  return k.reset || k.finished() || k.notices().started != 0 ||
+         eventDone(k.slot->started);
+}
 
 /// Never destroyed, like the registry: the thread may outlive main().
 Notifier &notifier() {
@@ -45,6 +57,7 @@ bool done(const Kernel &k) {
 
 void loop() {
   Notifier &n = notifier();
+  PendingAnnouncements<std::shared_ptr<Kernel>, cudaStream_t> pending;
   std::unique_lock<std::mutex> lock(n.mu);
   for (;;) {
     n.wake.wait_for(lock, std::chrono::microseconds(50));
@@ -52,9 +65,23 @@ void loop() {
       n.wake.wait(lock, [&] { return !n.watched.empty(); });
     std::shared_ptr<LaunchObserver> obs = n.observer;
     std::vector<std::shared_ptr<Kernel>> watched = n.watched;
+    for (const auto &k : n.to_announce)
+      pending.add(k, k->stream);
+    n.to_announce.clear();
     lock.unlock();
 
+    // Kernels become ready in their streams' order; each is announced
+    // before any other event of it.
+    for (const auto &k : pending.poll(
+             [](const std::shared_ptr<Kernel> &p) { return ready(*p); })) {
+      k->announce_pending = false;
+      if (obs)
+        obs->onLaunch(KernelHandle(k));
+    }
+
     for (const auto &k : watched) {
+      if (k->announce_pending)
+        continue;
       const bool isDone = done(*k);
       if (obs && !isDone && !k->opaque && !k->reset &&
           newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
@@ -108,6 +135,8 @@ void watch(const std::shared_ptr<Kernel> &k) {
     if (w == k)
       return;
   n.watched.push_back(k);
+  if (k->announce_pending)
+    n.to_announce.push_back(k);
   ensureRunningLocked(n);
   n.wake.notify_one();
 }
@@ -121,7 +150,17 @@ bool announceLaunch(const std::shared_ptr<Kernel> &k) {
   }
   if (!obs)
     return false;
-  obs->onLaunch(KernelHandle(k));
+  // A stream with nothing pending (not capturing: captured launches are
+  // not announced) runs the kernel as soon as it is enqueued: announce it
+  // now, so that the observer's knobs apply to its first blocks. Behind
+  // pending work it could not run yet: the notice thread announces it
+  // when the stream reaches it. Opaque kernels take no knobs and are not
+  // planned: announced at once.
+  const bool idle = k->opaque || cudaStreamQuery(k->stream) == cudaSuccess;
+  if (announceWhen(k->captured, idle) == AnnounceWhen::kAtLaunch)
+    obs->onLaunch(KernelHandle(k));
+  else
+    k->announce_pending = true; // announced by the notice thread (watch)
   return true;
 }
 
@@ -133,7 +172,7 @@ void announceFailedLaunch(const std::shared_ptr<Kernel> &k) {
     obs = n.observer;
   }
   k->saw_last_block = k->saw_done = true;
-  if (obs)
+  if (obs && !k->announce_pending) // the observer never heard of it
     obs->onDone(KernelHandle(k));
 }
 

@@ -95,8 +95,6 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
       cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
   ctx.memory_pools = v != 0;
   SMPART_CUDA_CHECK(cudaHostAlloc(&ctx.sentinel, 64, cudaHostAllocDefault));
-  for (cudaStream_t &s : ctx.relaunch)
-    SMPART_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   out = &r.devices.emplace(dev, std::move(ctx)).first->second;
   return startSmProbe(*out);
 }
@@ -147,6 +145,35 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
 }
 
 bool eventDone(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; }
+
+Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
+                            cudaStream_t &s, cudaEvent_t &idle) {
+  s = nullptr;
+  idle = nullptr;
+  const std::size_t i = ctx.relaunch_pool.acquire(
+      owner, [&](std::size_t j) { return !eventDone(ctx.relaunch_idle[j]); });
+  if (i == RelaunchStreamPool::kNone)
+    return Status();
+  if (i == ctx.relaunch.size()) {
+    // Another thread may be capturing in global mode: creating a stream
+    // and an event must not invalidate its capture.
+    CaptureModeRelaxed relaxed;
+    cudaStream_t ns = nullptr;
+    cudaEvent_t ne = nullptr;
+    SMPART_CUDA_CHECK(cudaStreamCreateWithFlags(&ns, cudaStreamNonBlocking));
+    if (cudaError_t err = cudaEventCreateWithFlags(&ne, cudaEventDisableTiming);
+        err != cudaSuccess) {
+      cudaStreamDestroy(ns);
+      SMPART_CUDA_CHECK(err);
+    }
+    ctx.relaunch.push_back(ns);
+    ctx.relaunch_idle.push_back(ne);
+    ctx.relaunch_pool.added(owner);
+  }
+  s = ctx.relaunch[i];
+  idle = ctx.relaunch_idle[i];
+  return Status();
+}
 
 namespace {
 

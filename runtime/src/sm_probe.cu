@@ -45,7 +45,7 @@ constexpr unsigned kMaxProbeRuns = 8;
 /// between runs, so they accumulate), then the bitmap goes to pinned host
 /// memory and the event tells when it is there.
 Status launchProbe(DeviceCtx &ctx) {
-  cudaStream_t s = ctx.relaunch[0];
+  cudaStream_t s = ctx.probe_stream;
   void *args[] = {&ctx.probe};
   // Four CTAs per SM of 1024 threads: at most two fit on an SM, so every
   // SM gets some while the others are held for 20 us.
@@ -73,11 +73,13 @@ Status startSmProbe(DeviceCtx &ctx) {
                                   cudaHostAllocDefault));
   SMPART_CUDA_CHECK(
       cudaEventCreateWithFlags(&ctx.probe_done, cudaEventDisableTiming));
+  SMPART_CUDA_CHECK(
+      cudaStreamCreateWithFlags(&ctx.probe_stream, cudaStreamNonBlocking));
   // On the runtime's own non-blocking stream, never the legacy one: a
   // legacy-stream operation breaks a capture in progress on any blocking
   // stream of the process.
   SMPART_CUDA_CHECK(cudaMemsetAsync(
-      ctx.probe, 0, kMaskWords * sizeof(unsigned), ctx.relaunch[0]));
+      ctx.probe, 0, kMaskWords * sizeof(unsigned), ctx.probe_stream));
   return launchProbe(ctx);
 }
 

@@ -211,6 +211,17 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher);
 
+/// Called at static initialisation by each translation unit that
+/// smpart-transform rewrote, once per kernel it defines: the first
+/// transformed launch loads every registered kernel before it is enqueued,
+/// and one registered later (dlopen) is loaded at once, so that CUDA's
+/// lazy module loading never has to load a kernel while a preempted
+/// kernel's anchor spins (runtime/README.md, "Lazy module loading").
+bool registerKernel(const void *fn, const char *name);
+/// Loads what must be loaded before a transformed launch of `fn` (null:
+/// unknown): every registered kernel at the first launch, `fn` if new.
+void preloadBeforeLaunch(const void *fn);
+
 /// Stream 0 means the legacy default stream to libsmpart, which is
 /// compiled on its own; in a translation unit built with
 /// `--default-stream per-thread` it means the thread's stream. Resolved
