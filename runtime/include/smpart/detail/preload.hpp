@@ -49,7 +49,7 @@ public:
         if (!loaded_.count(k))
           out.push_back(k);
     }
-    if (fn && !loaded_.count(fn) && known_.insert(fn).second)
+    if (fn != Fn() && !loaded_.count(fn) && known_.insert(fn).second)
       out.push_back(fn);
     return out;
   }
