@@ -264,10 +264,11 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
 
 /// Receives launch events, never while the runtime holds a lock: a
 /// controller's view of arrivals, the early notification, knob
-/// acknowledgements and departures. onLaunch runs on the launching thread
-/// before the kernel is enqueued (knobs set there apply to its first
-/// blocks; captured launches are not announced); the others run on the
-/// runtime's notice thread, which polls host memory every ~50 us.
+/// acknowledgements and departures. onLaunch comes when the kernel can
+/// run: on the launching thread before it is enqueued when its stream has
+/// nothing pending (knobs set there apply to its first blocks), else on the
+/// notice thread once the stream reached it; captured launches are not
+/// announced. The others run on the runtime's notice thread, which polls host memory every ~50 us.
 /// onKnobsApplied: knobsApplied() became true for a knob epoch written
 /// after the launch (once per epoch). A launch that fails after onLaunch
 /// gets onDone at once.
