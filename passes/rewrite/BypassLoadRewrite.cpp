@@ -43,6 +43,25 @@ void BypassLoadRewrite::registerMatchers(MatchFinder &Finder) {
                     this);
 }
 
+bool BypassLoadRewrite::isReadOnlyParam(const Expr *Pointer,
+                                        const FunctionDecl &Kernel) {
+  for (;;) {
+    Pointer = Pointer->IgnoreParenImpCasts();
+    const auto *BO = dyn_cast<BinaryOperator>(Pointer);
+    if (!BO || (BO->getOpcode() != BO_Add && BO->getOpcode() != BO_Sub))
+      break;
+    Pointer = BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
+                                                         : BO->getRHS();
+  }
+  const auto *Ref = dyn_cast<DeclRefExpr>(Pointer);
+  const auto *Param = Ref ? dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;
+  if (!Param || Param->getDeclContext() != &Kernel)
+    return false;
+  const QualType T = Param->getType();
+  return T.isRestrictQualified() && T->isPointerType() &&
+         T->getPointeeType().isConstQualified();
+}
+
 /// The pointer a subscript or dereference reads through.
 static const Expr *pointerOf(const Expr *Access) {
   Access = Access->IgnoreParens();
@@ -74,8 +93,10 @@ void BypassLoadRewrite::run(const MatchFinder::MatchResult &Result) {
 
   SourceLocation End = Lexer::getLocForEndOfToken(
       Access->getEndLoc(), 0, SM, Result.Context->getLangOpts());
-  std::optional<Edit> Open =
-      RewriteContext::insert(SM, Access->getBeginLoc(), "smpart::load(&");
+  std::optional<Edit> Open = RewriteContext::insert(
+      SM, Access->getBeginLoc(),
+      isReadOnlyParam(Pointer, *Kernel) ? "smpart::load_ro(&"
+                                        : "smpart::load(&");
   std::optional<Edit> Close =
       RewriteContext::insert(SM, End, ", smpart_cta.bypass())");
   if (!Open || !Close)

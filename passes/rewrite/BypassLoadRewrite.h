@@ -1,6 +1,11 @@
 // Routes loads through provably-global pointers in kernel bodies through
 // smpart::load(p, tag), which bypasses L1 (ld.global.cg) when the CTA's
 // bypass tag is set (the TLP paper's per-block 1-bit tags, Sec. 4.4).
+// Loads through a `const T *__restrict__` kernel parameter become
+// smpart::load_ro(p, tag): the data is read-only for the whole kernel, so
+// both paths may use the non-coherent path (ld.global.nc) that nvcc picks
+// for such loads in the original, which a run-time choice between two
+// loads would otherwise hide from it.
 #pragma once
 
 #include "analysis/GlobalPointerProvenance.h"
@@ -23,6 +28,10 @@ public:
 
   /// Types worth a bypass load: arithmetic scalars and CUDA vector types.
   static bool isLoadableType(clang::QualType T);
+  /// `Pointer` is a `const T *__restrict__` parameter of `Kernel`, maybe
+  /// plus an offset: what it points to is read-only during the kernel.
+  static bool isReadOnlyParam(const clang::Expr *Pointer,
+                              const clang::FunctionDecl &Kernel);
 
 private:
   RewriteContext &Ctx;

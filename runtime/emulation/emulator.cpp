@@ -761,11 +761,8 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   m.ctl.knobs = &m.image;
   m.ctl.state = &m.state;
   m.ctl.notices = &m.notices;
-  m.ctl.grid_x = grid.x;
-  m.ctl.grid_y = grid.y;
-  m.ctl.grid_z = grid.z;
+  detail::setLogicalGrid(m.ctl, grid.x, grid.y, grid.z);
   m.ctl.generation = 1;
-  m.ctl.total_blocks = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   m.runs.assign(m.ctl.total_blocks, 0);
   const unsigned long long first = fillCtas(m);
   detail::initDeviceKnobs(m.knobs, m.state.knobs);
@@ -881,12 +878,8 @@ void coLaunch(CoRun &co, Machine &m, const CoKernel &k) {
   m.ctl.knobs = &m.image;
   m.ctl.state = &m.state;
   m.ctl.notices = &m.notices;
-  m.ctl.grid_x = k.grid.x;
-  m.ctl.grid_y = k.grid.y;
-  m.ctl.grid_z = k.grid.z;
+  detail::setLogicalGrid(m.ctl, k.grid.x, k.grid.y, k.grid.z);
   m.ctl.generation = 1;
-  m.ctl.total_blocks =
-      static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z;
   m.runs.assign(m.ctl.total_blocks, 0);
   if (co.cfg.observer)
     co.cfg.observer->onLaunch(std::make_shared<EmulatedKernel>(

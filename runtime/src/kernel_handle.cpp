@@ -26,19 +26,30 @@ Status notSupported(const detail::Kernel &k, const char *what,
                 std::string(what) + " on kernel " + k.name + ": " + why);
 }
 
-/// Sleeps a little longer each round: from a yield to 100 us.
+/// How a host wait polls host memory: yields for the first 200 us, then
+/// sleeps 20 us, doubling to 1 ms. A sleep is rounded up by the thread's
+/// timer slack (50 us by default on Linux), so sleeping from the start
+/// would put a 55-110 us floor under drain() and wait() of kernels that
+/// end within microseconds; yielding keeps the floor at a few us and
+/// gives the core to other threads meanwhile.
 class Backoff {
 public:
   void pause() {
-    if (us_ == 0)
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point now = Clock::now();
+    if (start_ == Clock::time_point{})
+      start_ = now;
+    if (now - start_ < std::chrono::microseconds(200)) {
       std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(us_));
-    us_ = us_ == 0 ? 1 : std::min(us_ * 2, 100u);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(us_));
+    us_ = std::min(us_ * 2, 1000u);
   }
 
 private:
-  unsigned us_ = 0;
+  std::chrono::steady_clock::time_point start_{};
+  unsigned us_ = 20;
 };
 
 } // namespace

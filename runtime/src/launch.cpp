@@ -202,11 +202,8 @@ LaunchControl Kernel::control(bool first) const {
   c.knobs = &slot->mapped->knob_image;
   c.state = state;
   c.notices = &slot->mapped->notices;
-  c.grid_x = grid.x;
-  c.grid_y = grid.y;
-  c.grid_z = grid.z;
+  setLogicalGrid(c, grid.x, grid.y, grid.z);
   c.generation = generation;
-  c.total_blocks = total;
   c.first_instance = first ? 1u : 0u;
   return c;
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <iterator>
+#include <random>
 #include <string>
 
 namespace {
@@ -111,6 +112,30 @@ TEST(Layout, HotCountersHaveCacheLinesOfTheirOwn) {
   EXPECT_EQ(smpart::kStateInitBytes, offsetof(smpart::State, sm_slots));
   // Device knobs (head line + copy line) and three counter lines.
   EXPECT_LE(smpart::kStateInitBytes, 5 * 128u);
+}
+
+// The device splits a logical block number into (x, y, z) with a
+// multiply-high and a shift; it must equal division for every numerator
+// below 2^31 and every extent.
+TEST(Plan, BlockDivisorDividesExactlyBelow2To31) {
+  std::mt19937 rng(7);
+  std::vector<unsigned> divisors;
+  for (unsigned d = 1; d <= 2048; ++d)
+    divisors.push_back(d);
+  for (unsigned i = 0; i < 2000; ++i)
+    divisors.push_back(1 + rng() % 0x7fffffffu);
+  divisors.push_back(65535);
+  divisors.push_back(0x7fffffffu);
+  for (unsigned d : divisors) {
+    const smpart::BlockDivisor v = smpart::detail::blockDivisor(d);
+    for (unsigned n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, 0x7ffffffeu,
+                       0x7fffffffu, static_cast<unsigned>(rng() % 0x80000000u)}) {
+      if (n >= 0x80000000u)
+        continue;
+      ASSERT_EQ(smpart::detail::divideBlocks(n, v), n / d)
+          << n << " / " << d << " (mul " << v.mul << ", shr " << v.shr << ")";
+    }
+  }
 }
 
 TEST(Plan, SmSetMapsPositionsOntoSparseIds) {

@@ -145,6 +145,13 @@ struct Notices {
 };
 
 /// Passed by value as the first parameter of every transformed kernel.
+/// Division by a grid extent d without a divide instruction, for
+/// numerators below 2^31: q = umulhi(n, mul) >> shr (mul == 0: d is 1).
+/// The host computes it once per launch (detail::blockDivisor).
+struct BlockDivisor {
+  unsigned mul, shr;
+};
+
 struct LaunchControl {
   const KnobImage *knobs;          ///< host-mapped, device address
   State *state;                    ///< device memory
@@ -154,6 +161,9 @@ struct LaunchControl {
   unsigned long long total_blocks; ///< grid_x * grid_y * grid_z
   unsigned first_instance;         ///< 1: launched on the user's stream
   unsigned reserved;
+  /// Logical block index -> (x, y, z) without division at each chunk;
+  /// used when total_blocks < 2^31 (detail::setLogicalGrid).
+  BlockDivisor div_x, div_y;
 };
 
 } // namespace smpart

@@ -481,16 +481,20 @@ private:
     return t_.sm < kMaxSms && ((t_.mask_word >> (t_.sm % 32)) & 1u);
   }
 
-  /// K follows the measured chunk time (halve or double), and near the end
-  /// of the grid shrinks so that the last chunks spread over all CTAs.
+  /// K, a power of two, follows the measured chunk time: doubled below
+  /// 3/4 of the target, halved above twice the target, so a chunk settles
+  /// between 0.75 and 1.5 targets (K = 8 for 1-us blocks at 8 us). Near the
+  /// end of the grid it halves until what is left spreads over all CTAs
+  /// (twice over). No division: a shift loop of at most log2(64) steps.
   __device__ void adaptChunk(unsigned long long now) {
     const unsigned long long dur = now - t_.chunk_start_ns;
+    const unsigned long long target = t_.target_ns;
     unsigned k = t_.k;
-    if (t_.target_ns == 0)
+    if (target == 0)
       k = 1;
-    else if (dur * 2 < t_.target_ns && k < kMaxChunkBlocks)
+    else if (dur * 4 < target * 3 && k < kMaxChunkBlocks)
       k *= 2;
-    else if (dur > 2ull * t_.target_ns && k > 1)
+    else if (dur > 2 * target && k > 1)
       k /= 2;
     const unsigned long long base = t_.chunk[0].base > t_.chunk[1].base
                                         ? t_.chunk[0].base
@@ -499,9 +503,8 @@ private:
         c_.total_blocks > base ? c_.total_blocks - base : 0;
     const unsigned long long ctas =
         2ull * ::gridDim.x * ::gridDim.y * ::gridDim.z;
-    const unsigned long long cap = left / ctas;
-    if (k > cap)
-      k = cap > 0 ? static_cast<unsigned>(cap) : 1u;
+    while (k > 1 && k * ctas > left)
+      k >>= 1;
     t_.k = k;
   }
 
@@ -917,38 +920,37 @@ public:
       publish(t);
       return true;
     }
-    if (isThreadZero()) {
-      Protocol p(ctl_, t);
-      if (started_) {
-        p.decide(cur_ ^ 1u);
-      } else { // no block ran yet: nothing to order
-        p.start();
-        p.settle(cur_ ^ 1u);
+    // The first decision of a CTA is settled at once (no block ran yet:
+    // nothing to order). A decision marked kSettle is settled after the
+    // barrier, when every thread's part of the last block is complete; it
+    // goes to the other buffer, since this one may still be read by slower
+    // threads. One call site each for decide() and settle(): inlined twice,
+    // the protocol would cost some kernels 7 registers.
+    bool settle = !started_;
+    ChunkDecision d;
+    for (;;) {
+      if (isThreadZero()) {
+        Protocol p(ctl_, t);
+        if (!started_)
+          p.start();
+        if (settle)
+          p.settle(cur_ ^ 1u);
+        else
+          p.decide(cur_ ^ 1u);
       }
-    }
-    started_ = true;
-    __syncthreads(); // the previous block is done; the decision is visible
-    cur_ ^= 1u;
-    ChunkDecision d = t.chunk[cur_];
-    if (d.flags & kSettle) {
-      // Thread 0 gives back what it must only now that the barrier above
-      // completed every thread's part of the last block. It writes the
-      // other buffer: this one may still be read by slower threads.
-      if (isThreadZero())
-        Protocol(ctl_, t).settle(cur_ ^ 1u);
-      __syncthreads();
+      started_ = true;
+      __syncthreads(); // the previous block is done; the decision is visible
       cur_ ^= 1u;
       d = t.chunk[cur_];
+      if (!(d.flags & kSettle))
+        break;
+      settle = true;
     }
     if (!(d.flags & kGo))
       return false;
     remaining_ = d.count;
     bypass_ = (d.flags & kBypass) != 0;
-    const unsigned long long plane =
-        static_cast<unsigned long long>(ctl_.grid_x) * ctl_.grid_y;
-    block_.x = static_cast<unsigned>(d.base % ctl_.grid_x);
-    block_.y = static_cast<unsigned>((d.base / ctl_.grid_x) % ctl_.grid_y);
-    block_.z = static_cast<unsigned>(d.base / plane);
+    block_ = split(d.base);
     publish(t);
     return true;
   }
@@ -961,6 +963,28 @@ public:
   __device__ bool bypass() const { return bypass_; }
 
 private:
+  /// Logical block number -> (x, y, z). Every thread does this once per
+  /// chunk: a multiply-high and a shift per extent (the host's
+  /// BlockDivisor) instead of 64-bit divisions, which are subroutines of
+  /// ~70 instructions each; 64-bit only for grids of 2^31 blocks or more.
+  __device__ uint3 split(unsigned long long base) const {
+    if (ctl_.total_blocks < (1ull << 31)) {
+      const unsigned n = static_cast<unsigned>(base);
+      const unsigned yz = divide(n, ctl_.div_x);
+      const unsigned z = divide(yz, ctl_.div_y);
+      return make_uint3(n - yz * ctl_.grid_x, yz - z * ctl_.grid_y, z);
+    }
+    const unsigned long long yz = base / ctl_.grid_x;
+    const unsigned long long z = yz / ctl_.grid_y;
+    return make_uint3(static_cast<unsigned>(base - yz * ctl_.grid_x),
+                      static_cast<unsigned>(yz - z * ctl_.grid_y),
+                      static_cast<unsigned>(z));
+  }
+
+  __device__ static unsigned divide(unsigned n, BlockDivisor v) {
+    return v.mul == 0 ? n : __umulhi(n, v.mul) >> v.shr;
+  }
+
   /// The next block of the chunk: x, then y, then z, without division.
   __device__ void advance() {
     if (++block_.x < ctl_.grid_x)
@@ -1029,6 +1053,26 @@ __device__ __forceinline__ T load(const T *p, bool bypass) {
   if constexpr (detail::HasLdcg<T>::value) {
     if (bypass)
       return __ldcg(p);
+  }
+  return *p;
+#endif
+}
+
+/// A load through a `const T *__restrict__` kernel parameter (the tool
+/// emits it for those): the data is read-only for the whole kernel, as the
+/// original's declaration promises, so the untagged path keeps nvcc's
+/// non-coherent load (ld.global.nc) and a tagged CTA reads through L2 only
+/// (ld.global.cg). Types without __ldg/__ldcg load normally.
+template <class T>
+__device__ __forceinline__ T load_ro(const T *p, bool bypass) {
+#if defined(SMPART_EMULATION)
+  detail::emulation::recordLoad(bypass);
+  return *p;
+#else
+  if constexpr (detail::HasLdcg<T>::value) {
+    if (bypass)
+      return __ldcg(p);
+    return __ldg(p);
   }
   return *p;
 #endif

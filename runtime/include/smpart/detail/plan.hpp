@@ -203,6 +203,43 @@ template <class Write> void writeKnobs(Knobs &k, KnobImage &img, Write write) {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
+/// The multiplier and shift that divide numerators below 2^31 by `d`
+/// (round-up reciprocal, as CUTLASS's FastDivmod): exact for every such
+/// numerator because 2^(31+ceil(log2 d)) / d has 32 bits of precision.
+inline BlockDivisor blockDivisor(unsigned d) {
+  if (d <= 1)
+    return BlockDivisor{0, 0};
+  unsigned log2 = 0;
+  while ((1ull << log2) < d)
+    ++log2;
+  const unsigned long long p = 31 + log2;
+  return BlockDivisor{
+      static_cast<unsigned>(((1ull << p) + d - 1) / d),
+      static_cast<unsigned>(p - 32)};
+}
+
+/// n / d for n < 2^31 with `v` = blockDivisor(d) (the device does the
+/// same with __umulhi).
+inline unsigned divideBlocks(unsigned n, BlockDivisor v) {
+  if (v.mul == 0)
+    return n;
+  return static_cast<unsigned>(
+             (static_cast<unsigned long long>(n) * v.mul) >> 32) >>
+         v.shr;
+}
+
+/// Sets the logical grid of a launch: extents, block count and the
+/// divisors the device uses to split a block number into (x, y, z).
+inline void setLogicalGrid(LaunchControl &c, unsigned x, unsigned y,
+                           unsigned z) {
+  c.grid_x = x;
+  c.grid_y = y;
+  c.grid_z = z;
+  c.total_blocks = static_cast<unsigned long long>(x) * y * z;
+  c.div_x = blockDivisor(x);
+  c.div_y = blockDivisor(y);
+}
+
 /// Physical CTAs to launch for a transformed kernel.
 ///
 /// `occupancy` is how many CTAs of the kernel fit on one SM. The hardware
