@@ -29,7 +29,7 @@ void run(float *f, int *i) {
 }
 
 // CHECK: {{^}}#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)
-// CHECK-DAG: {{^}}static const bool smpart_registered_10_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&::app::scale)), "app::scale");
-// CHECK-DAG: {{^}}static const bool smpart_registered_11_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&::app::scale)), "app::scale");
-// CHECK-DAG: {{^}}static const bool smpart_registered_15_hidden = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&::hidden)), "hidden");
+// CHECK-DAG: {{^}}static const bool smpart_registered_10_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&app::scale)), "app::scale");
+// CHECK-DAG: {{^}}static const bool smpart_registered_11_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&app::scale)), "app::scale");
+// CHECK-DAG: {{^}}static const bool smpart_registered_15_hidden = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&hidden)), "hidden");
 // NOREG-NOT: {{^}}static const bool smpart_registered_{{[0-9]+}}_{{fill|member}}

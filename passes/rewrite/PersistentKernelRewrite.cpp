@@ -299,7 +299,10 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   // runtime/include/smpart/detail/preload.hpp), at the end of the file and
   // at global scope, so that no line of the user's code moves. Only for
   // kernels that global scope can name: not templates (their instances
-  // load at their own first launch) nor class members (access).
+  // load at their own first launch) nor class members (access). Named
+  // relative to the enclosing scope, not with a leading `::`, so that a
+  // file included inside a namespace (as the GPU suite does) still
+  // compiles.
   if (!Kernel.getDescribedFunctionTemplate() &&
       Kernel.getDeclContext()->getRedeclContext()->isFileContext() &&
       SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation()))) {
@@ -322,7 +325,7 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
             "_" + Kernel.getNameAsString() +
             " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
             "*>(static_cast<" +
-            Type + ">(&::" + OS.str() + ")), \"" + OS.str() +
+            Type + ">(&" + OS.str() + ")), \"" + OS.str() +
             "\");\n#endif\n"});
   }
 
