@@ -263,6 +263,13 @@ bool KernelHandle::knobsApplied() const {
   return detail::knobsAppliedAt(k_->notices(), k_->finished(), epoch);
 }
 
+bool KernelHandle::acknowledgedAt(std::uint32_t &epoch,
+                                  unsigned long long &device_ns) const {
+  if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
+    return false;
+  return detail::readAcknowledgement(k_->notices(), epoch, device_ns);
+}
+
 Status KernelHandle::progress(Progress &out) const {
   if (!k_)
     return emptyHandle();

@@ -173,6 +173,17 @@ public:
   /// it took from this kernel to another only then. Reads host memory; no
   /// CUDA call. True for empty, opaque and captured handles.
   bool knobsApplied() const;
+  /// The device's latest knob acknowledgement (Notices::acked_epoch) and
+  /// its %globaltimer when it was written (Notices::acked_ns): the device
+  /// clock's end of a knob change or a preemption, for benchmarks and
+  /// traces. Compare `epoch` with knobs().epoch read after the write of
+  /// interest. False (outputs untouched) before the first acknowledgement
+  /// and for empty, opaque, captured and reset handles. The time belongs to
+  /// `epoch` unless the device was already acknowledging a later one (then
+  /// it may be that one's): exact for callers that wait for one
+  /// acknowledgement before writing again. Reads host memory; no CUDA call.
+  bool acknowledgedAt(std::uint32_t &epoch,
+                      unsigned long long &device_ns) const;
 
   // Observation. None of these makes a CUDA call that can wait on a queue.
   Status progress(Progress &out) const;

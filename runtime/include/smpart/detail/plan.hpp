@@ -147,19 +147,6 @@ inline bool loadKnobImage(const KnobImage &img, Knobs &out) {
   return true;
 }
 
-/// The device knobs of a fresh launch, as its initial State carries them:
-/// the set `k` published, nothing polled or acknowledged yet.
-inline void initDeviceKnobs(const volatile Knobs &k, DeviceKnobs &d) {
-  d.epoch = k.epoch;
-  d.slot_epoch = 0;
-  d.last_poll_ns = 0;
-  d.poll_lock = 0;
-  d.acked_epoch = 0;
-  d.ack_scan_word = 0;
-  d.copy_epoch = k.epoch;
-  storeKnobImage(d.copy, k);
-}
-
 /// KernelHandle::knobsApplied() for host epoch `epoch`, read after the
 /// knob write that made it: the device acknowledged it, or no CTA has
 /// started (each reads the host epoch after a system fence behind its
@@ -170,6 +157,30 @@ inline bool knobsAppliedAt(const volatile Notices &n, bool finished,
   if (finished || n.started == 0)
     return true;
   return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
+}
+
+/// KernelHandle::acknowledgedAt(): the acknowledged epoch and the time
+/// written before it. The device writes acked_ns, a system fence, then
+/// acked_epoch, so a time read after the epoch is that epoch's or a later
+/// one's; the epoch is read again after the time, and a pair that straddles
+/// a new epoch is read again (a few times at most: the device acknowledges
+/// at most once per poll, microseconds apart).
+inline bool readAcknowledgement(const volatile Notices &n, std::uint32_t &epoch,
+                                unsigned long long &device_ns) {
+  for (int tries = 0; tries < 4; ++tries) {
+    const std::uint32_t e = n.acked_epoch;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const unsigned long long t = n.acked_ns;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (e == 0)
+      return false;
+    if (n.acked_epoch == e || tries == 3) {
+      epoch = e;
+      device_ns = t;
+      return true;
+    }
+  }
+  return false;
 }
 
 /// Whether a watcher that last announced `announced` should announce
