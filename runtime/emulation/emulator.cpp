@@ -504,6 +504,7 @@ void launchCtas(Machine &m, unsigned long long ctas, bool first) {
         makeCta(m, make_uint3(static_cast<unsigned>(i), 0, 0), grid);
     c->ctl = m.ctl;
     c->ctl.first_instance = first ? 1u : 0u;
+    c->ctl.min_epoch = m.knobs.epoch; // as Kernel::control()
     m.pending.push_back(std::move(c));
   }
   m.report->ctas += ctas;
@@ -637,7 +638,7 @@ void place(Machine &m) {
 /// (a torn copy published as consistent would fail here).
 void notePublished(Machine &m) {
   const std::uint32_t e = m.state.knobs.epoch;
-  if ((e & 1u) || m.published.count(e))
+  if (e == 0 || m.published.count(e)) // 0: before the launch handshake
     return;
   Knobs d{};
   if (!detail::loadKnobImage(m.state.knobs.copy, d) || d.epoch != e)
@@ -765,10 +766,11 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   m.ctl.generation = 1;
   m.runs.assign(m.ctl.total_blocks, 0);
   const unsigned long long first = fillCtas(m);
-  detail::initDeviceKnobs(m.knobs, m.state.knobs);
+  // The State starts zero, as a slot's first launch copies it; the first
+  // CTA initialises it (the launch handshake). Until then, what the first
+  // CTA will publish is at least these knobs.
+  m.ctl.first_ctas = static_cast<unsigned>(first);
   m.published[m.knobs.epoch] = m.knobs;
-  m.state.first_live = static_cast<std::uint32_t>(first);
-  m.state.generation = m.ctl.generation;
   launchCtas(m, first, true);
   if (config.chaos && m.uniform() < 0.3) // a knob write before any CTA ran
     knobAction(m);
@@ -887,11 +889,9 @@ void coLaunch(CoRun &co, Machine &m, const CoKernel &k) {
   const unsigned long long first = detail::physicalCtas(
       m.cfg.num_sms, m.cfg.occupancy, m.knobs.ctas_per_sm,
       detail::loadMask(m.knobs).all(), m.ctl.total_blocks);
-  detail::initDeviceKnobs(m.knobs, m.state.knobs);
+  m.ctl.first_ctas = static_cast<unsigned>(first);
   m.published[m.knobs.epoch] = m.knobs;
   notePublishedCo(m, m.knobs);
-  m.state.first_live = static_cast<std::uint32_t>(first);
-  m.state.generation = m.ctl.generation;
   launchCtas(m, first, true);
 }
 
@@ -1268,8 +1268,11 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   emu::Machine &m = *emu::g_m;
   emu::Cta &c = *m.cta;
   if (std::getenv("SMPART_EMU_TRACE"))
-    std::fprintf(stderr, "t=%llu sm=%u slot=%d go=%d base=%llu n=%u epoch=%u outside=%d host_epoch=%u dev_epoch=%u\n",
-                 m.clock_ns, sm, slot, go, base, count, epoch, outside, m.knobs.epoch, m.state.knobs.epoch);
+    std::fprintf(stderr,
+                 "%s t=%llu sm=%u slot=%d go=%d base=%llu n=%u epoch=%u "
+                 "outside=%d host_epoch=%u dev_epoch=%u\n",
+                 m.name.c_str(), m.clock_ns, sm, slot, go, base, count, epoch,
+                 outside, m.knobs.epoch, m.state.knobs.epoch);
   if (sm != smid())
     return m.fail("decision names SM " + std::to_string(sm) +
                   " but the CTA runs on SM " + std::to_string(smid()));

@@ -120,6 +120,7 @@ public:
   /// instance starts under whatever knobs are written by then.
   bool first_enqueued = false;
   unsigned long long launched = 0;
+  unsigned first_ctas = 0; ///< CTAs of the first instance (LaunchControl)
   bool preempted = false;
   std::vector<cudaEvent_t> relaunch_done;
   std::function<void()> on_last_block;

@@ -205,6 +205,8 @@ LaunchControl Kernel::control(bool first) const {
   setLogicalGrid(c, grid.x, grid.y, grid.z);
   c.generation = generation;
   c.first_instance = first ? 1u : 0u;
+  c.first_ctas = first_ctas;
+  c.min_epoch = slot->host->knobs.epoch; // callers hold mu, as knob writers
   return c;
 }
 
@@ -279,24 +281,25 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   if (!k.captured)
     announced = announceLaunch(kp);
   const unsigned long long ctas = k.ctasToLaunch();
+  k.first_ctas = static_cast<unsigned>(ctas);
+  // A zero State: what a slot's first launch and a captured launch copy
+  // (the first CTA initialises the rest: the launch handshake).
   std::memset(static_cast<void *>(&h.image), 0, kStateInitBytes);
-  initDeviceKnobs(h.knobs, h.image.knobs);
-  h.image.first_live = static_cast<std::uint32_t>(ctas);
-  h.image.generation = k.generation;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (k.captured) {
     SMPART_RETURN_IF_ERROR(retainForGraph(k));
     enqueued = true; // the graph owns the slot now
     return captureKernel(k, ctas, enqueued);
   }
-  // The state header goes in the stream right before the kernel: each
-  // launch starts afresh. A slot's first launch copies the whole State,
-  // zero slot words included (the pool never zeroes device memory itself:
-  // see acquireSlotLocked).
+  // Nothing goes in the stream before the kernel: its first CTA
+  // initialises the State (the launch handshake, device.cuh), which an
+  // earlier launch on this slot left with an older generation and zero
+  // slot words. Only a slot's first launch copies a zero State (the pool
+  // never zeroes device memory itself: see acquireSlotLocked).
   k.state = s.state;
-  SMPART_CUDA_CHECK(cudaMemcpyAsync(s.state, &h.image,
-                                    s.fresh ? sizeof(State) : kStateInitBytes,
-                                    cudaMemcpyHostToDevice, k.stream));
+  if (s.fresh)
+    SMPART_CUDA_CHECK(cudaMemcpyAsync(s.state, &h.image, sizeof(State),
+                                      cudaMemcpyHostToDevice, k.stream));
   s.fresh = false;
   // Relaunches wait for the user's earlier work.
   SMPART_CUDA_CHECK(cudaEventRecord(s.started, k.stream));

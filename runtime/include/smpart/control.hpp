@@ -101,19 +101,22 @@ struct alignas(128) DeviceKnobs {
 static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 
 /// Per-launch state in device memory. Each hot counter has a cache line of
-/// its own. Everything before `sm_slots` is initialised by one copy on the
-/// launch stream before the kernel; `sm_slots` is all zero between
-/// launches because every CTA releases its slot before it exits.
+/// its own. The first CTA of a launch initialises everything before
+/// `sm_slots` (the launch handshake, device.cuh), so a launch copies
+/// nothing to the device; `sm_slots` is all zero between launches because
+/// every CTA releases its slot before it exits. A slot's first launch (and
+/// each replay of a captured one) copies a zero State first.
 struct State {
   DeviceKnobs knobs;
   alignas(128) unsigned long long next_block; ///< logical blocks taken (may overshoot)
   alignas(128) unsigned long long blocks_done; ///< added by each CTA as it leaves
-  alignas(128) std::uint32_t resident_ctas; ///< CTAs holding a slot
-  std::uint32_t first_live;  ///< CTAs of the first instance not yet gone
-  std::uint32_t generation;  ///< must equal LaunchControl::generation
-  /// Nonzero once a CTA's Notices::started store passed its system fence:
-  /// later CTAs need not repeat the store and the fence.
-  std::uint32_t started;
+  /// The launch handshake: (generation << 1) while the CTA that won it
+  /// initialises this State, (generation << 1) | 1 once it is ready. A
+  /// generation older than a CTA's own means the State is left from an
+  /// earlier launch: the CTA that moves it on initialises.
+  alignas(128) unsigned long long handshake;
+  std::uint32_t resident_ctas; ///< CTAs holding a slot
+  std::uint32_t first_live;    ///< CTAs of the first instance not yet gone
   alignas(128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
 };
 inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
@@ -142,6 +145,11 @@ struct Notices {
   std::uint32_t started;    ///< nonzero once a CTA of the launch ran
   std::uint32_t acked_epoch; ///< see above; 0 until the first acknowledgement
   std::uint32_t reserved;
+  /// %globaltimer when acked_epoch was written (written before it): the
+  /// device-clock end of a knob change, and of a preemption (a preempt
+  /// epoch is acknowledged once no CTA holds a slot, i.e. every CTA but
+  /// the parked anchor is gone). For benchmarks and traces.
+  unsigned long long acked_ns;
 };
 
 /// Passed by value as the first parameter of every transformed kernel.
@@ -160,6 +168,11 @@ struct LaunchControl {
   unsigned generation;             ///< identifies the launch using `state`
   unsigned long long total_blocks; ///< grid_x * grid_y * grid_z
   unsigned first_instance;         ///< 1: launched on the user's stream
+  unsigned first_ctas; ///< CTAs of the first instance (State::first_live)
+  /// The host's knob epoch when this instance was launched: its CTAs act
+  /// on no older device copy (a relaunch after resume() must not see the
+  /// preemption it was launched to end). No PCIe read per CTA.
+  unsigned min_epoch;
   unsigned reserved;
   /// Logical block index -> (x, y, z) without division at each chunk;
   /// used when total_blocks < 2^31 (detail::setLogicalGrid).

@@ -27,6 +27,10 @@
 //   set, writes it to the device copy and then moves the device epoch;
 //   every CTA sees the new epoch at its next chunk and reads the copy,
 //   checking the stamps. Nobody waits for a publish in progress.
+// * Launch: the first CTA initialises the State (State::handshake, one
+//   PCIe round trip for the host's knob image); the others wait on one L2
+//   word. A launch copies nothing to the device, and no other CTA reads
+//   host memory to start.
 // * Ordering: nothing that says a block is finished (State::blocks_done,
 //   the CTA's SM slot, first_live, Notices::finished) is written before
 //   the barrier after the CTA's last block. Thread 0 decides before that
@@ -232,22 +236,6 @@ __device__ __forceinline__ void fetchHostImage(const KnobImage *src,
 #endif
 }
 
-/// The host image's first word, read at system scope (one PCIe read).
-__device__ __forceinline__ unsigned long long
-loadHostWord(const KnobImage *img) {
-  protocolStep();
-#if defined(SMPART_EMULATION)
-  return img->word[0];
-#else
-  unsigned long long v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];"
-               : "=l"(v)
-               : "l"(&img->word[0])
-               : "memory");
-  return v;
-#endif
-}
-
 /// The steady-state read: epoch, slot epoch and last poll time, 16 bytes.
 struct KnobHead {
   unsigned epoch, slot_epoch;
@@ -312,7 +300,7 @@ struct alignas(16) ChunkDecision {
 struct alignas(16) Tail {
   ChunkDecision chunk[2];
   unsigned block[3]; ///< current logical block, for device functions
-  unsigned min_epoch; ///< thread 0: host knob epoch when the CTA started
+  unsigned pad;
   unsigned grid[4];  ///< logical grid
   // Thread 0 only.
   unsigned sm;
@@ -361,34 +349,12 @@ public:
     t_.k = 1;
     t_.target_ns = t_.grace_ns = 0;
     t_.flags = c_.first_instance ? kFirst : 0u;
-    t_.min_epoch = 0;
     t_.chunk_start_ns = globalTimerNs();
     t_.local_done = 0;
-    // A relaunched CTA that starts after its control block went to another
-    // launch must not touch it (the runtime prevents this; this is the
-    // check that makes it safe by construction).
-    if (loadRelaxed(&c_.state->generation) != c_.generation) {
+    if (!handshake())
       t_.flags = kStale;
-      return;
-    }
-    // Knobs written before this CTA started apply to its first block: one
-    // PCIe read of the host image's epoch per CTA, and a wait for the
-    // device copy to catch up only if the knobs changed since the launch.
-    // `started` goes out first, behind a system fence: a host that wrote
-    // knobs and still sees started == 0 after its own fence knows this read
-    // will see its write (KernelHandle::knobsApplied relies on it). A CTA
-    // that finds State::started set (acquire: the store it pairs with came
-    // after that fence) reads the epoch after a store already visible to
-    // the host, which is as good, and skips both.
-    if (c_.notices && loadAcquire(&c_.state->started) == 0u) {
-      protocolStep();
-      c_.notices->started = 1u;
-      fenceSystem();
-      protocolStep();
-      atomicExch(&c_.state->started, 1u);
-    }
-    t_.min_epoch = stampOf(loadHostWord(c_.knobs)) & ~1u;
   }
+
 
   /// Decides, before the barrier that ends the current chunk, the CTA's
   /// next chunk into t.chunk[out]: takes one if the CTA keeps its slot;
@@ -425,10 +391,10 @@ public:
     KnobHead h = loadKnobHead(&c_.state->knobs);
     if (pollDue(now, h) && pollIfDue(now, h))
       h = loadKnobHead(&c_.state->knobs);
-    while (static_cast<int>(h.epoch - t_.min_epoch) < 0) {
+    while (static_cast<int>(h.epoch - c_.min_epoch) < 0) {
       // The device copy is older than what the host had written when this
-      // CTA started: bring it up to date first (one poll, a PCIe round
-      // trip; this CTA has no slot and no block yet).
+      // instance was launched: bring it up to date first (one poll, a PCIe
+      // round trip; this CTA has no slot and no block yet).
       if (!pollIfDue(globalTimerNs(), h))
         pauseNs(200);
       h = loadKnobHead(&c_.state->knobs);
@@ -449,6 +415,67 @@ public:
 
 private:
   __device__ DeviceKnobs &knobs() const { return c_.state->knobs; }
+
+  /// The launch handshake: one acquire load per CTA. The first CTA of a
+  /// launch (the one that moves State::handshake to its generation)
+  /// initialises the State while the others wait for it, a few
+  /// microseconds at kernel start; it is resident and needs nothing from
+  /// them. False for a CTA of an older launch (its control block went on;
+  /// the runtime prevents this, the check makes it safe by construction).
+  __device__ bool handshake() {
+    unsigned long long *hs = &c_.state->handshake;
+    const unsigned long long mine =
+        static_cast<unsigned long long>(c_.generation) << 1;
+    unsigned long long h = loadAcquire(hs);
+    if (h == (mine | 1u))
+      return true;
+    if (static_cast<int>(static_cast<unsigned>(h >> 1) - c_.generation) > 0)
+      return false;
+    if (h >> 1 != c_.generation) {
+      protocolStep();
+      if (atomicCAS(hs, h, mine) == h) {
+        initialise();
+        __threadfence();
+        protocolStep();
+        atomicExch(hs, mine | 1u);
+        return true;
+      }
+    }
+    do {
+      pauseNs(100);
+      h = loadAcquire(hs);
+    } while (h == mine);
+    return h == (mine | 1u);
+  }
+
+  /// The winner of the handshake sets up the State: counters, and the
+  /// device knobs from the host's image. `started` goes out first, behind
+  /// a system fence, then the image is read: a host that wrote knobs and
+  /// then, after its own fence, still reads started == 0 knows this read
+  /// sees its write, so every CTA starts under it (KernelHandle::
+  /// knobsApplied relies on it). The image is read until whole: a host
+  /// write caught half way is a few stores from done.
+  __device__ void initialise() {
+    State &st = *c_.state;
+    st.next_block = 0;
+    st.blocks_done = 0;
+    st.resident_ctas = 0;
+    st.first_live = c_.first_ctas;
+    volatile DeviceKnobs &dk = st.knobs;
+    dk.slot_epoch = 0;
+    dk.last_poll_ns = 0;
+    dk.poll_lock = 0;
+    dk.acked_epoch = 0;
+    dk.ack_scan_word = 0;
+    if (c_.notices) {
+      protocolStep();
+      c_.notices->started = 1u;
+      fenceSystem();
+    }
+    dk.epoch = 0; // older than any host epoch: the copy below publishes
+    while (!copyHostKnobs())
+      pauseNs(200);
+  }
 
   /// Another poll of the host is due. Signed: another CTA's poll may have
   /// stored a time later than this CTA's `now`.
@@ -749,6 +776,8 @@ private:
     }
     dk.acked_epoch = e;
     if (c_.notices) {
+      c_.notices->acked_ns = globalTimerNs();
+      fenceSystem(); // the time before the epoch, as the host reads them
       c_.notices->acked_epoch = e;
       fenceSystem(); // seen by the host before the progress mirror after it
     }

@@ -55,9 +55,10 @@ fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
     volatile smpart::Notices &n = *ctl.notices;
     if (m.expect_graph_state && !fake_cuda::allocationLive(ctl.state))
       m.error("the State is not a live graph allocation");
-    if (s.generation != ctl.generation || s.next_block != 0 ||
-        s.blocks_done != 0 || s.resident_ctas != 0 || s.first_live != ctas)
-      m.error("the State header was not reset");
+    // The first CTA initialises the header (the launch handshake): it
+    // must find a State left from an older launch, or a zero one.
+    if ((s.handshake >> 1) >= ctl.generation || ctl.first_ctas != ctas)
+      m.error("the State is not left from an older launch");
     for (unsigned w : s.sm_slots)
       if (w != 0) {
         m.error("the State's slot words are not zero");
@@ -78,6 +79,8 @@ fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
       m.busy.insert(const_cast<smpart::Notices *>(&n));
     }
     n.started = 1;
+    s.handshake = (static_cast<unsigned long long>(ctl.generation) << 1) | 1u;
+    s.first_live = ctl.first_ctas;
     s.next_block = 3; // what running CTAs leave behind
     ++m.started;
   };

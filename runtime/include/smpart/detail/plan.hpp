@@ -147,19 +147,6 @@ inline bool loadKnobImage(const KnobImage &img, Knobs &out) {
   return true;
 }
 
-/// The device knobs of a fresh launch, as its initial State carries them:
-/// the set `k` published, nothing polled or acknowledged yet.
-inline void initDeviceKnobs(const volatile Knobs &k, DeviceKnobs &d) {
-  d.epoch = k.epoch;
-  d.slot_epoch = 0;
-  d.last_poll_ns = 0;
-  d.poll_lock = 0;
-  d.acked_epoch = 0;
-  d.ack_scan_word = 0;
-  d.copy_epoch = k.epoch;
-  storeKnobImage(d.copy, k);
-}
-
 /// KernelHandle::knobsApplied() for host epoch `epoch`, read after the
 /// knob write that made it: the device acknowledged it, or no CTA has
 /// started (each reads the host epoch after a system fence behind its
