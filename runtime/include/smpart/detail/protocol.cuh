@@ -1,0 +1,652 @@
+// The persistent-block protocol: what thread 0 of a transformed CTA does
+// between chunks of logical blocks (take a chunk, poll and publish the
+// host's knobs, acknowledge them, give back its slot, park as the anchor).
+// The CTA loop that calls it is smpart::detail::BasicCta (device.cuh); the
+// protocol's ordering, cost and liveness arguments are in runtime/README.md.
+#pragma once
+
+#include "smpart/detail/device_primitives.cuh"
+
+namespace smpart {
+namespace detail {
+
+/// How often (ns) the CTAs of a kernel poll the host knobs, at most.
+inline constexpr unsigned long long kPollIntervalNs = 4000;
+/// Longest back-off (ns) of the parked anchor between two polls.
+inline constexpr unsigned kParkMaxSleepNs = 16000;
+
+// ---- What thread 0 shares with the CTA ------------------------------------
+
+/// kSettle: thread 0 finishes this decision after the chunk's barrier,
+/// because it gives something back (its slot, its finished blocks, its place
+/// among the first instance's CTAs), which it may do only once every
+/// thread of the CTA is past the last block (see Protocol::settle).
+enum : unsigned { kGo = 1u, kBypass = 2u, kSettle = 4u };
+enum : unsigned {
+  kFirst = 1u,
+  kAnchor = 2u,
+  kStalled = 4u,
+  kStale = 8u,
+  kHasChunk = 16u
+};
+
+/// A chunk decision: logical blocks [base, base + count), flags kGo/kBypass.
+struct alignas(16) ChunkDecision {
+  unsigned long long base;
+  unsigned count;
+  unsigned flags;
+};
+
+/// The last bytes of the dynamic shared memory of a transformed CTA.
+/// Double-buffered decisions let thread 0 write the next chunk before the
+/// barrier that ends the current one. The rest is thread 0's protocol
+/// state, kept here rather than in registers that would stay live across
+/// the user's code.
+struct alignas(16) Tail {
+  ChunkDecision chunk[2];
+  unsigned block[3]; ///< current logical block, for device functions
+  unsigned pad;
+  unsigned grid[4]; ///< logical grid
+  // Thread 0 only.
+  unsigned sm;
+  int slot;       ///< slot held on `sm`, -1 if none
+  unsigned epoch; ///< device knob epoch of the cached values below
+  unsigned slot_epoch;
+  unsigned allowed, bypass, mask_word, preempt;
+  unsigned k, target_ns, grace_ns, flags;
+  unsigned long long chunk_start_ns, local_done;
+  /// Where the polling CTA lands the host's knob image (fetchHostImage).
+  unsigned long long stage[kKnobImageWords];
+};
+static_assert(sizeof(Tail) == kTailBytes, "Tail layout");
+
+__device__ __forceinline__ Tail &tail() {
+  return *reinterpret_cast<Tail *>(dynamicSmemEnd() - kTailBytes);
+}
+
+__device__ __forceinline__ bool isThreadZero() {
+  return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
+}
+
+/// Bits [0, n) set; n >= 32 gives all bits.
+__device__ __forceinline__ unsigned lowBits(unsigned n) {
+  return n >= 32u ? 0xffffffffu : ((1u << n) - 1u);
+}
+
+// ---- The protocol (thread 0 only) -----------------------------------------
+
+class Protocol {
+public:
+  __device__ Protocol(const LaunchControl &ctl, Tail &t) : c_(ctl), t_(t) {}
+
+  /// First decision of the CTA: initialise the tail.
+  __device__ void start() {
+    t_.grid[0] = c_.grid_x;
+    t_.grid[1] = c_.grid_y;
+    t_.grid[2] = c_.grid_z;
+    t_.grid[3] = 0;
+    t_.block[0] = t_.block[1] = t_.block[2] = 0;
+    t_.sm = smid();
+    t_.slot = -1;
+    t_.epoch = 1u; // odd: never a published epoch, forces a first read
+    t_.slot_epoch = 0;
+    t_.allowed = t_.bypass = t_.mask_word = t_.preempt = 0;
+    t_.k = 1;
+    t_.target_ns = t_.grace_ns = 0;
+    t_.flags = c_.first_instance ? kFirst : 0u;
+    t_.chunk_start_ns = globalTimerNs();
+    t_.local_done = 0;
+    if (!handshake())
+      t_.flags = kStale;
+  }
+
+  /// Decides, before the barrier that ends the current chunk, the CTA's
+  /// next chunk into t.chunk[out]: takes one if the CTA keeps its slot;
+  /// anything that gives something back is left to settle() (kSettle).
+  /// Nothing here makes the chunk's blocks count as done: other warps may
+  /// still be storing in its last block.
+  __device__ void decide(unsigned out) {
+    ChunkDecision &d = t_.chunk[out];
+    d = ChunkDecision{0, 0, 0};
+    if (t_.flags & kStale)
+      return;
+    const unsigned long long now = globalTimerNs();
+    if (t_.flags & kHasChunk) {
+      t_.local_done += t_.chunk[out ^ 1u].count;
+      adaptChunk(now);
+    }
+    KnobHead h = loadKnobHead(&c_.state->knobs);
+    if (pollDue(now, h) && pollIfDue(now, h))
+      h = loadKnobHead(&c_.state->knobs);
+    if (keepsSlot(h) && take(d, now, false))
+      return;
+    d.flags = kSettle;
+  }
+
+  /// Decides after the chunk's barrier, when every thread is done with
+  /// the blocks this CTA took: may release the slot, count the finished
+  /// blocks, leave, or park as the anchor. Also the CTA's first decision.
+  __device__ void settle(unsigned out) {
+    ChunkDecision &d = t_.chunk[out];
+    d = ChunkDecision{0, 0, 0};
+    if (t_.flags & kStale)
+      return;
+    const unsigned long long now = globalTimerNs();
+    KnobHead h = loadKnobHead(&c_.state->knobs);
+    if (pollDue(now, h) && pollIfDue(now, h))
+      h = loadKnobHead(&c_.state->knobs);
+    while (static_cast<int>(h.epoch - c_.min_epoch) < 0) {
+      // The device copy is older than what the host had written when this
+      // instance was launched: bring it up to date first (one poll, a PCIe
+      // round trip; this CTA has no slot and no block yet).
+      if (!pollIfDue(globalTimerNs(), h))
+        pauseNs(200);
+      h = loadKnobHead(&c_.state->knobs);
+    }
+    refreshIfChanged(h, true);
+    // A slot claim that raced with a publish gave the slot back (claimSlot),
+    // or the device copy was being rewritten: decide again under the new
+    // knobs, a few times at most.
+    for (unsigned i = 0; i < 8 && (t_.epoch & 1u); ++i) {
+      pauseNs(200);
+      h = loadKnobHead(&c_.state->knobs);
+      refreshIfChanged(h);
+    }
+    if (t_.slot >= 0 && take(d, now, false))
+      return;
+    leave(d);
+  }
+
+private:
+  __device__ DeviceKnobs &knobs() const { return c_.state->knobs; }
+
+  /// The launch handshake: one acquire load per CTA. The first CTA of a
+  /// launch (the one that moves State::handshake to its generation)
+  /// initialises the State while the others wait for it, a few
+  /// microseconds at kernel start; it is resident and needs nothing from
+  /// them. False for a CTA of an older launch (its control block went on;
+  /// the runtime prevents this, the check makes it safe by construction).
+  __device__ bool handshake() {
+    unsigned long long *hs = &c_.state->handshake;
+    const unsigned long long mine =
+        static_cast<unsigned long long>(c_.generation) << 1;
+    unsigned long long h = loadAcquire(hs);
+    if (h == (mine | 1u))
+      return true;
+    if (static_cast<int>(static_cast<unsigned>(h >> 1) - c_.generation) > 0)
+      return false;
+    if (h >> 1 != c_.generation) {
+      protocolStep();
+      if (atomicCAS(hs, h, mine) == h) {
+        initialise();
+        __threadfence();
+        protocolStep();
+        atomicExch(hs, mine | 1u);
+        return true;
+      }
+    }
+    do {
+      pauseNs(100);
+      h = loadAcquire(hs);
+    } while (h == mine);
+    return h == (mine | 1u);
+  }
+
+  /// The winner of the handshake sets up the State: counters, and the
+  /// device knobs from the host's image. `started` goes out first, behind
+  /// a system fence, then the image is read: a host that wrote knobs and
+  /// then, after its own fence, still reads started == 0 knows this read
+  /// sees its write, so every CTA starts under it (KernelHandle::
+  /// knobsApplied relies on it). The image is read until whole: a host
+  /// write caught half way is a few stores from done.
+  __device__ void initialise() {
+    State &st = *c_.state;
+    st.next_block = 0;
+    st.blocks_done = 0;
+    st.resident_ctas = 0;
+    st.first_live = c_.first_ctas;
+    volatile DeviceKnobs &dk = st.knobs;
+    dk.slot_epoch = 0;
+    dk.last_poll_ns = 0;
+    dk.poll_lock = 0;
+    dk.acked_epoch = 0;
+    dk.ack_scan_word = 0;
+    if (c_.notices) {
+      protocolStep();
+      c_.notices->started = 1u;
+      fenceSystem();
+    }
+    dk.epoch = 0; // older than any host epoch: the copy below publishes
+    while (!copyHostKnobs())
+      pauseNs(200);
+  }
+
+  /// Another poll of the host is due. Signed: another CTA's poll may have
+  /// stored a time later than this CTA's `now`.
+  __device__ static bool pollDue(unsigned long long now, const KnobHead &h) {
+    return static_cast<long long>(now - h.last_poll_ns) >=
+           static_cast<long long>(kPollIntervalNs);
+  }
+
+  /// The fast path's check before taking a chunk: the CTA still holds a
+  /// slot the current knobs allow, on the SM it runs on. Reads the device
+  /// copy only when its epoch moved; moves to a lower free slot (the CTA
+  /// stays on the SM, so nothing is given back).
+  __device__ bool keepsSlot(const KnobHead &h) {
+    if (t_.slot < 0 || smid() != t_.sm)
+      return false;
+    if (h.epoch == t_.epoch && h.slot_epoch == t_.slot_epoch)
+      return true;
+    // A copy being rewritten keeps the cached set, the last whole one,
+    // until the next chunk; the acknowledgement waits for this CTA.
+    if (h.epoch != t_.epoch)
+      readKnobs(h.epoch);
+    t_.slot_epoch = h.slot_epoch;
+    if (t_.preempt || !inMask())
+      return false;
+    compactSlot();
+    return static_cast<unsigned>(t_.slot) < t_.allowed;
+  }
+
+  __device__ bool inMask() const {
+    return t_.sm < kMaxSms && ((t_.mask_word >> (t_.sm % 32)) & 1u);
+  }
+
+  /// K, a power of two, follows the measured chunk time: doubled below
+  /// 3/4 of the target, halved above twice the target, so a chunk settles
+  /// between 0.75 and 1.5 targets (K = 8 for 1-us blocks at 8 us). Near the
+  /// end of the grid it halves until what is left spreads over all CTAs
+  /// (twice over). No division: a shift loop of at most log2(64) steps.
+  __device__ void adaptChunk(unsigned long long now) {
+    const unsigned long long dur = now - t_.chunk_start_ns;
+    const unsigned long long target = t_.target_ns;
+    unsigned k = t_.k;
+    if (target == 0)
+      k = 1;
+    else if (dur * 4 < target * 3 && k < kMaxChunkBlocks)
+      k *= 2;
+    else if (dur > 2 * target && k > 1)
+      k /= 2;
+    const unsigned long long base = t_.chunk[0].base > t_.chunk[1].base
+                                        ? t_.chunk[0].base
+                                        : t_.chunk[1].base;
+    const unsigned long long left =
+        c_.total_blocks > base ? c_.total_blocks - base : 0;
+    const unsigned long long ctas =
+        2ull * ::gridDim.x * ::gridDim.y * ::gridDim.z;
+    while (k > 1 && k * ctas > left)
+      k >>= 1;
+    t_.k = k;
+  }
+
+  /// Takes the next chunk. `outside`: the anchor of a stall, with no slot.
+  __device__ bool take(ChunkDecision &d, unsigned long long now, bool outside) {
+    protocolStep();
+    const unsigned long long b =
+        atomicAdd(&c_.state->next_block, static_cast<unsigned long long>(t_.k));
+    if (b >= c_.total_blocks)
+      return false;
+    const unsigned long long left = c_.total_blocks - b;
+    const unsigned count = left < t_.k ? static_cast<unsigned>(left) : t_.k;
+    // The SiM paper's early notification: once the last block is taken no
+    // change of CTAs can help this kernel any more. One PCIe store.
+    if (b + count == c_.total_blocks && c_.notices)
+      c_.notices->last_block_taken = 1u;
+    const bool tag = !outside && static_cast<unsigned>(t_.slot) < t_.bypass;
+    d = ChunkDecision{b, count, kGo | (tag ? kBypass : 0u)};
+    t_.chunk_start_ns = now;
+    t_.flags |= kHasChunk;
+    noteDecided(t_.sm, outside ? -1 : t_.slot, true, b, count, tag, t_.epoch,
+                outside);
+    return true;
+  }
+
+  /// Leaves: gives the slot back and reports the finished blocks. The last
+  /// CTA of the first instance becomes the anchor and parks instead.
+  __device__ void leave(ChunkDecision &d) {
+    releaseSlot();
+    flushDone();
+    if ((t_.flags & (kFirst | kAnchor)) == kFirst) {
+      protocolStep();
+      noteGivesBack("first_live");
+      if (atomicSub(&c_.state->first_live, 1u) == 1u)
+        t_.flags |= kAnchor;
+    }
+    if ((t_.flags & kAnchor) && park(d))
+      return;
+    noteDecided(t_.sm, -1, false, 0, 0, false, t_.epoch, false);
+    d = ChunkDecision{0, 0, 0};
+  }
+
+  __device__ void flushDone() {
+    if (t_.local_done == 0)
+      return;
+    noteGivesBack("blocks_done");
+    releaseAdd(&c_.state->blocks_done, t_.local_done);
+    t_.local_done = 0;
+  }
+
+  /// The anchor: waits for work it may take, or for every block to be
+  /// done. Returns true with a chunk in `d`, false when the kernel is done.
+  __device__ bool park(ChunkDecision &d) {
+    unsigned sleep = 500;
+    unsigned long long stuck_since = 0;
+    for (;;) {
+      const unsigned long long done = loadAcquire(&c_.state->blocks_done);
+      if (done >= c_.total_blocks) {
+        finish();
+        return false;
+      }
+      const unsigned long long now = globalTimerNs();
+      KnobHead h = loadKnobHead(&c_.state->knobs);
+      if (pollIfDue(now, h))
+        h = loadKnobHead(&c_.state->knobs);
+      refreshIfChanged(h);
+      const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
+      // Act only on knobs actually read (t_.epoch even), never on the
+      // initial values of a CTA that met a publish in progress.
+      if (left && !(t_.epoch & 1u) && !t_.preempt) {
+        if (t_.slot >= 0) {
+          t_.flags &= ~kStalled;
+          if (c_.notices)
+            c_.notices->parked = 0;
+          if (take(d, now, false))
+            return true;
+          releaseSlot();
+        } else if (loadRelaxed(&c_.state->resident_ctas) == 0) {
+          // Nothing of this kernel can run: after the grace period, run
+          // outside the allocation and say so, rather than hang.
+          if (!(t_.flags & kStalled)) {
+            if (stuck_since == 0)
+              stuck_since = now | 1u;
+            else if (now - stuck_since >= t_.grace_ns) {
+              t_.flags |= kStalled;
+              if (c_.notices)
+                c_.notices->stalls = c_.notices->stalls + 1u;
+            }
+          }
+          if ((t_.flags & kStalled) && take(d, now, true)) {
+            if (c_.notices)
+              c_.notices->parked = 0;
+            return true;
+          }
+        } else {
+          stuck_since = 0;
+        }
+      }
+      if (c_.notices)
+        c_.notices->parked = 1;
+      pauseNs(sleep);
+      sleep = sleep * 2 < kParkMaxSleepNs ? sleep * 2 : kParkMaxSleepNs;
+    }
+  }
+
+  /// Last act of the kernel: the final progress mirror, then `finished`.
+  __device__ void finish() {
+    releaseSlot(); // the slot words must be all zero for the next launch
+    if (!c_.notices)
+      return;
+    noteGivesBack("finished");
+    volatile Notices &n = *c_.notices;
+    n.taken = c_.total_blocks;
+    n.done = c_.total_blocks;
+    n.resident_ctas = 0;
+    n.parked = 0;
+    n.started = 1;
+    fenceSystem();
+    n.finished = c_.generation;
+  }
+
+  /// One CTA at a time polls the host knobs: the one that moves
+  /// last_poll_ns forward and takes the poll lock. Returns true if it
+  /// published new knobs.
+  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
+    if (static_cast<long long>(now - h.last_poll_ns) <= 0)
+      return false; // another CTA polled at a later time than this `now`
+    protocolStep();
+    if (atomicCAS(&knobs().last_poll_ns, h.last_poll_ns, now) != h.last_poll_ns)
+      return false;
+    unsigned *lock = &knobs().poll_lock;
+    protocolStep();
+    if (atomicCAS(lock, 0u, 1u) != 0u)
+      return false;
+    const bool changed = poll();
+    protocolStep();
+    atomicExch(lock, 0u);
+    return changed;
+  }
+
+  /// Mirrors progress to the host, copies the host knobs if they moved,
+  /// and acknowledges the device copy once every CTA follows it.
+  __device__ bool poll() {
+    const bool changed = copyHostKnobs();
+    acknowledge();
+    // After the acknowledgement: a host that saw it and then reads `taken`
+    // knows every block from there on was taken under the acknowledged knobs.
+    if (c_.notices) {
+      volatile Notices &n = *c_.notices;
+      n.taken = loadRelaxed(&c_.state->next_block);
+      n.done = loadRelaxed(&c_.state->blocks_done);
+      n.resident_ctas = loadRelaxed(&c_.state->resident_ctas);
+      n.started = 1;
+    }
+    return changed;
+  }
+
+  /// Publishes the host's knob set if it is newer than the device copy and
+  /// whole (every word stamped with one epoch): the image arrives in one
+  /// PCIe round trip, the copy goes to L2 first and the epoch after it, so
+  /// no reader ever waits for a publish (readKnobs checks the stamps). A
+  /// host write in progress is left for the next poll.
+  __device__ bool copyHostKnobs() {
+    unsigned long long *stage = t_.stage;
+    fetchHostImage(c_.knobs, stage);
+    const unsigned e = stampOf(stage[0]);
+    volatile DeviceKnobs &dk = knobs();
+    protocolStep();
+    if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
+      return false;
+      // Rolled loops: unrolled, the compiler would load the whole image
+      // into registers at once and raise the kernel's register count.
+#pragma unroll 1
+    for (unsigned w = 1; w < kKnobImageWords; ++w)
+      if (stampOf(stage[w]) != e)
+        return false;
+#pragma unroll 1
+    for (unsigned w = 0; w < kKnobImageWords; ++w) {
+      if (w == 0) { // readers of the old copy see from here it is going
+        dk.copy_epoch = e - 1u;
+        __threadfence();
+      }
+      dk.copy.word[w] = stage[w];
+    }
+    dk.ack_scan_word = 0; // a new epoch is acknowledged after a new scan
+    __threadfence();
+    dk.copy_epoch = e;
+    protocolStep();
+    dk.epoch = e;
+    return true;
+  }
+
+  /// Reports the published epoch in Notices::acked_epoch once no SM slot
+  /// is held that it forbids. Each poll checks the slots of 32 SM ids (one
+  /// mask word; a whole scan in one poll costs the kernel 8 registers on
+  /// some inputs) and moves on only when they are clean, so the epoch is
+  /// acknowledged ceil(%nsmid / 32) polls after its last forbidden slot
+  /// went. Only the poll-lock holder publishes, which restarts the scan, so
+  /// the epoch and its copy cannot move under it. The fence before each
+  /// check pairs with the one in claimSlot(): either the check sees a
+  /// racing claim, or the claiming CTA sees the new epoch and gives its
+  /// slot back; so a word found clean stays clean of forbidden slots.
+  /// Costs 32 L2 reads per poll until an epoch is acknowledged, nothing
+  /// after.
+  __device__ void acknowledge() {
+    volatile DeviceKnobs &dk = knobs();
+    protocolStep();
+    const unsigned e = dk.epoch;
+    if (e == dk.acked_epoch)
+      return;
+    __threadfence();
+    protocolStep();
+    const unsigned ctas = valueOf(dk.copy.word[kKnobCtasPerSm]);
+    // The poll-lock holder is the only writer of the copy: no check.
+    const unsigned allowed =
+        valueOf(dk.copy.word[kKnobPreempt]) ? 0u : lowBits(ctas);
+    const unsigned w = dk.ack_scan_word;
+    const volatile unsigned *slots = c_.state->sm_slots + w * 32;
+    const unsigned mask = valueOf(dk.copy.word[kKnobMask + w]);
+    unsigned forbidden = 0;
+    for (unsigned b = 0; b < 32; ++b)
+      forbidden |= slots[b] & ~(((mask >> b) & 1u) ? allowed : 0u);
+    if (forbidden)
+      return; // a CTA has not left yet: the next poll looks again
+    if ((w + 1) * 32 < smIdBound()) {
+      dk.ack_scan_word = w + 1;
+      return;
+    }
+    dk.acked_epoch = e;
+    if (c_.notices) {
+      c_.notices->acked_ns = globalTimerNs();
+      fenceSystem(); // the time before the epoch, as the host reads them
+      c_.notices->acked_epoch = e;
+      fenceSystem(); // seen by the host before the progress mirror after it
+    }
+  }
+
+  /// Slow path, taken when the knobs, another CTA's slot or this CTA's SM
+  /// changed since the last decision, or always with `recheck` (settle():
+  /// decide() may have read new knobs without acting on them): re-reads
+  /// the knobs and re-checks the slot (claim, compact, or release). Only
+  /// after the chunk's barrier.
+  __device__ void refreshIfChanged(const KnobHead &h, bool recheck = false) {
+    const unsigned sm = smid();
+    // A CTA moved to another SM reads that SM's mask word (with the rest).
+    const bool knobsMoved = h.epoch != t_.epoch || sm != t_.sm;
+    if (!recheck && !knobsMoved && h.slot_epoch == t_.slot_epoch)
+      return;
+    if (sm != t_.sm) {
+      releaseSlot(); // on the SM it was claimed on
+      t_.sm = sm;
+      t_.epoch = 1u; // its cached mask word is the old SM's: read again
+    }
+    // A publish in progress keeps the cached set, the last whole one, which
+    // the checks below still apply (decide() may have read it without
+    // acting on it).
+    if (knobsMoved)
+      readKnobs(h.epoch);
+    t_.slot_epoch = h.slot_epoch;
+    if (t_.epoch & 1u) { // knobs never read (or given up after a race)
+      releaseSlot();
+      return;
+    }
+    if (t_.preempt || !inMask()) {
+      releaseSlot();
+      return;
+    }
+    if (t_.slot < 0) {
+      claimSlot();
+      return;
+    }
+    compactSlot();
+    if (static_cast<unsigned>(t_.slot) >= t_.allowed)
+      releaseSlot();
+  }
+
+  /// Reads the device copy published under `epoch`: false, leaving the
+  /// cached set as it was, if the poller is rewriting it (copy_epoch moved
+  /// from `epoch`, which the caller read before, with a fence between).
+  __device__ bool readKnobs(unsigned epoch) {
+    __threadfence();
+    const KnobImage &k = knobs().copy;
+    const unsigned allowed = loadValue(&k.word[kKnobCtasPerSm]),
+                   bypass = loadValue(&k.word[kKnobBypass]),
+                   preempt = loadValue(&k.word[kKnobPreempt]),
+                   target = loadValue(&k.word[kKnobChunkTarget]),
+                   grace = loadValue(&k.word[kKnobStallGrace]);
+    const unsigned mask =
+        t_.sm < kMaxSms ? loadValue(&k.word[kKnobMask + t_.sm / 32]) : 0u;
+    __threadfence();
+    if (loadRelaxed(&knobs().copy_epoch) != epoch)
+      return false;
+    t_.epoch = epoch;
+    t_.allowed = allowed < kMaxCtasPerSm ? allowed : kMaxCtasPerSm;
+    t_.bypass = bypass;
+    t_.preempt = preempt;
+    t_.target_ns = target;
+    t_.grace_ns = grace;
+    t_.mask_word = mask;
+    return true;
+  }
+
+  /// Takes the lowest free slot below `allowed` on this SM.
+  __device__ void claimSlot() {
+    unsigned *word = &c_.state->sm_slots[t_.sm];
+    unsigned old = loadRelaxed(word);
+    for (;;) {
+      const unsigned free = ~old & lowBits(t_.allowed);
+      if (free == 0)
+        return;
+      const int bit = __ffs(free) - 1;
+      protocolStep();
+      const unsigned seen = atomicCAS(word, old, old | (1u << bit));
+      if (seen == old) {
+        t_.slot = bit;
+        noteSlotChanged(bit);
+        protocolStep();
+        atomicAdd(&c_.state->resident_ctas, 1u);
+        // Pairs with acknowledge(): if knobs were published since this CTA
+        // read them, the acknowledging scan may have missed this slot, so
+        // it goes back and the CTA decides again under the new epoch.
+        __threadfence();
+        if (loadRelaxed(&knobs().epoch) != t_.epoch) {
+          releaseSlot();
+          t_.epoch = 1u; // odd: re-read the knobs
+        }
+        return;
+      }
+      old = seen;
+    }
+  }
+
+  /// Moves to a lower free slot if one opened, so that slots stay dense:
+  /// the tag rule "slot < bypass count" then tags exactly that many CTAs.
+  __device__ void compactSlot() {
+    unsigned *word = &c_.state->sm_slots[t_.sm];
+    const unsigned old = loadRelaxed(word);
+    const unsigned free = ~old & lowBits(static_cast<unsigned>(t_.slot));
+    if (free == 0)
+      return;
+    const int bit = __ffs(free) - 1;
+    const unsigned moved = (old & ~(1u << t_.slot)) | (1u << bit);
+    protocolStep();
+    if (atomicCAS(word, old, moved) == old) {
+      t_.slot = bit;
+      noteSlotChanged(bit);
+    }
+  }
+
+  __device__ void releaseSlot() {
+    if (t_.slot < 0)
+      return;
+    // The blocks this CTA took on the SM precede, for any observer of the
+    // slot word, the slot being free (acknowledge()).
+    __threadfence();
+    protocolStep();
+    noteGivesBack("its SM slot");
+    atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
+    noteSlotFreed(); // another CTA may claim it from here on
+    protocolStep();
+    atomicSub(&c_.state->resident_ctas, 1u);
+    // Others compact into the hole at their next chunk.
+    protocolStep();
+    atomicAdd(&knobs().slot_epoch, 1u);
+    t_.slot = -1;
+    noteSlotChanged(-1);
+  }
+
+  const LaunchControl &c_;
+  Tail &t_;
+};
+
+} // namespace detail
+} // namespace smpart
