@@ -1,5 +1,7 @@
 #include "pipeline/RewriteContext.h"
 
+#include "pipeline/CanonicalPath.h"
+
 #include "clang/AST/Attr.h"
 #include "llvm/Support/Path.h"
 
@@ -44,8 +46,7 @@ std::string RewriteContext::fileOf(const SourceManager &SM,
   if (Path.empty())
     return {};
   SM.getFileManager().makeAbsolutePath(Path);
-  llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
-  return std::string(Path);
+  return canonicalPath(Path);
 }
 
 std::string RewriteContext::keyOf(const SourceManager &SM,

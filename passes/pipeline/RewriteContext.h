@@ -30,7 +30,8 @@ public:
   bool isRewritable(const clang::SourceManager &SM,
                     clang::SourceLocation Loc) const;
 
-  /// The absolute name of the file Loc is spelled in.
+  /// The canonical name (pipeline/CanonicalPath.h) of the file Loc is
+  /// spelled in.
   static std::string fileOf(const clang::SourceManager &SM,
                             clang::SourceLocation Loc);
   /// The key of a function: the place of its defining declaration (of the

@@ -2,6 +2,7 @@
 
 #include "analysis/DialectNotes.h"
 #include "analysis/KernelHazards.h"
+#include "pipeline/CanonicalPath.h"
 #include "pipeline/ManifestWriter.h"
 #include "pipeline/NvccDialect.h"
 #include "pipeline/RewriteContext.h"
@@ -232,8 +233,7 @@ public:
       llvm::SmallString<256> Path(It->first.getName());
       if (llvm::sys::fs::make_absolute(Path) || !llvm::sys::fs::exists(Path))
         continue;
-      llvm::sys::path::remove_dots(Path, /*remove_dot_dot=*/true);
-      Deps.insert(std::string(Path));
+      Deps.insert(canonicalPath(Path));
     }
   }
 
@@ -482,9 +482,10 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
                                   Exclude ? &*Exclude : nullptr)
                      .plan();
 
-  // ClangTool parses the main file under its absolute path, so that is the
-  // name the edits (and #line directives) carry.
-  const std::string Main = getAbsolutePath(File);
+  // Edits (and #line directives) name files canonically, whatever the
+  // spelling of the command line: `../src/k.cu` is the main file, not a
+  // header of it.
+  const std::string Main = canonicalPath(File);
   std::optional<std::string> Result = Code;
   for (const auto &[Path, Edits] : Outcome.Plan.EditsByFile) {
     if (Edits.empty())
@@ -591,7 +592,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     FileOutcome Outcome;
     std::map<std::string, std::string> Others;
     std::optional<std::string> Text = transformFile(File, Outcome, Others);
-    Dependencies.insert(getAbsolutePath(File));
+    Dependencies.insert(canonicalPath(File));
     Dependencies.insert(Outcome.Dependencies.begin(),
                         Outcome.Dependencies.end());
     if (!Text) {
@@ -648,8 +649,8 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
   // A header shared by several files is rewritten the same way each time.
   std::map<std::string, std::string> ByPath;
   for (const auto &[Path, Text] : Writes)
-    if (Path != "-" && !ByPath.emplace(Path, Text).second &&
-        ByPath[Path] != Text) {
+    if (Path != "-" && !ByPath.emplace(canonicalPath(Path), Text).second &&
+        ByPath[canonicalPath(Path)] != Text) {
       llvm::errs() << "smpart-transform: error: '" << Path
                    << "' would be rewritten differently for different "
                       "files\n";
@@ -663,7 +664,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
   if (!Failed) {
     std::set<std::string> Done;
     for (const auto &[Path, Text] : Writes)
-      if (Path == "-" || Done.insert(Path).second)
+      if (Path == "-" || Done.insert(canonicalPath(Path)).second)
         Failed |= !writeAtomically(Path, Text);
   }
   if (!Options.ManifestFile.empty()) {
@@ -675,7 +676,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
   if (!Options.ExportFixes.empty()) {
     // clang-apply-replacements' format, as clang-tidy --export-fixes.
     TranslationUnitReplacements TU;
-    TU.MainSourceFile = Files.empty() ? "" : getAbsolutePath(Files.front());
+    TU.MainSourceFile = Files.empty() ? "" : canonicalPath(Files.front());
     for (const FileOutcome &O : Outcomes)
       for (const auto &[Path, Reps] : O.Fixes)
         TU.Replacements.insert(TU.Replacements.end(), Reps.begin(),
