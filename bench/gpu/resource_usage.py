@@ -23,15 +23,11 @@ STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) by
 TAIL_BYTES = 128 + 176  # smpart::kTailBytes (128 + sizeof(KnobImage))
 
 
-def usage(nvcc, arch, root, wrapper):
-    cmd = [nvcc, f"-arch={arch}", "-c", "--resource-usage", "-std=c++17",
-           "-I", str(root / "runtime/include"), "-I", str(root / "runtime/tests"),
-           "-o", "/dev/null", str(wrapper)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    if out.returncode != 0:
-        sys.exit(f"error: {' '.join(cmd)}\n{out.stderr}")
+def parse_resource_usage(text):
+    """ptxas -v / nvcc --resource-usage output -> {kernel: regs, smem,
+    stack, spill}. Shared with static_cost.py."""
     kernels, name = {}, None
-    for line in out.stderr.splitlines():
+    for line in text.splitlines():
         if m := ENTRY.search(line):
             name = m.group(1)
             kernels[name] = {"regs": 0, "smem": 0, "stack": 0, "spill": 0}
@@ -42,6 +38,16 @@ def usage(nvcc, arch, root, wrapper):
             kernels[name]["regs"] = int(m.group(1))
             kernels[name]["smem"] = int(m.group(2) or 0)
     return kernels
+
+
+def usage(nvcc, arch, root, wrapper):
+    cmd = [nvcc, f"-arch={arch}", "-c", "--resource-usage", "-std=c++17",
+           "-I", str(root / "runtime/include"), "-I", str(root / "runtime/tests"),
+           "-o", "/dev/null", str(wrapper)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd)}\n{out.stderr}")
+    return parse_resource_usage(out.stderr)
 
 
 def demangle(names):

@@ -80,6 +80,11 @@ import subprocess
 import sys
 import tempfile
 
+# Registers, stack and spills as ptxas reports them: one parser for both
+# cost reports.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from resource_usage import parse_resource_usage  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # sm_90 limits for the occupancy estimate.
@@ -712,25 +717,9 @@ def compile_ptx(nvcc, arch, src, includes, ptx):
     return ptx.read_text()
 
 
-USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
-STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-PTXAS_ENTRY = re.compile(r"Compiling entry function '([^']+)' for")
-
-
 def resources(ptxas, arch, ptx):
     out = run([ptxas, f"-arch={arch}", "-v", "-o", os.devnull, str(ptx)])
-    res, name = {}, None
-    for line in out.stderr.splitlines():
-        if m := PTXAS_ENTRY.search(line):
-            name = m.group(1)
-            res[name] = {"regs": 0, "smem": 0, "spill": 0, "stack": 0}
-        elif name and (m := STACK.search(line)):
-            res[name]["stack"] = int(m.group(1))
-            res[name]["spill"] = int(m.group(2)) + int(m.group(3))
-        elif name and (m := USED.search(line)):
-            res[name]["regs"] = int(m.group(1))
-            res[name]["smem"] = int(m.group(2) or 0)
-    return res
+    return parse_resource_usage(out.stderr)
 
 
 LAYOUT_MAIN = r"""

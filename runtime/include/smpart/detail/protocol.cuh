@@ -115,9 +115,7 @@ public:
       t_.local_done += t_.chunk[out ^ 1u].count;
       adaptChunk(now);
     }
-    KnobHead h = loadKnobHead(&c_.state->knobs);
-    if (pollDue(now, h) && pollIfDue(now, h))
-      h = loadKnobHead(&c_.state->knobs);
+    const KnobHead h = knobHead(now);
     if (keepsSlot(h) && take(d, now, false))
       return;
     d.flags = kSettle;
@@ -132,9 +130,7 @@ public:
     if (t_.flags & kStale)
       return;
     const unsigned long long now = globalTimerNs();
-    KnobHead h = loadKnobHead(&c_.state->knobs);
-    if (pollDue(now, h) && pollIfDue(now, h))
-      h = loadKnobHead(&c_.state->knobs);
+    KnobHead h = knobHead(now);
     while (static_cast<int>(h.epoch - c_.min_epoch) < 0) {
       // The device copy is older than what the host had written when this
       // instance was launched: bring it up to date first (one poll, a PCIe
@@ -219,6 +215,14 @@ private:
     dk.epoch = 0; // older than any host epoch: the copy below publishes
     while (!copyHostKnobs())
       pauseNs(200);
+  }
+
+  /// The device knob head, after a poll of the host if one is due.
+  __device__ KnobHead knobHead(unsigned long long now) {
+    const KnobHead h = loadKnobHead(&c_.state->knobs);
+    if (pollDue(now, h) && pollIfDue(now, h))
+      return loadKnobHead(&c_.state->knobs);
+    return h;
   }
 
   /// Another poll of the host is due. Signed: another CTA's poll may have
