@@ -130,10 +130,10 @@ inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 /// does not allow (an SM outside the mask, a slot at or above ctas_per_sm,
 /// any slot under preemption). From then on no CTA of the kernel takes a
 /// block that e forbids, so a controller may give what e took away to
-/// another kernel. `started` is written before a CTA reads the host epoch
-/// (with a system fence between; CTAs that find State::started set had it
-/// done for them): a host that writes knobs and then, after a fence, still
-/// reads started == 0 knows that every CTA will start under its write.
+/// another kernel. `started` is written by the launch handshake before it
+/// reads the host's knob image (with a system fence between): a host that
+/// writes knobs and then, after a fence, still reads started == 0 knows
+/// that every CTA will start under its write.
 struct Notices {
   std::uint32_t last_block_taken; ///< nonzero once the last block is taken
   std::uint32_t finished;   ///< the launch's generation once every block is done

@@ -8,11 +8,12 @@
 // smpart::Status; Status::throwIfError() turns it into smpart::Error for
 // callers that prefer exceptions.
 //
-// Knob delivery: each launch owns a smpart::Knobs block in host-mapped
-// pinned memory. A knob call writes it under a sequence lock; one CTA of
-// the kernel polls it every few microseconds (one PCIe read) and copies a
-// changed snapshot into device memory, where every CTA sees it at its next
-// chunk of logical blocks. No stream operation is involved, so a knob can
+// Knob delivery: each launch owns a smpart::KnobImage in host-mapped
+// pinned memory. A knob call writes the whole set into it in one pass,
+// every word stamped with the set's epoch; one CTA of the kernel polls it
+// every few microseconds (one PCIe round trip) and publishes a newer whole
+// set in device memory, where every CTA sees it at its next chunk of
+// logical blocks. No stream operation is involved, so a knob can
 // never queue behind the kernel it is meant to change. Progress, the early
 // notification and completion come back the same way (smpart::Notices):
 // progress(), lastBlockTaken(), drain() and wait() read host memory and

@@ -67,7 +67,7 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
 
 /// Runs a transformed kernel over the logical grid `grid` under the seeded
 /// scheduler, which interleaves CTAs inside the protocol and turns knobs
-/// (through the host sequence lock, sometimes leaving a write half done)
+/// (as stamped host images, sometimes leaving a write half done)
 /// between any two steps, then stops and lets the kernel finish on the CTAs
 /// it has: nothing is relaunched for it, so a kernel that cannot finish by
 /// itself fails as a stall. Each device knob epoch must publish exactly
@@ -110,7 +110,7 @@ struct CoKernel {
 };
 
 /// A running emulated kernel as the controller sees it. Knob calls write
-/// the emulated host knobs under the sequence lock, as KernelHandle does:
+/// the emulated host knobs as one stamped image, as KernelHandle does:
 /// setSmMask (an empty mask is refused), setCtasPerSm (1..32),
 /// setBypassCtasPerSm (<= 32), preempt (preempt = 1), resume (preempt = 0,
 /// then grow), grow (refused while preempted; nothing once the last block
