@@ -5,6 +5,7 @@
 #include "pipeline/CanonicalPath.h"
 #include "pipeline/ManifestWriter.h"
 #include "pipeline/NvccDialect.h"
+#include "pipeline/OutputFile.h"
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
 #include "rewrite/DeviceBlockIdRewrite.h"
@@ -326,19 +327,6 @@ static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
   }
 }
 
-static bool writeAtomically(const std::string &Path, llvm::StringRef Text) {
-  llvm::Error E = llvm::writeToOutput(Path, [&](llvm::raw_ostream &OS) {
-    OS << Text;
-    return llvm::Error::success();
-  });
-  if (E) {
-    llvm::errs() << "smpart-transform: error: cannot write '" << Path
-                 << "': " << llvm::toString(std::move(E)) << "\n";
-    return false;
-  }
-  return true;
-}
-
 namespace {
 /// Records, for one parse, launches in code the preprocessor skipped.
 class RecordSkippedLaunches : public SourceFileCallbacks {
@@ -571,12 +559,18 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
   CudaShim = cudaShim(Options.Cuda);
   bool Failed = false;
   const bool Write = !Options.Diff;
-  // `--output-dir build/smpart` (or `-o build/smpart/a.cu`) on a fresh
-  // build tree: make the folder.
+  // An output that cannot be written fails the run before any parse, as a
+  // compiler's -o into a missing folder does.
+  for (const std::string *Out : {&Options.OutputFile, &Options.ManifestFile,
+                                 &Options.ExportFixes, &Options.DepFile})
+    if (!Out->empty())
+      if (std::string Why = OutputFile::problem(*Out); !Why.empty()) {
+        llvm::errs() << "smpart-transform: error: cannot write '" << *Out
+                     << "': " << Why << "\n";
+        return 1;
+      }
+  // `--output-dir build/smpart` on a fresh build tree: make the folder.
   llvm::SmallString<256> MakeDir(Options.OutputDir);
-  if (MakeDir.empty() && !Options.OutputFile.empty() &&
-      Options.OutputFile != "-")
-    MakeDir = llvm::sys::path::parent_path(Options.OutputFile);
   if (Write && !MakeDir.empty())
     if (std::error_code EC = llvm::sys::fs::create_directories(MakeDir)) {
       llvm::errs() << "smpart-transform: error: cannot create '" << MakeDir
@@ -665,13 +659,13 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     std::set<std::string> Done;
     for (const auto &[Path, Text] : Writes)
       if (Path == "-" || Done.insert(canonicalPath(Path)).second)
-        Failed |= !writeAtomically(Path, Text);
+        Failed |= !OutputFile::write(Path, Text);
   }
   if (!Options.ManifestFile.empty()) {
     std::string Json;
     llvm::raw_string_ostream OS(Json);
     writeManifest(OS, Outcomes);
-    Failed |= !writeAtomically(Options.ManifestFile, OS.str());
+    Failed |= !OutputFile::write(Options.ManifestFile, OS.str());
   }
   if (!Options.ExportFixes.empty()) {
     // clang-apply-replacements' format, as clang-tidy --export-fixes.
@@ -685,7 +679,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     llvm::raw_string_ostream OS(Yaml);
     llvm::yaml::Output Out(OS);
     Out << TU;
-    Failed |= !writeAtomically(Options.ExportFixes, OS.str());
+    Failed |= !OutputFile::write(Options.ExportFixes, OS.str());
   }
   if (!Options.DepFile.empty() && !Targets.empty()) {
     // `out.cu: in.cu header.cuh ...`, as the compiler's -MD writes it, so a
@@ -697,7 +691,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     for (const std::string &D : Dependencies)
       Rule += " \\\n  " + makeEscape(D);
     Rule += "\n";
-    Failed |= !writeAtomically(Options.DepFile, Rule);
+    Failed |= !OutputFile::write(Options.DepFile, Rule);
   }
   return Failed ? 1 : 0;
 }
