@@ -569,17 +569,14 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
                      << "': " << Why << "\n";
         return 1;
       }
-  // `--output-dir build/smpart` on a fresh build tree: make the folder.
-  llvm::SmallString<256> MakeDir(Options.OutputDir);
-  if (Write && !MakeDir.empty())
-    if (std::error_code EC = llvm::sys::fs::create_directories(MakeDir)) {
-      llvm::errs() << "smpart-transform: error: cannot create '" << MakeDir
-                   << "': " << EC.message() << "\n";
-      return 1;
-    }
   // Every output is computed first and written only if every file
   // succeeded: a multi-file run is all or nothing, like a build step.
-  std::vector<std::pair<std::string, std::string>> Writes;
+  struct PendingWrite {
+    std::string Destination, Text;
+    std::string Source; ///< the file rewritten (canonical name)
+    std::string Input;  ///< the input whose parse rewrote it
+  };
+  std::vector<PendingWrite> Writes;
   std::vector<std::string> Targets; // what the depfile's rule makes
   std::set<std::string> Dependencies;
   for (const std::string &File : Files) {
@@ -632,34 +629,55 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       continue;
     }
     for (const auto &[Path, Rewritten] : Others) {
-      Writes.emplace_back(Destination(Path), Rewritten);
+      Writes.push_back({Destination(Path), Rewritten, Path, File});
       Targets.push_back(Destination(Path));
     }
     // In place, an unchanged file is not touched at all.
     if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
-      Writes.emplace_back(Destination(File), *Text);
+      Writes.push_back({Destination(File), *Text, canonicalPath(File), File});
     Targets.push_back(Destination(File) == "-" ? File : Destination(File));
   }
   // A header shared by several files is rewritten the same way each time.
-  std::map<std::string, std::string> ByPath;
-  for (const auto &[Path, Text] : Writes)
-    if (Path != "-" && !ByPath.emplace(canonicalPath(Path), Text).second &&
-        ByPath[canonicalPath(Path)] != Text) {
-      llvm::errs() << "smpart-transform: error: '" << Path
-                   << "' would be rewritten differently for different "
-                      "files\n";
-      Failed = true;
-    }
+  // Under --output-dir only file names are kept: two sources of one name
+  // meet at one destination. The error names both.
+  std::map<std::string, const PendingWrite *> ByPath;
+  for (const PendingWrite &W : Writes) {
+    if (W.Destination == "-")
+      continue;
+    auto [It, New] = ByPath.emplace(canonicalPath(W.Destination), &W);
+    if (New || It->second->Text == W.Text)
+      continue;
+    const PendingWrite &First = *It->second;
+    llvm::errs() << "smpart-transform: error: '" << W.Destination << "' ";
+    if (First.Source != W.Source)
+      llvm::errs() << "would be written from both '" << First.Source
+                   << "' and '" << W.Source << "', differently\n";
+    else
+      llvm::errs() << "would be written from '" << W.Source
+                   << "' differently for '" << First.Input << "' and '"
+                   << W.Input << "'\n";
+    Failed = true;
+  }
   if (Failed && Files.size() > 1 && !Writes.empty()) {
     llvm::errs() << "smpart-transform: error: not every file could be "
                     "rewritten; nothing was written\n";
     return 1;
   }
-  if (!Failed) {
+  if (!Failed && !Writes.empty()) {
+    // `--output-dir build/smpart` on a fresh build tree: made only now, so
+    // that a failed run leaves no empty folder behind.
+    if (!Options.OutputDir.empty())
+      if (std::error_code EC =
+              llvm::sys::fs::create_directories(Options.OutputDir)) {
+        llvm::errs() << "smpart-transform: error: cannot create '"
+                     << Options.OutputDir << "': " << EC.message() << "\n";
+        return 1;
+      }
     std::set<std::string> Done;
-    for (const auto &[Path, Text] : Writes)
-      if (Path == "-" || Done.insert(canonicalPath(Path)).second)
-        Failed |= !OutputFile::write(Path, Text);
+    for (const PendingWrite &W : Writes)
+      if (W.Destination == "-" ||
+          Done.insert(canonicalPath(W.Destination)).second)
+        Failed |= !OutputFile::write(W.Destination, W.Text);
   }
   if (!Options.ManifestFile.empty()) {
     std::string Json;
