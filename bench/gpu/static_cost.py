@@ -726,8 +726,18 @@ LAYOUT_MAIN = r"""
 #include "smpart/control.hpp"
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 #define OFF(f) std::printf(#f " %zu\n", offsetof(smpart::LaunchControl, f));
+// Fields of later protocols: the launch handshake's first_ctas.
+template <class L, class = void> struct HasFirstCtas : std::false_type {};
+template <class L>
+struct HasFirstCtas<L, std::void_t<decltype(&L::first_ctas)>> : std::true_type {};
+template <class L> void optionalFields() {
+  if constexpr (HasFirstCtas<L>::value)
+    std::printf("first_ctas %zu\n", offsetof(L, first_ctas));
+}
 int main() {
+  optionalFields<smpart::LaunchControl>();
   OFF(knobs) OFF(state) OFF(notices) OFF(grid_x) OFF(grid_y) OFF(grid_z)
   OFF(generation) OFF(total_blocks) OFF(first_instance)
   std::printf("size %zu\n", sizeof(smpart::LaunchControl));
@@ -790,7 +800,13 @@ def control_param(off):
     put("grid_x", LOGICAL_BLOCKS, 4)
     put("grid_y", 1, 4)
     put("grid_z", 1, 4)
-    put("generation", 0, 4)  # State is all zero: generation 0 matches
+    if "first_ctas" in off:
+        # The launch handshake: a zero State is older than generation 1,
+        # so the first CTA initialises it.
+        put("generation", 1, 4)
+        put("first_ctas", 1, 4)
+    else:
+        put("generation", 0, 4)  # State is all zero: generation 0 matches
     put("total_blocks", LOGICAL_BLOCKS, 8)
     put("first_instance", 1, 4)
     return bytes(img)
