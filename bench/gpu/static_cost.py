@@ -83,7 +83,7 @@ import tempfile
 # Registers, stack and spills as ptxas reports them: one parser for both
 # cost reports.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from resource_usage import parse_resource_usage  # noqa: E402
+from resource_usage import demangle, parse_resource_usage  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -827,14 +827,6 @@ def margin(regs, smem, block):
     while r < 255 and occupancy(r + 1, smem, block) >= occ:
         r += 1
     return r - regs
-
-
-def demangle(names):
-    if not shutil.which("c++filt"):
-        return {n: n for n in names}
-    out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
-                         text=True).stdout.splitlines()
-    return dict(zip(names, out))
 
 
 def key(pretty):

@@ -2,6 +2,7 @@
 // of CUDA around stream capture, graph replays and the SM-id probe. The
 // same properties are checked without a GPU against a CUDA stand-in
 // (fake_cuda/runtime_fake_cuda_test.cpp). Each test skips without a GPU.
+#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
 #include "smpart/runtime.hpp"
 
@@ -16,8 +17,6 @@ namespace {
 
 using smpart_test::BlockRecord;
 using Clock = std::chrono::steady_clock;
-
-#define CHECK_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
 
 bool streamDoneWithin(cudaStream_t s, double seconds) {
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(

@@ -14,7 +14,7 @@
 // (emulation_inputs_test). Without a GPU every test skips with the reason.
 // Waits have deadlines (bounded_wait.hpp): a kernel that never finishes
 // fails its test instead of hanging the run.
-#include "bounded_wait.hpp"
+#include "gpu_test_checks.hpp"
 #include "gpu_inputs.hpp"
 #include "smpart/runtime.hpp"
 
@@ -109,10 +109,7 @@ protected:
       GTEST_SKIP() << st.message();
     // Below ctest's 45 s: bounds the waits inside the files' own launchers
     // (bfs_frontier.cu synchronises the device itself).
-    const ::testing::TestInfo *t =
-        ::testing::UnitTest::GetInstance()->current_test_info();
-    watchdog_ = std::make_unique<smpart_test::Watchdog>(
-        std::string(t->test_suite_name()) + "." + t->name(), 35);
+    watchdog_ = smpart_test::watchCurrentTest();
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   }
   void TearDown() override {

@@ -5,7 +5,7 @@
 // is preempted was loaded beforehand (the runtime's preload), so its launch
 // does not wait for the preempted kernel's anchor. Each test skips without
 // a GPU, and every wait has a deadline: a broken rule fails, it never hangs.
-#include "bounded_wait.hpp"
+#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
 #include "smpart/runtime.hpp"
 
@@ -21,13 +21,6 @@
 namespace {
 
 using smpart_test::BlockRecord;
-
-#define CHECK_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
-#define CHECK_OK(expr)                                                         \
-  do {                                                                         \
-    smpart::Status st_ = (expr);                                               \
-    ASSERT_TRUE(st_.ok()) << #expr << ": " << st_.message();                   \
-  } while (0)
 
 /// The "unrelated kernel": marks that it ran.
 __global__ void markRan(volatile unsigned *ran) { *ran = 1; }
@@ -79,10 +72,7 @@ protected:
   void SetUp() override {
     if (const smpart::Status st = smpart::init(); !st.ok())
       GTEST_SKIP() << st.message();
-    const ::testing::TestInfo *t =
-        ::testing::UnitTest::GetInstance()->current_test_info();
-    watchdog_ = std::make_unique<smpart_test::Watchdog>(
-        std::string(t->test_suite_name()) + "." + t->name(), 35);
+    watchdog_ = smpart_test::watchCurrentTest();
     ASSERT_TRUE(lazy_record_registered);
     // The kernels this file launches itself with <<<>>> (not through the
     // runtime) are loaded before anything can spin; lazyRecordRewritten

@@ -1,7 +1,7 @@
 // GPU tests of libsmpart (label gpu). Each test skips, with the reason,
 // when no GPU is usable; none passes silently. Every wait on the GPU has a
 // deadline (bounded_wait.hpp): a test that would hang fails instead.
-#include "bounded_wait.hpp"
+#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
 #include "smpart/runtime.hpp"
 
@@ -20,13 +20,6 @@ namespace {
 
 using smpart_test::BlockRecord;
 
-#define CHECK_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
-#define CHECK_OK(expr)                                                         \
-  do {                                                                         \
-    smpart::Status st_ = (expr);                                               \
-    ASSERT_TRUE(st_.ok()) << #expr << ": " << st_.message();                   \
-  } while (0)
-
 class Gpu : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -35,10 +28,7 @@ protected:
       GTEST_SKIP() << st.message();
     // Below ctest's 45 s: a hang inside a call no helper can bound (the
     // user's own cudaStreamSynchronize under test) still fails with a name.
-    const ::testing::TestInfo *t =
-        ::testing::UnitTest::GetInstance()->current_test_info();
-    watchdog_ = std::make_unique<smpart_test::Watchdog>(
-        std::string(t->test_suite_name()) + "." + t->name(), 35);
+    watchdog_ = smpart_test::watchCurrentTest();
     // Load the test kernels now. Under lazy module loading (CUDA's default)
     // the first launch of a kernel loads its module, which may wait for the
     // kernels already running: with the gate kernel spinning until the

@@ -165,7 +165,7 @@ __device__ __forceinline__ void fetchHostImage(const KnobImage *src,
     stage[w] = src->word[w];
     stage[w + 1] = src->word[w + 1];
   }
-#else
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(stage));
 #pragma unroll
   for (unsigned w = 0; w < kKnobImageWords; w += 2)
@@ -174,6 +174,20 @@ __device__ __forceinline__ void fetchHostImage(const KnobImage *src,
                  : "r"(dst + w * 8u), "l"(&src->word[w])
                  : "memory");
   asm volatile("cp.async.wait_all;" ::: "memory");
+#else
+  // Before sm_80 (no cp.async): 16-byte system-scope loads, each word
+  // stored as it arrives; a few round trips, on the polling CTA only.
+  // Rolled: unrolled, the compiler would hold the whole image in registers.
+#pragma unroll 1
+  for (unsigned w = 0; w < kKnobImageWords; w += 2) {
+    unsigned long long a, b;
+    asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(a), "=l"(b)
+                 : "l"(&src->word[w])
+                 : "memory");
+    stage[w] = a;
+    stage[w + 1] = b;
+  }
 #endif
 }
 
