@@ -1,5 +1,6 @@
 #include "pipeline/CompilerFlags.h"
 
+#include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
@@ -8,6 +9,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
 
 using namespace clang::tooling;
 
@@ -99,6 +104,12 @@ translateNvccArgs(const std::vector<std::string> &Args,
   std::vector<std::string> Work(Args.begin() + 1, Args.end());
   for (size_t I = 0; I < Work.size(); ++I) {
     llvm::StringRef A = Work[I];
+    // Inputs only from here on (clang's inferred commands put the file
+    // after `--`).
+    if (A == "--") {
+      Out.insert(Out.end(), Work.begin() + I, Work.end());
+      break;
+    }
     auto Value = [&]() -> std::string {
       return I + 1 < Work.size() ? Work[++I] : std::string();
     };
@@ -165,6 +176,93 @@ translateNvccArgs(const std::vector<std::string> &Args,
   return Out;
 }
 
+namespace {
+
+/// Notes, once per file, which entry clang borrowed a command from.
+class BorrowNotingDatabase : public CompilationDatabase {
+public:
+  explicit BorrowNotingDatabase(std::unique_ptr<CompilationDatabase> Inner)
+      : Inner(std::move(Inner)) {}
+  std::vector<CompileCommand>
+  getCompileCommands(llvm::StringRef File) const override {
+    std::vector<CompileCommand> Commands = Inner->getCompileCommands(File);
+    for (const CompileCommand &C : Commands) {
+      llvm::StringRef From = C.Heuristic;
+      if (!From.consume_front("inferred from "))
+        continue;
+      std::lock_guard<std::mutex> Lock(Mutex);
+      if (Noted.insert(absolute(File)).second)
+        llvm::errs() << "smpart-transform: '" << shown(File)
+                     << "' is not in compile_commands.json; using the "
+                        "command of '"
+                     << shown(From) << "'\n";
+    }
+    return Commands;
+  }
+  std::vector<std::string> getAllFiles() const override {
+    return Inner->getAllFiles();
+  }
+  std::vector<CompileCommand> getAllCompileCommands() const override {
+    return Inner->getAllCompileCommands();
+  }
+
+private:
+  static std::string absolute(llvm::StringRef Path) {
+    llvm::SmallString<256> Abs(Path);
+    llvm::sys::fs::make_absolute(Abs);
+    llvm::sys::path::remove_dots(Abs, /*remove_dot_dot=*/true);
+    return std::string(Abs);
+  }
+  /// Relative to the working directory when under it, as users name files.
+  static std::string shown(llvm::StringRef Path) {
+    std::string Abs = absolute(Path);
+    llvm::SmallString<256> Cwd;
+    if (llvm::sys::fs::current_path(Cwd))
+      return Abs;
+    llvm::StringRef Rel = Abs;
+    if (Rel.consume_front(Cwd) && Rel.consume_front("/"))
+      return Rel.str();
+    return Abs;
+  }
+
+  std::unique_ptr<CompilationDatabase> Inner;
+  mutable std::mutex Mutex;
+  mutable llvm::StringSet<> Noted;
+};
+
+} // namespace
+
+std::unique_ptr<CompilationDatabase>
+loadProjectDatabase(llvm::StringRef BuildPath, std::string &Error) {
+  Error.clear();
+  llvm::SmallString<256> Dir(BuildPath);
+  llvm::sys::fs::make_absolute(Dir);
+  llvm::sys::path::remove_dots(Dir, /*remove_dot_dot=*/true);
+  for (llvm::StringRef D = Dir; !D.empty();
+       D = llvm::sys::path::parent_path(D)) {
+    llvm::SmallString<256> Json(D);
+    llvm::sys::path::append(Json, "compile_commands.json");
+    if (llvm::sys::fs::exists(Json)) {
+      std::unique_ptr<CompilationDatabase> Db =
+          JSONCompilationDatabase::loadFromFile(
+              Json, Error, JSONCommandLineSyntax::AutoDetect);
+      if (!Db)
+        return nullptr;
+      // What clang's own JSON loader does, with the translation before
+      // the inference.
+      Db = expandResponseFiles(std::move(Db), llvm::vfs::getRealFileSystem());
+      Db = std::make_unique<NvccTranslatingDatabase>(std::move(Db));
+      Db = inferTargetAndDriverMode(inferMissingCompileCommands(std::move(Db)));
+      return std::make_unique<BorrowNotingDatabase>(std::move(Db));
+    }
+    llvm::SmallString<256> Flags(D);
+    llvm::sys::path::append(Flags, "compile_flags.txt");
+    if (llvm::sys::fs::exists(Flags))
+      return FixedCompilationDatabase::loadFromFile(Flags, Error);
+  }
+  return nullptr;
+}
+
 std::vector<CompileCommand>
 NvccTranslatingDatabase::getCompileCommands(llvm::StringRef File) const {
   std::vector<CompileCommand> Commands = Inner.getCompileCommands(File);
@@ -224,6 +322,13 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
       }
     }
     Out.insert(Out.begin() + 1, Front.begin(), Front.end());
+    // Flags go before a `--` (inferred commands have one before the file),
+    // after which everything is an input.
+    CommandLineArguments Inputs;
+    if (auto DD = llvm::find(Out, "--"); DD != Out.end()) {
+      Inputs.assign(DD, Out.end());
+      Out.erase(DD, Out.end());
+    }
     // nvcc compiles host code with the host compiler, whose own headers
     // (omp.h with -fopenmp, for one) clang's resource dir lacks: searched
     // last, after clang's.
@@ -245,6 +350,7 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
         Out.push_back(Compat);
       }
     }
+    Out.insert(Out.end(), Inputs.begin(), Inputs.end());
     return Out;
   };
 }

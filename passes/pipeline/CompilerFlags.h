@@ -7,6 +7,7 @@
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
 
+#include <memory>
 #include <string>
 
 namespace smpart {
@@ -45,6 +46,9 @@ public:
   explicit NvccTranslatingDatabase(
       const clang::tooling::CompilationDatabase &Inner)
       : Inner(Inner) {}
+  explicit NvccTranslatingDatabase(
+      std::unique_ptr<clang::tooling::CompilationDatabase> Owned)
+      : Owned(std::move(Owned)), Inner(*this->Owned) {}
   std::vector<clang::tooling::CompileCommand>
   getCompileCommands(llvm::StringRef File) const override;
   std::vector<std::string> getAllFiles() const override {
@@ -54,8 +58,19 @@ public:
   getAllCompileCommands() const override;
 
 private:
+  std::unique_ptr<clang::tooling::CompilationDatabase> Owned;
   const clang::tooling::CompilationDatabase &Inner;
 };
+
+/// The compile_commands.json (or compile_flags.txt) of \p BuildPath or of
+/// its nearest parent that has one. nvcc entries are translated before
+/// clang infers a command for a file the database lacks (by borrowing the
+/// nearest entry's), since the inference parses the command with clang's
+/// option table and would mangle nvcc's flags; each borrowing is noted
+/// once per file on stderr. Null when there is none (\p Error empty) or it
+/// cannot be read (\p Error says why).
+std::unique_ptr<clang::tooling::CompilationDatabase>
+loadProjectDatabase(llvm::StringRef BuildPath, std::string &Error);
 
 /// The adjuster for one side of the parse.
 clang::tooling::ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup,

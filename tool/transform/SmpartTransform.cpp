@@ -173,7 +173,11 @@ int main(int argc, const char **argv) {
   size_t At = DashDash - Args.begin();
   for (const std::string &A : FileArgs)
     Args.insert(Args.begin() + At++, A.c_str());
-  if (!Given("--") && !Given("-p"))
+  // With -p (and no `--`) the tool loads the database itself, so that nvcc
+  // entries are translated before clang infers commands from them; the
+  // parser then gets an empty `--`, which keeps it from loading one too.
+  const bool FromDatabase = Given("-p") && !Given("--");
+  if (!Given("--"))
     Args.push_back("--");
   int ArgCount = static_cast<int>(Args.size());
   auto Parser = clang::tooling::CommonOptionsParser::create(
@@ -231,7 +235,41 @@ int main(int argc, const char **argv) {
   // nvcc command lines wherever they come from: CMake's databases for nvcc
   // (Ninja: -forward-unknown-to-host-compiler; Makefiles: --options-file
   // relative to the entry's directory) and the flags after `--`.
-  smpart::NvccTranslatingDatabase Db(Parser->getCompilations());
+  const clang::tooling::CompilationDatabase *Base = &Parser->getCompilations();
+  std::unique_ptr<clang::tooling::ArgumentsAdjustingCompilations> Project;
+  if (FromDatabase) {
+    // The parser's own options (static in clang's CommonOptionsParser).
+    auto &Registered = cl::getRegisteredOptions();
+    const std::string BuildPath =
+        static_cast<cl::opt<std::string> *>(Registered["p"])->getValue();
+    std::string Error;
+    std::unique_ptr<clang::tooling::CompilationDatabase> Loaded =
+        smpart::loadProjectDatabase(BuildPath, Error);
+    if (!Error.empty())
+      return Fail(Error);
+    if (!Loaded) {
+      errs() << "smpart-transform: no compile_commands.json found in '"
+             << BuildPath << "' or its parents; parsing with no project "
+             << "flags\n";
+    } else {
+      using clang::tooling::ArgumentInsertPosition;
+      auto ExtraArgs = [&](StringRef Name) {
+        return std::vector<std::string>(
+            *static_cast<cl::list<std::string> *>(Registered[Name]));
+      };
+      Project =
+          std::make_unique<clang::tooling::ArgumentsAdjustingCompilations>(
+              std::move(Loaded));
+      Project->appendArgumentsAdjuster(
+          clang::tooling::getInsertArgumentAdjuster(
+              ExtraArgs("extra-arg-before"), ArgumentInsertPosition::BEGIN));
+      Project->appendArgumentsAdjuster(
+          clang::tooling::getInsertArgumentAdjuster(
+              ExtraArgs("extra-arg"), ArgumentInsertPosition::END));
+      Base = Project.get();
+    }
+  }
+  smpart::NvccTranslatingDatabase Db(*Base);
   if (std::string Problem = smpart::checkSetup(Options.Cuda, Db, Files);
       !Problem.empty())
     return Fail(Problem);
