@@ -92,12 +92,7 @@ Status EmulatedKernel::setKnobs(const KnobSet &set) {
   if (detail::loadMask(m.knobs) != set.mask)
     ++m.report->mask_changes;
   m.host_preempted = set.preempt;
-  controlWrite(m, [&](volatile Knobs &k) {
-    detail::storeMask(k, set.mask);
-    k.ctas_per_sm = set.ctas_per_sm;
-    k.bypass_ctas_per_sm = set.bypass_ctas_per_sm;
-    k.preempt = set.preempt ? 1u : 0u;
-  });
+  controlWrite(m, [&](volatile Knobs &k) { detail::storeKnobSet(k, set); });
   return Status();
 }
 Status EmulatedKernel::resume() {

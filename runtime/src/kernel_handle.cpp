@@ -150,13 +150,9 @@ Status KernelHandle::setKnobs(const KnobSet &set) {
                       std::to_string(kMaxCtasPerSm) + ", bypass at most that");
   std::lock_guard<std::mutex> lock(k_->mu);
   k_->preempted = set.preempt;
-  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
-                     [&](volatile Knobs &k) {
-                       detail::storeMask(k, set.mask);
-                       k.ctas_per_sm = set.ctas_per_sm;
-                       k.bypass_ctas_per_sm = set.bypass_ctas_per_sm;
-                       k.preempt = set.preempt ? 1u : 0u;
-                     });
+  detail::writeKnobs(
+      k_->slot->host->knobs, k_->slot->host->knob_image,
+      [&](volatile Knobs &k) { detail::storeKnobSet(k, set); });
   return Status();
 }
 

@@ -155,6 +155,21 @@ protected:
     return g;
   }
 
+  /// Captures one launch, replays it three times; every replay must find
+  /// a clean control block (the monitor checks each start).
+  void replayThreeTimes() {
+    cudaGraph_t g = capture(stream_);
+    ASSERT_NE(g, nullptr);
+    cudaGraphExec_t x = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    for (int replay = 0; replay < 3; ++replay)
+      ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
+    EXPECT_EQ(monitor_.finished.load(), 3u);
+    EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+    cudaGraphExecDestroy(x);
+    cudaGraphDestroy(g);
+  }
+
   Monitor monitor_;
   cudaStream_t stream_ = nullptr;
 };
@@ -268,32 +283,14 @@ TEST_F(FakeRuntime, ProbeThatMissedSmsIsRepeatedNotInvented) {
 // the State header, zero slot words and zero Notices.
 TEST_F(FakeRuntime, GraphReplaysStartFromACleanControlBlock) {
   monitor_.expect_graph_state = true;
-  cudaGraph_t g = capture(stream_);
-  ASSERT_NE(g, nullptr);
-  cudaGraphExec_t x = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
-  for (int replay = 0; replay < 3; ++replay)
-    ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
-  EXPECT_EQ(monitor_.finished.load(), 3u);
-  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
-  cudaGraphExecDestroy(x);
-  cudaGraphDestroy(g);
+  replayThreeTimes();
 }
 
 // (2) Without stream-ordered allocation the graph keeps the slot's State;
 // replays still start clean.
 TEST_F(FakeRuntime, GraphReplaysStartCleanWithoutMemoryPools) {
   fresh(/*memory_pools=*/false);
-  cudaGraph_t g = capture(stream_);
-  ASSERT_NE(g, nullptr);
-  cudaGraphExec_t x = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
-  for (int replay = 0; replay < 3; ++replay)
-    ASSERT_EQ(cudaGraphLaunch(x, stream_), cudaSuccess);
-  EXPECT_EQ(monitor_.finished.load(), 3u);
-  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
-  cudaGraphExecDestroy(x);
-  cudaGraphDestroy(g);
+  replayThreeTimes();
 }
 
 // (2) Two executable graphs of one captured launch never run on one live

@@ -67,6 +67,14 @@ inline void storeMask(volatile Knobs &k, const SmMask &mask) {
   }
 }
 
+/// Writes the knobs a KnobSet holds into `k` (one re-plan step).
+inline void storeKnobSet(volatile Knobs &k, const KnobSet &set) {
+  storeMask(k, set.mask);
+  k.ctas_per_sm = set.ctas_per_sm;
+  k.bypass_ctas_per_sm = set.bypass_ctas_per_sm;
+  k.preempt = set.preempt ? 1u : 0u;
+}
+
 inline SmMask loadMask(const volatile Knobs &k) {
   SmMask m;
   for (unsigned s = 0; s < kMaxSms; ++s)
