@@ -24,6 +24,7 @@
 #include "bounded_wait.hpp"
 #include "gpu_kernels.cuh"
 #include "smpart/controller.hpp"
+#include "smpart/controller_runtime.hpp"
 #include "smpart/policy/policy.hpp"
 #if defined(SMPART_BENCH_INPUTS)
 #include "gpu_inputs.hpp"
@@ -277,50 +278,46 @@ thread_local bool t_in_event = false;
 thread_local Clock::time_point t_first_write;
 thread_local unsigned long long t_event_kernel = 0;
 
-/// smpart's own KernelHandle adaptor (runtime_glue.cpp), plus the time
+/// smpart's own KernelHandle adaptor (smpart::controlOf), plus the time
 /// each knob write returns: the write is in host-mapped memory by then.
 class TimedControl : public smpart::KernelControl {
 public:
-  explicit TimedControl(smpart::KernelHandle h) : h_(std::move(h)) {}
-  unsigned long long id() const override { return h_.id(); }
-  std::string name() const override { return h_.name() ? h_.name() : ""; }
-  unsigned occupancy() const override { return h_.occupancy(); }
+  explicit TimedControl(smpart::KernelHandle h)
+      : id_(h.id()), c_(smpart::controlOf(std::move(h))) {}
+  unsigned long long id() const override { return c_->id(); }
+  std::string name() const override { return c_->name(); }
+  unsigned occupancy() const override { return c_->occupancy(); }
   smpart::Status setSmMask(const smpart::SmMask &m) override {
-    return stamp(h_.setSmMask(m));
+    return stamp(c_->setSmMask(m));
   }
   smpart::Status setCtasPerSm(unsigned n) override {
-    return stamp(h_.setCtasPerSm(n));
+    return stamp(c_->setCtasPerSm(n));
   }
   smpart::Status setBypassCtasPerSm(unsigned n) override {
-    return stamp(h_.setBypassCtasPerSm(n));
+    return stamp(c_->setBypassCtasPerSm(n));
   }
-  smpart::Status preempt() override { return stamp(h_.preempt()); }
+  smpart::Status preempt() override { return stamp(c_->preempt()); }
   smpart::Status setKnobs(const smpart::KnobSet &k) override {
-    return stamp(h_.setKnobs(k));
+    return stamp(c_->setKnobs(k));
   }
-  smpart::Status resume() override { return stamp(h_.resume(0)); }
-  smpart::Status grow() override { return h_.grow(0); }
+  smpart::Status resume() override { return stamp(c_->resume()); }
+  smpart::Status grow() override { return c_->grow(); }
   smpart::Status progress(smpart::ControlProgress &out) const override {
-    smpart::Progress p;
-    smpart::Status st = h_.progress(p);
-    out.taken = p.taken;
-    out.done = std::max(p.done, p.taken);
-    out.total = p.total;
-    out.finished = p.finished;
-    return st;
+    return c_->progress(out);
   }
-  bool knobsApplied() const override { return h_.knobsApplied(); }
+  bool knobsApplied() const override { return c_->knobsApplied(); }
 
 private:
   smpart::Status stamp(smpart::Status st) {
     // Only a write to another kernel is a grant that waited for the
     // acknowledging one.
-    if (t_in_event && h_.id() != t_event_kernel &&
+    if (t_in_event && id_ != t_event_kernel &&
         t_first_write == Clock::time_point())
       t_first_write = Clock::now();
     return st;
   }
-  mutable smpart::KernelHandle h_;
+  unsigned long long id_;
+  std::shared_ptr<smpart::KernelControl> c_;
 };
 
 class ReactionObserver : public smpart::LaunchObserver {
