@@ -5,8 +5,8 @@
 #include <cuda_runtime.h>
 
 // levels[v] = -1 except the source; frontier = {source}.
-__global__ void bfs_init(int num_vertices, int source, int* levels,
-                         int* frontier, int* next_frontier) {
+__global__ void bfs_init(int num_vertices, int source, int *levels,
+                         int *frontier, int *next_frontier) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= num_vertices)
     return;
@@ -18,10 +18,10 @@ __global__ void bfs_init(int num_vertices, int source, int* levels,
 // Expands every frontier vertex: unvisited neighbours get level cur_level + 1,
 // join the next frontier and bump *next_count. Irregular: the work per thread
 // is the vertex degree.
-__global__ void bfs_expand(int num_vertices, const int* row_offsets,
-                           const int* col_indices, const int* frontier,
-                           int* next_frontier, int* levels, int cur_level,
-                           int* next_count) {
+__global__ void bfs_expand(int num_vertices, const int *row_offsets,
+                           const int *col_indices, const int *frontier,
+                           int *next_frontier, int *levels, int cur_level,
+                           int *next_count) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= num_vertices)
     return;
@@ -39,8 +39,8 @@ __global__ void bfs_expand(int num_vertices, const int* row_offsets,
 }
 
 // frontier = next_frontier; next_frontier = 0.
-__global__ void bfs_advance(int num_vertices, int* frontier,
-                            int* next_frontier) {
+__global__ void bfs_advance(int num_vertices, int *frontier,
+                            int *next_frontier) {
   const int v = blockIdx.x * blockDim.x + threadIdx.x;
   if (v >= num_vertices)
     return;
@@ -53,23 +53,22 @@ static inline int bfs_blocks(int n, int block) {
   return (n + block - 1) / block;
 }
 
-void launch_bfs_init(int num_vertices, int source, int* levels, int* frontier,
-                     int* next_frontier) {
-  bfs_init<<<bfs_blocks(num_vertices, 256), 256>>>(num_vertices, source,
-                                                    levels, frontier,
-                                                    next_frontier);
+void launch_bfs_init(int num_vertices, int source, int *levels, int *frontier,
+                     int *next_frontier) {
+  bfs_init<<<bfs_blocks(num_vertices, 256), 256>>>(num_vertices, source, levels,
+                                                   frontier, next_frontier);
 }
 
-void launch_bfs_expand(int num_vertices, const int* row_offsets,
-                       const int* col_indices, const int* frontier,
-                       int* next_frontier, int* levels, int cur_level,
-                       int* next_count, cudaStream_t stream) {
+void launch_bfs_expand(int num_vertices, const int *row_offsets,
+                       const int *col_indices, const int *frontier,
+                       int *next_frontier, int *levels, int cur_level,
+                       int *next_count, cudaStream_t stream) {
   bfs_expand<<<bfs_blocks(num_vertices, 128), 128, 0, stream>>>(
       num_vertices, row_offsets, col_indices, frontier, next_frontier, levels,
       cur_level, next_count);
 }
 
-void launch_bfs_advance(int num_vertices, int* frontier, int* next_frontier,
+void launch_bfs_advance(int num_vertices, int *frontier, int *next_frontier,
                         cudaStream_t stream) {
   bfs_advance<<<bfs_blocks(num_vertices, 256), 256, 0, stream>>>(
       num_vertices, frontier, next_frontier);
@@ -77,9 +76,9 @@ void launch_bfs_advance(int num_vertices, int* frontier, int* next_frontier,
 
 // Full BFS from source; d_count is one device int. Returns the depth reached,
 // or -1 on a CUDA error.
-int bfs_run(int num_vertices, const int* row_offsets, const int* col_indices,
-            int source, int* levels, int* frontier, int* next_frontier,
-            int* d_count, cudaStream_t stream) {
+int bfs_run(int num_vertices, const int *row_offsets, const int *col_indices,
+            int source, int *levels, int *frontier, int *next_frontier,
+            int *d_count, cudaStream_t stream) {
   launch_bfs_init(num_vertices, source, levels, frontier, next_frontier);
   if (cudaDeviceSynchronize() != cudaSuccess)
     return -1;

@@ -20,7 +20,7 @@ __device__ inline float cnd(float d) {
   return c;
 }
 
-__device__ inline void black_scholes_body(float& call, float& put, float s,
+__device__ inline void black_scholes_body(float &call, float &put, float s,
                                           float x, float t, float r, float v) {
   const float sqrt_t = sqrtf(t);
   const float d1 = (logf(s / x) + (r + 0.5f * v * v) * t) / (v * sqrt_t);
@@ -34,8 +34,8 @@ __device__ inline void black_scholes_body(float& call, float& put, float s,
 
 // One option per thread; options with a non-positive expiry are priced at
 // their intrinsic value and leave early.
-__global__ void black_scholes(float* call, float* put, const float* stock,
-                              const float* strike, const float* years,
+__global__ void black_scholes(float *call, float *put, const float *stock,
+                              const float *strike, const float *years,
                               float riskfree, float volatility, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
@@ -60,9 +60,9 @@ __global__ void black_scholes(float* call, float* put, const float* stock,
 #if !defined(__NVCC__)
 class OptionPricer {
 public:
-  static __global__ void price_grid(const float* stock, const float* strike,
-                                    const float* years, const float* vol,
-                                    float riskfree, float* call, float* put,
+  static __global__ void price_grid(const float *stock, const float *strike,
+                                    const float *years, const float *vol,
+                                    float riskfree, float *call, float *put,
                                     int n) {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += blockDim.x * gridDim.x) {
@@ -79,18 +79,17 @@ public:
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_black_scholes(float* call, float* put, const float* stock,
-                          const float* strike, const float* years,
+void launch_black_scholes(float *call, float *put, const float *stock,
+                          const float *strike, const float *years,
                           float riskfree, float volatility, int n) {
   black_scholes<<<(n + 127) / 128, 128>>>(call, put, stock, strike, years,
                                           riskfree, volatility, n);
 }
 
 #if !defined(__NVCC__)
-void launch_option_pricer(const float* stock, const float* strike,
-                          const float* years, const float* vol,
-                          float riskfree, float* call, float* put, int n,
-                          cudaStream_t stream) {
+void launch_option_pricer(const float *stock, const float *strike,
+                          const float *years, const float *vol, float riskfree,
+                          float *call, float *put, int n, cudaStream_t stream) {
   // A fixed grid; the kernel strides over the rest.
   OptionPricer::price_grid<<<64, 256, 0, stream>>>(stock, strike, years, vol,
                                                    riskfree, call, put, n);

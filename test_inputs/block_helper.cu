@@ -29,9 +29,9 @@ __device__ inline bool is_last_block() {
 
 // Every thread writes its linear block id; thread 0 of each block writes the
 // block's (x, y, z) coordinates; the last block also records the grid size.
-__global__ void record_block_ids(unsigned int* thread_block,
-                                 unsigned int* block_coords,
-                                 unsigned int* grid_info) {
+__global__ void record_block_ids(unsigned int *thread_block,
+                                 unsigned int *block_coords,
+                                 unsigned int *grid_info) {
   const unsigned int tid = linear_thread_id();
   thread_block[tid] = linear_block_id();
   if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
@@ -48,7 +48,7 @@ __global__ void record_block_ids(unsigned int* thread_block,
 
 // out = s * in over an nx * ny * nz volume, one thread per voxel on a 3-D
 // grid of 3-D blocks.
-__global__ void volume_scale3d(const float* in, float* out, int nx, int ny,
+__global__ void volume_scale3d(const float *in, float *out, int nx, int ny,
                                int nz, float s) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -60,7 +60,7 @@ __global__ void volume_scale3d(const float* in, float* out, int nx, int ny,
 }
 
 // 7-point Laplacian on a 3-D volume; interior only, boundary set to 0.
-__global__ void laplacian3d(const float* in, float* out, int nx, int ny,
+__global__ void laplacian3d(const float *in, float *out, int nx, int ny,
                             int nz) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -81,22 +81,21 @@ __global__ void laplacian3d(const float* in, float* out, int nx, int ny,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_record_block_ids(dim3 grid, dim3 block,
-                             unsigned int* thread_block,
-                             unsigned int* block_coords,
-                             unsigned int* grid_info, cudaStream_t stream) {
+void launch_record_block_ids(dim3 grid, dim3 block, unsigned int *thread_block,
+                             unsigned int *block_coords,
+                             unsigned int *grid_info, cudaStream_t stream) {
   record_block_ids<<<grid, block, 0, stream>>>(thread_block, block_coords,
                                                grid_info);
 }
 
-void launch_volume_scale3d(const float* in, float* out, int nx, int ny, int nz,
+void launch_volume_scale3d(const float *in, float *out, int nx, int ny, int nz,
                            float s) {
   dim3 block(8, 8, 4);
   dim3 grid((nx + 7) / 8, (ny + 7) / 8, (nz + 3) / 4);
   volume_scale3d<<<grid, block>>>(in, out, nx, ny, nz, s);
 }
 
-void launch_laplacian3d(const float* in, float* out, int nx, int ny, int nz,
+void launch_laplacian3d(const float *in, float *out, int nx, int ny, int nz,
                         cudaStream_t stream) {
   const dim3 block(16, 4, 4);
   const dim3 grid((nx + block.x - 1) / block.x, (ny + block.y - 1) / block.y,

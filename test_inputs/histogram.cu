@@ -7,8 +7,8 @@
 
 // Grid-stride loop over the input; per-block bins in shared memory are
 // merged into the global bins once. Any block and grid size works.
-__global__ void histogram256(const unsigned char* data, int n,
-                             unsigned int* bins) {
+__global__ void histogram256(const unsigned char *data, int n,
+                             unsigned int *bins) {
   __shared__ unsigned int local[HIST_BINS];
   for (int b = threadIdx.x; b < HIST_BINS; b += blockDim.x)
     local[b] = 0;
@@ -28,8 +28,8 @@ __global__ void histogram256(const unsigned char* data, int n,
 
 // Histogram of floats over [lo, hi) into nbins global bins. Values outside
 // the range are counted in *outliers; NaNs are skipped (early return).
-__global__ void histogram_range(const float* values, int n, float lo, float hi,
-                                int nbins, int* bins, int* outliers) {
+__global__ void histogram_range(const float *values, int n, float lo, float hi,
+                                int nbins, int *bins, int *outliers) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;
@@ -49,16 +49,16 @@ __global__ void histogram_range(const float* values, int n, float lo, float hi,
 // Host launchers; not compiled by the CPU emulation.
 
 // 1-D launch of KERNEL over N items with BLOCK threads on STREAM.
-#define HIST_LAUNCH_1D(KERNEL, N, BLOCK, STREAM, ...)                        \
-  KERNEL<<<((N) + (BLOCK)-1) / (BLOCK), (BLOCK), 0, (STREAM)>>>(__VA_ARGS__)
+#define HIST_LAUNCH_1D(KERNEL, N, BLOCK, STREAM, ...)                          \
+  KERNEL<<<((N) + (BLOCK) - 1) / (BLOCK), (BLOCK), 0, (STREAM)>>>(__VA_ARGS__)
 
-void launch_histogram256(const unsigned char* data, int n, unsigned int* bins,
+void launch_histogram256(const unsigned char *data, int n, unsigned int *bins,
                          int num_blocks) {
   histogram256<<<num_blocks, 256>>>(data, n, bins);
 }
 
-void launch_histogram_range(const float* values, int n, float lo, float hi,
-                            int nbins, int* bins, int* outliers,
+void launch_histogram_range(const float *values, int n, float lo, float hi,
+                            int nbins, int *bins, int *outliers,
                             cudaStream_t stream) {
   HIST_LAUNCH_1D(histogram_range, n, 256, stream, values, n, lo, hi, nbins,
                  bins, outliers);

@@ -1,13 +1,13 @@
 // k-means clustering, assignment step (Rodinia kmeans style): each point is
 // assigned to its nearest centroid; centroids are cached in dynamic shared
 // memory; membership changes and cluster sizes are counted with int atomics.
-#include <cuda_runtime.h>
 #include <cfloat>
+#include <cuda_runtime.h>
 
 // Squared Euclidean distance between a point (row-major, stride dim) and a
 // centroid in shared memory.
-__device__ inline float squared_distance(const float* point,
-                                         const float* centroid, int dim) {
+__device__ inline float squared_distance(const float *point,
+                                         const float *centroid, int dim) {
   float d = 0.0f;
   for (int f = 0; f < dim; ++f) {
     const float diff = point[f] - centroid[f];
@@ -18,9 +18,9 @@ __device__ inline float squared_distance(const float* point,
 
 // points: n x dim, centroids: k x dim (row-major). Shared memory:
 // k * dim floats. Ties go to the lowest centroid index.
-__global__ void kmeans_assign(const float* points, const float* centroids,
-                              int n, int k, int dim, int* membership,
-                              int* changed) {
+__global__ void kmeans_assign(const float *points, const float *centroids,
+                              int n, int k, int dim, int *membership,
+                              int *changed) {
   extern __shared__ float shared_centroids[];
   for (int t = threadIdx.x; t < k * dim; t += blockDim.x)
     shared_centroids[t] = centroids[t];
@@ -46,8 +46,7 @@ __global__ void kmeans_assign(const float* points, const float* centroids,
 }
 
 // Cluster sizes from the membership array.
-__global__ void kmeans_count(const int* membership, int n, int k,
-                             int* counts) {
+__global__ void kmeans_count(const int *membership, int n, int k, int *counts) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
     return;
@@ -60,8 +59,8 @@ __global__ void kmeans_count(const int* membership, int n, int k,
 // New centroid coordinates by a per-(cluster, feature) scan over all points,
 // a deterministic alternative to float atomics. 2-D grid: x over features,
 // y over clusters.
-__global__ void kmeans_update(const float* points, const int* membership,
-                              int n, int k, int dim, float* centroids) {
+__global__ void kmeans_update(const float *points, const int *membership, int n,
+                              int k, int dim, float *centroids) {
   const int f = blockIdx.x * blockDim.x + threadIdx.x;
   const int c = blockIdx.y * blockDim.y + threadIdx.y;
   if (f >= dim || c >= k)
@@ -80,8 +79,8 @@ __global__ void kmeans_update(const float* points, const int* membership,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_kmeans_assign(const float* points, const float* centroids, int n,
-                          int k, int dim, int* membership, int* changed,
+void launch_kmeans_assign(const float *points, const float *centroids, int n,
+                          int k, int dim, int *membership, int *changed,
                           cudaStream_t stream) {
   const int block = 256;
   const size_t smem = static_cast<size_t>(k) * dim * sizeof(float);
@@ -89,12 +88,12 @@ void launch_kmeans_assign(const float* points, const float* centroids, int n,
       points, centroids, n, k, dim, membership, changed);
 }
 
-void launch_kmeans_count(const int* membership, int n, int k, int* counts) {
+void launch_kmeans_count(const int *membership, int n, int k, int *counts) {
   kmeans_count<<<(n + 255) / 256, 256>>>(membership, n, k, counts);
 }
 
-void launch_kmeans_update(const float* points, const int* membership, int n,
-                          int k, int dim, float* centroids) {
+void launch_kmeans_update(const float *points, const int *membership, int n,
+                          int k, int dim, float *centroids) {
   dim3 block(8, 8);
   dim3 grid((dim + 7) / 8, (k + 7) / 8);
   kmeans_update<<<grid, block>>>(points, membership, n, k, dim, centroids);

@@ -22,7 +22,7 @@ __device__ inline float4 body_interaction(float4 bi, float4 bj, float4 ai,
 
 // Needs blockDim.x == NBODY_BLOCK; any grid size. Padding bodies have zero
 // mass and contribute nothing (eps2 > 0).
-__global__ void nbody_forces(const float4* pos, float4* acc, int n,
+__global__ void nbody_forces(const float4 *pos, float4 *acc, int n,
                              float eps2) {
   __shared__ float4 tile[NBODY_BLOCK];
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -42,7 +42,7 @@ __global__ void nbody_forces(const float4* pos, float4* acc, int n,
 }
 
 // v += a * dt, v *= damping, p += v * dt. Mass (pos.w) is kept.
-__global__ void nbody_integrate(float4* pos, float4* vel, const float4* acc,
+__global__ void nbody_integrate(float4 *pos, float4 *vel, const float4 *acc,
                                 int n, float dt, float damping) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n)
@@ -61,7 +61,7 @@ __global__ void nbody_integrate(float4* pos, float4* vel, const float4* acc,
 }
 
 // Kinetic energy per body, 0.5 * m * |v|^2, packed as float2(energy, speed).
-__global__ void nbody_energy(const float4* pos, const float4* vel, float2* out,
+__global__ void nbody_energy(const float4 *pos, const float4 *vel, float2 *out,
                              int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) {
@@ -73,19 +73,19 @@ __global__ void nbody_energy(const float4* pos, const float4* vel, float2* out,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_nbody_forces(const float4* pos, float4* acc, int n, float eps2,
+void launch_nbody_forces(const float4 *pos, float4 *acc, int n, float eps2,
                          cudaStream_t stream) {
   const int blocks = (n + NBODY_BLOCK - 1) / NBODY_BLOCK;
   nbody_forces<<<blocks, NBODY_BLOCK, 0, stream>>>(pos, acc, n, eps2);
 }
 
-void launch_nbody_integrate(float4* pos, float4* vel, const float4* acc, int n,
+void launch_nbody_integrate(float4 *pos, float4 *vel, const float4 *acc, int n,
                             float dt, float damping, cudaStream_t stream) {
   nbody_integrate<<<(n + 255) / 256, 256, 0, stream>>>(pos, vel, acc, n, dt,
                                                        damping);
 }
 
-void launch_nbody_energy(const float4* pos, const float4* vel, float2* out,
+void launch_nbody_energy(const float4 *pos, const float4 *vel, float2 *out,
                          int n) {
   nbody_energy<<<dim3((n + 63) / 64), dim3(64)>>>(pos, vel, out, n);
 }

@@ -5,7 +5,7 @@
 
 // blockDim.x must be a power of two. Shared memory: 2 * blockDim.x ints.
 // block_sums may be null when a single block covers the input.
-__global__ void scan_block_exclusive(const int* in, int* out, int* block_sums,
+__global__ void scan_block_exclusive(const int *in, int *out, int *block_sums,
                                      int n) {
   extern __shared__ int temp[];
   const int tid = threadIdx.x;
@@ -54,7 +54,7 @@ __global__ void scan_block_exclusive(const int* in, int* out, int* block_sums,
 }
 
 // out[i] += scanned_sums[block of i]; elements per block = 2 * blockDim.x.
-__global__ void scan_add_offsets(int* out, const int* scanned_sums, int n) {
+__global__ void scan_add_offsets(int *out, const int *scanned_sums, int n) {
   const int i = blockIdx.x * (2 * blockDim.x) + threadIdx.x;
   const int add = scanned_sums[blockIdx.x];
   if (i < n)
@@ -67,8 +67,8 @@ __global__ void scan_add_offsets(int* out, const int* scanned_sums, int n) {
 // Host launchers; not compiled by the CPU emulation.
 
 // First pass; returns the number of block sums written.
-int launch_scan_block_exclusive(const int* in, int* out, int* block_sums,
-                                int n, int block, cudaStream_t stream) {
+int launch_scan_block_exclusive(const int *in, int *out, int *block_sums, int n,
+                                int block, cudaStream_t stream) {
   const int per_block = 2 * block;
   const int grid = (n + per_block - 1) / per_block;
   scan_block_exclusive<<<grid, block, per_block * sizeof(int), stream>>>(
@@ -76,7 +76,7 @@ int launch_scan_block_exclusive(const int* in, int* out, int* block_sums,
   return grid;
 }
 
-void launch_scan_add_offsets(int* out, const int* scanned_sums, int n,
+void launch_scan_add_offsets(int *out, const int *scanned_sums, int n,
                              int block, cudaStream_t stream) {
   const int grid = (n + 2 * block - 1) / (2 * block);
   scan_add_offsets<<<grid, block, 0, stream>>>(out, scanned_sums, n);

@@ -1,13 +1,13 @@
 // Block-level tree reductions in dynamic (extern) shared memory, as in the
 // CUDA samples' reduction kernels: a two-pass float sum (deterministic, no
 // float atomics) and an integer minimum combined across blocks with atomicMin.
-#include <cuda_runtime.h>
 #include <climits>
+#include <cuda_runtime.h>
 
 // Each block sums 2 * blockDim.x consecutive inputs and writes one partial
 // sum. blockDim.x must be a power of two; shared memory: blockDim.x floats.
 // Running it again on the partials (one block) gives the total.
-__global__ void reduce_sum(const float* in, float* partial, int n) {
+__global__ void reduce_sum(const float *in, float *partial, int n) {
   extern __shared__ float sdata[];
   const unsigned int tid = threadIdx.x;
   const unsigned int i = blockIdx.x * (blockDim.x * 2) + threadIdx.x;
@@ -32,7 +32,7 @@ __global__ void reduce_sum(const float* in, float* partial, int n) {
 
 // Grid-stride minimum over n ints; one atomicMin per block into *result
 // (which the caller initialises to INT_MAX). Shared memory: blockDim.x ints.
-__global__ void reduce_min_int(const int* in, int n, int* result) {
+__global__ void reduce_min_int(const int *in, int n, int *result) {
   extern __shared__ int smin[];
   const unsigned int tid = threadIdx.x;
 
@@ -58,7 +58,7 @@ __global__ void reduce_min_int(const int* in, int n, int* result) {
 // Host launchers; not compiled by the CPU emulation.
 
 // Returns the number of partial sums written.
-int launch_reduce_sum(const float* in, float* partial, int n, int block,
+int launch_reduce_sum(const float *in, float *partial, int n, int block,
                       cudaStream_t stream) {
   const int grid = (n + 2 * block - 1) / (2 * block);
   const size_t smem = block * sizeof(float);
@@ -66,12 +66,12 @@ int launch_reduce_sum(const float* in, float* partial, int n, int block,
   return grid;
 }
 
-void launch_reduce_sum_final(const float* partial, float* total, int count) {
+void launch_reduce_sum_final(const float *partial, float *total, int count) {
   // One block folds up to 2 * 512 partial sums.
   reduce_sum<<<1, 512, 512 * sizeof(float)>>>(partial, total, count);
 }
 
-void launch_reduce_min_int(const int* in, int n, int* result,
+void launch_reduce_min_int(const int *in, int n, int *result,
                            cudaStream_t stream) {
   const int block = 256;
   int grid = (n + block - 1) / block;

@@ -7,9 +7,9 @@
 
 // Needs blockDim = (SGEMM_TILE, SGEMM_TILE). Out-of-range threads still take
 // part in the tile loads and barriers; only the final store is guarded.
-__global__ void sgemm_tiled(int M, int N, int K, float alpha, const float* A,
-                            int lda, const float* B, int ldb, float beta,
-                            float* C, int ldc) {
+__global__ void sgemm_tiled(int M, int N, int K, float alpha, const float *A,
+                            int lda, const float *B, int ldb, float beta,
+                            float *C, int ldc) {
   __shared__ float As[SGEMM_TILE][SGEMM_TILE];
   __shared__ float Bs[SGEMM_TILE][SGEMM_TILE + 1];
 
@@ -38,8 +38,8 @@ __global__ void sgemm_tiled(int M, int N, int K, float alpha, const float* A,
 }
 
 // Reference kernel without shared memory; any 2-D block shape works.
-__global__ void sgemm_naive(int M, int N, int K, float alpha, const float* A,
-                            const float* B, float beta, float* C) {
+__global__ void sgemm_naive(int M, int N, int K, float alpha, const float *A,
+                            const float *B, float beta, float *C) {
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= M || col >= N)
@@ -52,8 +52,8 @@ __global__ void sgemm_naive(int M, int N, int K, float alpha, const float* A,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_sgemm_tiled(int M, int N, int K, float alpha, const float* A,
-                        const float* B, float beta, float* C,
+void launch_sgemm_tiled(int M, int N, int K, float alpha, const float *A,
+                        const float *B, float beta, float *C,
                         cudaStream_t stream) {
   dim3 block(SGEMM_TILE, SGEMM_TILE);
   dim3 grid((N + SGEMM_TILE - 1) / SGEMM_TILE,
@@ -62,8 +62,8 @@ void launch_sgemm_tiled(int M, int N, int K, float alpha, const float* A,
                                           N);
 }
 
-void launch_sgemm_naive(int M, int N, int K, float alpha, const float* A,
-                        const float* B, float beta, float* C) {
+void launch_sgemm_naive(int M, int N, int K, float alpha, const float *A,
+                        const float *B, float beta, float *C) {
   dim3 block(32, 8);
   dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);
   sgemm_naive<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);

@@ -6,8 +6,8 @@
 namespace sparse {
 namespace detail {
 
-__device__ inline float row_dot(const int* row_ptr, const int* col_idx,
-                                const float* vals, const float* x, int row) {
+__device__ inline float row_dot(const int *row_ptr, const int *col_idx,
+                                const float *vals, const float *x, int row) {
   float sum = 0.0f;
   const int begin = row_ptr[row];
   const int end = row_ptr[row + 1];
@@ -19,9 +19,9 @@ __device__ inline float row_dot(const int* row_ptr, const int* col_idx,
 } // namespace detail
 
 // y = A * x.
-__global__ void spmv_csr_scalar(int num_rows, const int* row_ptr,
-                                const int* col_idx, const float* vals,
-                                const float* x, float* y) {
+__global__ void spmv_csr_scalar(int num_rows, const int *row_ptr,
+                                const int *col_idx, const float *vals,
+                                const float *x, float *y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= num_rows)
     return;
@@ -29,9 +29,9 @@ __global__ void spmv_csr_scalar(int num_rows, const int* row_ptr,
 }
 
 // y = alpha * A * x + beta * y; beta == 0 does not read y.
-__global__ void spmv_csr_axpby(int num_rows, float alpha, const int* row_ptr,
-                               const int* col_idx, const float* vals,
-                               const float* x, float beta, float* y) {
+__global__ void spmv_csr_axpby(int num_rows, float alpha, const int *row_ptr,
+                               const int *col_idx, const float *vals,
+                               const float *x, float beta, float *y) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row < num_rows) {
     const float ax = detail::row_dot(row_ptr, col_idx, vals, x, row);
@@ -42,8 +42,8 @@ __global__ void spmv_csr_axpby(int num_rows, float alpha, const int* row_ptr,
 } // namespace sparse
 
 // Row lengths, and the number of empty rows (integer atomic count).
-__global__ void csr_row_lengths(int num_rows, const int* row_ptr, int* lengths,
-                                int* empty_rows) {
+__global__ void csr_row_lengths(int num_rows, const int *row_ptr, int *lengths,
+                                int *empty_rows) {
   const int row = blockIdx.x * blockDim.x + threadIdx.x;
   if (row >= num_rows)
     return;
@@ -55,25 +55,25 @@ __global__ void csr_row_lengths(int num_rows, const int* row_ptr, int* lengths,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_spmv_csr_scalar(int num_rows, const int* row_ptr,
-                            const int* col_idx, const float* vals,
-                            const float* x, float* y, cudaStream_t stream) {
+void launch_spmv_csr_scalar(int num_rows, const int *row_ptr,
+                            const int *col_idx, const float *vals,
+                            const float *x, float *y, cudaStream_t stream) {
   const int block = 128;
-  sparse::spmv_csr_scalar<<<(num_rows + block - 1) / block, block, 0,
-                            stream>>>(num_rows, row_ptr, col_idx, vals, x, y);
+  sparse::spmv_csr_scalar<<<(num_rows + block - 1) / block, block, 0, stream>>>(
+      num_rows, row_ptr, col_idx, vals, x, y);
 }
 
 namespace sparse {
-void launch_spmv_csr_axpby(int num_rows, float alpha, const int* row_ptr,
-                           const int* col_idx, const float* vals,
-                           const float* x, float beta, float* y) {
+void launch_spmv_csr_axpby(int num_rows, float alpha, const int *row_ptr,
+                           const int *col_idx, const float *vals,
+                           const float *x, float beta, float *y) {
   spmv_csr_axpby<<<(num_rows + 255) / 256, 256>>>(num_rows, alpha, row_ptr,
                                                   col_idx, vals, x, beta, y);
 }
 } // namespace sparse
 
-void launch_csr_row_lengths(int num_rows, const int* row_ptr, int* lengths,
-                            int* empty_rows) {
+void launch_csr_row_lengths(int num_rows, const int *row_ptr, int *lengths,
+                            int *empty_rows) {
   csr_row_lengths<<<(num_rows + 255) / 256, 256>>>(num_rows, row_ptr, lengths,
                                                    empty_rows);
 }

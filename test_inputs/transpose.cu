@@ -8,7 +8,7 @@
 
 // out (width x height) = in (height x width)^T. Needs
 // blockDim = (TRANSPOSE_TILE, TRANSPOSE_ROWS).
-__global__ void transpose_tiled(const float* in, float* out, int width,
+__global__ void transpose_tiled(const float *in, float *out, int width,
                                 int height) {
   __shared__ float tile[TRANSPOSE_TILE][TRANSPOSE_TILE + 1];
 
@@ -28,7 +28,7 @@ __global__ void transpose_tiled(const float* in, float* out, int width,
   }
 }
 
-__global__ void transpose_naive(const float* in, float* out, int width,
+__global__ void transpose_naive(const float *in, float *out, int width,
                                 int height) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int y = blockIdx.y * blockDim.y + threadIdx.y;
@@ -39,7 +39,7 @@ __global__ void transpose_naive(const float* in, float* out, int width,
 
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
-void launch_transpose_tiled(const float* in, float* out, int width, int height,
+void launch_transpose_tiled(const float *in, float *out, int width, int height,
                             cudaStream_t stream) {
   dim3 grid((width + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE,
             (height + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE);
@@ -47,7 +47,7 @@ void launch_transpose_tiled(const float* in, float* out, int width, int height,
   transpose_tiled<<<grid, block, 0, stream>>>(in, out, width, height);
 }
 
-void launch_transpose_naive(const float* in, float* out, int width,
+void launch_transpose_naive(const float *in, float *out, int width,
                             int height) {
   transpose_naive<<<dim3((width + 15) / 16, (height + 15) / 16),
                     dim3(16, 16)>>>(in, out, width, height);

@@ -3,12 +3,14 @@
 // one (fma_chain, long dependent FMA chains per thread), each launched
 // repeatedly on its own stream. Each launch has many logical blocks and
 // runs for tens of milliseconds on an H100, long enough to be resized
-// (and profiled) while it runs. Plain CUDA: the build rewrites it with smpart-transform and links
-// libsmpart, so the SMPART_* variables work with no code change:
+// (and profiled) while it runs. Plain CUDA: the build rewrites it with
+// smpart-transform and links libsmpart, so the SMPART_* variables work with no
+// code change:
 //
-//   SMPART_PROFILE=profiles.json two_kernels              # measure profiles
-//   SMPART_POLICY=cd-search SMPART_PROFILES=profiles.json \
-//     SMPART_TRACE=trace.json two_kernels                  # co-run under a policy
+//   SMPART_PROFILE=profiles.json two_kernels   # measure profiles
+//   SMPART_POLICY=cd-search SMPART_PROFILES=profiles.json
+//     SMPART_TRACE=trace.json two_kernels       # co-run under a policy
+//     (one command line)
 //   two_kernels --only memory   /   two_kernels --only compute
 //                                  # one kernel per process (under smpartd)
 //

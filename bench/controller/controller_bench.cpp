@@ -56,8 +56,8 @@ struct CoRun {
   }
   /// Arrives and returns the newcomer's id.
   unsigned long long arrive() {
-    C->onArrival(std::make_shared<testing::FakeKernel>(NextId, Next, 1000000,
-                                                       8, Ids, nullptr));
+    C->onArrival(std::make_shared<testing::FakeKernel>(NextId, Next, 1000000, 8,
+                                                       Ids, nullptr));
     return NextId++;
   }
 };
@@ -96,13 +96,28 @@ void BM_ArrivalWithDeferredGrant(benchmark::State &S, const char *PolicyName) {
 
 } // namespace
 
-BENCHMARK_CAPTURE(BM_ArrivalWithDeferredGrant, even, "even")->Arg(2)->Arg(4)->Arg(8);
-BENCHMARK_CAPTURE(BM_ArrivalWithDeferredGrant, cd_search, "cd-search")->Arg(2)->Arg(4)->Arg(8);
+BENCHMARK_CAPTURE(BM_ArrivalWithDeferredGrant, even, "even")
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8);
+BENCHMARK_CAPTURE(BM_ArrivalWithDeferredGrant, cd_search, "cd-search")
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8);
 BENCHMARK_CAPTURE(BM_ArrivalReplan, even, "even")->Arg(2)->Arg(4)->Arg(8);
 BENCHMARK_CAPTURE(BM_ArrivalReplan, greedy, "greedy")->Arg(2)->Arg(4)->Arg(8);
-BENCHMARK_CAPTURE(BM_ArrivalReplan, cd_search, "cd-search")->Arg(2)->Arg(4)->Arg(8);
-BENCHMARK_CAPTURE(BM_ArrivalReplan, hsm_fair, "hsm-fair")->Arg(2)->Arg(4)->Arg(8);
+BENCHMARK_CAPTURE(BM_ArrivalReplan, cd_search, "cd-search")
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8);
+BENCHMARK_CAPTURE(BM_ArrivalReplan, hsm_fair, "hsm-fair")
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8);
 BENCHMARK_CAPTURE(BM_ArrivalReplan, tlp, "tlp")->Arg(2)->Arg(4)->Arg(8);
-BENCHMARK_CAPTURE(BM_ArrivalReplan, power_aware, "power-aware")->Arg(2)->Arg(4)->Arg(8);
+BENCHMARK_CAPTURE(BM_ArrivalReplan, power_aware, "power-aware")
+    ->Arg(2)
+    ->Arg(4)
+    ->Arg(8);
 
 BENCHMARK_MAIN();

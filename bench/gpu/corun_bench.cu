@@ -118,49 +118,61 @@ std::vector<App> makeApps() {
   {
     const int n = 1 << 26; // 256 MiB per vector: streams through DRAM
     float *x = deviceArray<float>(n, 1.0f), *y = deviceArray<float>(n, 2.0f);
-    apps.push_back({"saxpy", "memory", {256, 32, 0},
-                    [=](bool xf, cudaStream_t s) {
-                      if (xf)
-                        gpu_xf_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
-                      else
-                        gpu_orig_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
-                    }});
+    apps.push_back(
+        {"saxpy", "memory", {256, 32, 0}, [=](bool xf, cudaStream_t s) {
+           if (xf)
+             gpu_xf_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
+           else
+             gpu_orig_vector_ops::launch_saxpy(n, 2.0f, x, y, s);
+         }});
   }
   {
     const int m = 2048; // 2048^3 FMAs per launch
     float *a = deviceArray<float>(std::size_t(m) * m, 1.0f),
           *b = deviceArray<float>(std::size_t(m) * m, 0.5f),
           *c = deviceArray<float>(std::size_t(m) * m, 0.0f);
-    apps.push_back({"sgemm_tiled", "compute", {256, 32, 2048},
+    apps.push_back({"sgemm_tiled",
+                    "compute",
+                    {256, 32, 2048},
                     [=](bool xf, cudaStream_t s) {
                       if (xf)
-                        gpu_xf_sgemm_tiled::launch_sgemm_tiled(m, m, m, 1.0f, a, b, 0.0f, c, s);
+                        gpu_xf_sgemm_tiled::launch_sgemm_tiled(m, m, m, 1.0f, a,
+                                                               b, 0.0f, c, s);
                       else
-                        gpu_orig_sgemm_tiled::launch_sgemm_tiled(m, m, m, 1.0f, a, b, 0.0f, c, s);
+                        gpu_orig_sgemm_tiled::launch_sgemm_tiled(
+                            m, m, m, 1.0f, a, b, 0.0f, c, s);
                     }});
   }
   {
     const int nx = 8192, ny = 8192;
     float *in = deviceArray<float>(std::size_t(nx) * ny, 1.0f),
           *out = deviceArray<float>(std::size_t(nx) * ny, 0.0f);
-    apps.push_back({"jacobi5_global", "memory", {256, 32, 0},
+    apps.push_back({"jacobi5_global",
+                    "memory",
+                    {256, 32, 0},
                     [=](bool xf, cudaStream_t s) {
                       if (xf)
-                        gpu_xf_stencil2d::launch_jacobi5_global(in, out, nx, ny, 0.8f, s);
+                        gpu_xf_stencil2d::launch_jacobi5_global(in, out, nx, ny,
+                                                                0.8f, s);
                       else
-                        gpu_orig_stencil2d::launch_jacobi5_global(in, out, nx, ny, 0.8f, s);
+                        gpu_orig_stencil2d::launch_jacobi5_global(in, out, nx,
+                                                                  ny, 0.8f, s);
                     }});
   }
   {
     const int n = 1 << 16;
-    float4 *pos = deviceArray<float4>(n, 1.0f), *acc = deviceArray<float4>(n, 0.0f);
-    apps.push_back({"nbody_forces", "compute", {256, 32, 4096},
-                    [=](bool xf, cudaStream_t s) {
-                      if (xf)
-                        gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-                      else
-                        gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-                    }});
+    float4 *pos = deviceArray<float4>(n, 1.0f),
+           *acc = deviceArray<float4>(n, 0.0f);
+    apps.push_back(
+        {"nbody_forces",
+         "compute",
+         {256, 32, 4096},
+         [=](bool xf, cudaStream_t s) {
+           if (xf)
+             gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+           else
+             gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+         }});
   }
   return apps;
 }
@@ -303,7 +315,8 @@ smpart::policy::ProfileSet measureProfiles(const std::vector<App> &apps,
     k.block = a.block;
     unsigned occupancy = 1;
     for (unsigned sms : {n / 4, n / 2, 3 * n / 4, n}) {
-      auto fixed = std::make_shared<FixedAllocation>(info, std::max(1u, sms), 0);
+      auto fixed =
+          std::make_shared<FixedAllocation>(info, std::max(1u, sms), 0);
       smpart::setLaunchObserver(fixed);
       const double ms = aloneMs(a, true) / a.launches;
       smpart::setLaunchObserver(nullptr);
@@ -440,8 +453,9 @@ int main(int argc, char **argv) {
     g_hung = e == cudaErrorTimeout;
     return incomplete();
   }
-  std::printf("co-run on %s: %zu SMs (ids %u..%u)\n", gpuSpec(info).name.c_str(),
-              info.sm_ids.size(), info.sm_ids.front(), info.sm_ids.back());
+  std::printf("co-run on %s: %zu SMs (ids %u..%u)\n",
+              gpuSpec(info).name.c_str(), info.sm_ids.size(),
+              info.sm_ids.front(), info.sm_ids.back());
   for (App &a : apps) { // warm-up, then size each job to ~40 ms alone
     aloneMs(a, false);
     aloneMs(a, true);
@@ -470,7 +484,8 @@ int main(int argc, char **argv) {
       {"jacobi+nbody", {2, 3}},
       {"saxpy+nbody", {0, 3}},
       {"saxpy+sgemm+jacobi+nbody", {0, 1, 2, 3}}};
-  const char *policies[] = {"even", "cd-search", "hsm-fair", "hsm-qos", "greedy"};
+  const char *policies[] = {"even", "cd-search", "hsm-fair", "hsm-qos",
+                            "greedy"};
 
   for (const Scenario &sc : scenarios) {
     std::vector<const App *> jobs;
@@ -487,9 +502,11 @@ int main(int argc, char **argv) {
     if (streamsMs.empty())
       break;
     const Figures streams = figures(alone, streamsMs);
-    const double streamsMakespan = *std::max_element(streamsMs.begin(), streamsMs.end());
-    std::printf("\n%s: sequential %.1f ms, plain streams makespan %.1f ms (x%.2f)\n",
-                sc.name, sequential, streamsMakespan, sequential / streamsMakespan);
+    const double streamsMakespan =
+        *std::max_element(streamsMs.begin(), streamsMs.end());
+    std::printf(
+        "\n%s: sequential %.1f ms, plain streams makespan %.1f ms (x%.2f)\n",
+        sc.name, sequential, streamsMakespan, sequential / streamsMakespan);
     printRow(sc.name, "streams", streams, streams, "");
     for (const char *name : policies) {
       const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);

@@ -94,7 +94,8 @@ double usSince(Clock::time_point t0) {
 
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
+  return v[std::min(v.size() - 1,
+                    static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
 /// Median time of `reps` launches on `s`; NaN, after the failure line of
@@ -535,7 +536,8 @@ void timeInputKernel(Overhead &o, const char *name,
   const smpart::Status st = smpart::getLastError();
   if (e != cudaSuccess || !st.ok()) {
     std::printf("  %-34s error: %s\n", name,
-                e != cudaSuccess ? cudaGetErrorString(e) : st.message().c_str());
+                e != cudaSuccess ? cudaGetErrorString(e)
+                                 : st.message().c_str());
     return;
   }
   const double orig = percentile(t_orig, 0.5), xf = percentile(t_xf, 0.5);
@@ -554,7 +556,8 @@ void timeInputKernel(Overhead &o, const char *name,
   [&] { gpu_orig_##file::__VA_ARGS__; }, [&] { gpu_xf_##file::__VA_ARGS__; }
 
 void inputsOverhead() {
-  std::printf("(a) overhead on the test_inputs/ kernels (ratio rewritten/original)\n");
+  std::printf(
+      "(a) overhead on the test_inputs/ kernels (ratio rewritten/original)\n");
   Overhead o;
   const std::function<void()> none;
   cudaStream_t s0 = 0; // launchers taking a stream get the default stream
@@ -563,63 +566,127 @@ void inputsOverhead() {
   auto hung = [] { return skipHung("  remaining (a) kernels"); };
   {
     const int n = 1 << 25;
-    Buf<float> x(n, ramp(n, 0.5f)), y(n, ramp(n, 1.f)), out(n), off(13, ramp(13, 0.25f));
-    timeInputKernel(o, "vector_ops saxpy", none, BOTH(vector_ops, launch_saxpy(n, 2.f, x, y, s0)));
-    timeInputKernel(o, "vector_ops vector_add", none, BOTH(vector_ops, launch_vector_add(x, y, out, n)));
-    timeInputKernel(o, "vector_ops scale_offset", none, BOTH(vector_ops, launch_scale_offset(x, off, 13, 3.f, out, n)));
-    timeInputKernel(o, "stencil2d jacobi_count_changed", none, BOTH(stencil2d, launch_jacobi_count_changed(x, y, n, 1.f, reinterpret_cast<int *>(out.p))));
-    timeInputKernel(o, "template_kernel axpby<float>", none, BOTH(template_kernel, launch_axpby_f32(1.5f, x, -0.5f, y, n)));
-    timeInputKernel(o, "template_kernel clamp_copy<512>", none, BOTH(template_kernel, launch_clamp_copy(x, out, 2.f, 8.f, n, s0)));
-    timeInputKernel(o, "template_kernel block_sum<float,256>", none, BOTH(template_kernel, launch_block_sum_f32(x, out, n, s0)));
-    timeInputKernel(o, "grid_stride saxpy_grid_stride", none, BOTH(grid_stride, launch_saxpy_grid_stride(n, 2.f, x, y, s0)));
-    timeInputKernel(o, "grid_stride scale_clamp (fixed grid)", none, BOTH(grid_stride, launch_scale_clamp(y, n, 1.0001f)));
-    timeInputKernel(o, "grid_stride scale_clamp lo,hi (fixed)", none, BOTH(grid_stride, launch_scale_clamp_range(y, n, 1.0001f, 0.f, 2.f)));
-    timeInputKernel(o, "grid_stride count_above (fixed grid)", none, BOTH(grid_stride, launch_count_above(x, n, 5.f, reinterpret_cast<unsigned *>(out.p))));
-    timeInputKernel(o, "reduction reduce_sum", none, BOTH(reduction, launch_reduce_sum(x, out, n, 256, s0)));
-    timeInputKernel(o, "histogram histogram_range", none, BOTH(histogram, launch_histogram_range(x, n, 1.f, 10.f, 100, reinterpret_cast<int *>(out.p), reinterpret_cast<int *>(out.p) + 200, s0)));
-    Buf<float> stock(n, ramp(n, 1.f)), strike(n, ramp(n, 0.9f)), years(n, ramp(n, 0.05f));
-    timeInputKernel(o, "black_scholes black_scholes", none, BOTH(black_scholes, launch_black_scholes(out, y, stock, strike, years, 0.02f, 0.3f, n)));
+    Buf<float> x(n, ramp(n, 0.5f)), y(n, ramp(n, 1.f)), out(n),
+        off(13, ramp(13, 0.25f));
+    timeInputKernel(o, "vector_ops saxpy", none,
+                    BOTH(vector_ops, launch_saxpy(n, 2.f, x, y, s0)));
+    timeInputKernel(o, "vector_ops vector_add", none,
+                    BOTH(vector_ops, launch_vector_add(x, y, out, n)));
+    timeInputKernel(
+        o, "vector_ops scale_offset", none,
+        BOTH(vector_ops, launch_scale_offset(x, off, 13, 3.f, out, n)));
+    timeInputKernel(
+        o, "stencil2d jacobi_count_changed", none,
+        BOTH(stencil2d, launch_jacobi_count_changed(
+                            x, y, n, 1.f, reinterpret_cast<int *>(out.p))));
+    timeInputKernel(
+        o, "template_kernel axpby<float>", none,
+        BOTH(template_kernel, launch_axpby_f32(1.5f, x, -0.5f, y, n)));
+    timeInputKernel(
+        o, "template_kernel clamp_copy<512>", none,
+        BOTH(template_kernel, launch_clamp_copy(x, out, 2.f, 8.f, n, s0)));
+    timeInputKernel(o, "template_kernel block_sum<float,256>", none,
+                    BOTH(template_kernel, launch_block_sum_f32(x, out, n, s0)));
+    timeInputKernel(
+        o, "grid_stride saxpy_grid_stride", none,
+        BOTH(grid_stride, launch_saxpy_grid_stride(n, 2.f, x, y, s0)));
+    timeInputKernel(o, "grid_stride scale_clamp (fixed grid)", none,
+                    BOTH(grid_stride, launch_scale_clamp(y, n, 1.0001f)));
+    timeInputKernel(
+        o, "grid_stride scale_clamp lo,hi (fixed)", none,
+        BOTH(grid_stride, launch_scale_clamp_range(y, n, 1.0001f, 0.f, 2.f)));
+    timeInputKernel(
+        o, "grid_stride count_above (fixed grid)", none,
+        BOTH(grid_stride, launch_count_above(
+                              x, n, 5.f, reinterpret_cast<unsigned *>(out.p))));
+    timeInputKernel(o, "reduction reduce_sum", none,
+                    BOTH(reduction, launch_reduce_sum(x, out, n, 256, s0)));
+    timeInputKernel(
+        o, "histogram histogram_range", none,
+        BOTH(histogram,
+             launch_histogram_range(x, n, 1.f, 10.f, 100,
+                                    reinterpret_cast<int *>(out.p),
+                                    reinterpret_cast<int *>(out.p) + 200, s0)));
+    Buf<float> stock(n, ramp(n, 1.f)), strike(n, ramp(n, 0.9f)),
+        years(n, ramp(n, 0.05f));
+    timeInputKernel(
+        o, "black_scholes black_scholes", none,
+        BOTH(black_scholes, launch_black_scholes(out, y, stock, strike, years,
+                                                 0.02f, 0.3f, n)));
   }
   if (hung())
     return;
   {
     const int n = 1 << 25;
     Buf<int> in(n, iramp(n, 100003)), out(n), iy(n), result(1);
-    timeInputKernel(o, "reduction reduce_min_int (fixed 120)", none, BOTH(reduction, launch_reduce_min_int(in, n, result, s0)));
-    timeInputKernel(o, "template_kernel block_sum<int,128>", none, BOTH(template_kernel, launch_block_sum_i32(in, out, n)));
-    timeInputKernel(o, "template_kernel axpby<int>", none, BOTH(template_kernel, launch_axpby_i32(3, in, -2, iy, n)));
-    timeInputKernel(o, "prefix_scan scan_block_exclusive", none, BOTH(prefix_scan, launch_scan_block_exclusive(in, out, iy, n, 256, s0)));
-    timeInputKernel(o, "prefix_scan scan_add_offsets", none, BOTH(prefix_scan, launch_scan_add_offsets(out, in, n, 256, s0)));
+    timeInputKernel(o, "reduction reduce_min_int (fixed 120)", none,
+                    BOTH(reduction, launch_reduce_min_int(in, n, result, s0)));
+    timeInputKernel(o, "template_kernel block_sum<int,128>", none,
+                    BOTH(template_kernel, launch_block_sum_i32(in, out, n)));
+    timeInputKernel(o, "template_kernel axpby<int>", none,
+                    BOTH(template_kernel, launch_axpby_i32(3, in, -2, iy, n)));
+    timeInputKernel(o, "prefix_scan scan_block_exclusive", none,
+                    BOTH(prefix_scan,
+                         launch_scan_block_exclusive(in, out, iy, n, 256, s0)));
+    timeInputKernel(
+        o, "prefix_scan scan_add_offsets", none,
+        BOTH(prefix_scan, launch_scan_add_offsets(out, in, n, 256, s0)));
     std::vector<unsigned char> bytes(n);
     for (int i = 0; i < n; ++i)
       bytes[i] = static_cast<unsigned char>((i * 131u + i / 7) % 256u);
     Buf<unsigned char> data(n, bytes);
-    timeInputKernel(o, "histogram histogram256", none, BOTH(histogram, launch_histogram256(data, n, reinterpret_cast<unsigned *>(out.p), 4096)));
+    timeInputKernel(
+        o, "histogram histogram256", none,
+        BOTH(histogram,
+             launch_histogram256(data, n, reinterpret_cast<unsigned *>(out.p),
+                                 4096)));
   }
   if (hung())
     return;
   {
     const int M = 2048, N = 2048, K = 1024;
-    Buf<float> A(size_t(M) * K, ramp(size_t(M) * K, 0.01f)), B(size_t(K) * N, ramp(size_t(K) * N, 0.02f)), C(size_t(M) * N);
-    timeInputKernel(o, "sgemm_tiled sgemm_tiled", none, BOTH(sgemm_tiled, launch_sgemm_tiled(M, N, K, 1.f, A, B, 0.f, C, s0)));
-    timeInputKernel(o, "sgemm_tiled sgemm_naive", none, BOTH(sgemm_tiled, launch_sgemm_naive(M, N, K, 1.f, A, B, 0.f, C)));
+    Buf<float> A(size_t(M) * K, ramp(size_t(M) * K, 0.01f)),
+        B(size_t(K) * N, ramp(size_t(K) * N, 0.02f)), C(size_t(M) * N);
+    timeInputKernel(
+        o, "sgemm_tiled sgemm_tiled", none,
+        BOTH(sgemm_tiled, launch_sgemm_tiled(M, N, K, 1.f, A, B, 0.f, C, s0)));
+    timeInputKernel(
+        o, "sgemm_tiled sgemm_naive", none,
+        BOTH(sgemm_tiled, launch_sgemm_naive(M, N, K, 1.f, A, B, 0.f, C)));
   }
   if (hung())
     return;
   {
     const int nx = 8192, ny = 4096;
-    Buf<float> in(size_t(nx) * ny, ramp(size_t(nx) * ny, 1.f)), out(size_t(nx) * ny);
-    timeInputKernel(o, "stencil2d jacobi5_shared", none, BOTH(stencil2d, launch_jacobi5_shared(in, out, nx, ny, 0.8f)));
-    timeInputKernel(o, "stencil2d jacobi5_global", none, BOTH(stencil2d, launch_jacobi5_global(in, out, nx, ny, 0.8f, s0)));
-    timeInputKernel(o, "transpose transpose_tiled", none, BOTH(transpose, launch_transpose_tiled(in, out, nx, ny, s0)));
-    timeInputKernel(o, "transpose transpose_naive", none, BOTH(transpose, launch_transpose_naive(in, out, nx, ny)));
-    timeInputKernel(o, "grid_stride copy2d (fixed grid)", none, BOTH(grid_stride, launch_copy2d_grid_stride(in, out, ny, nx - 64, nx, nx)));
+    Buf<float> in(size_t(nx) * ny, ramp(size_t(nx) * ny, 1.f)),
+        out(size_t(nx) * ny);
+    timeInputKernel(
+        o, "stencil2d jacobi5_shared", none,
+        BOTH(stencil2d, launch_jacobi5_shared(in, out, nx, ny, 0.8f)));
+    timeInputKernel(
+        o, "stencil2d jacobi5_global", none,
+        BOTH(stencil2d, launch_jacobi5_global(in, out, nx, ny, 0.8f, s0)));
+    timeInputKernel(
+        o, "transpose transpose_tiled", none,
+        BOTH(transpose, launch_transpose_tiled(in, out, nx, ny, s0)));
+    timeInputKernel(o, "transpose transpose_naive", none,
+                    BOTH(transpose, launch_transpose_naive(in, out, nx, ny)));
+    timeInputKernel(o, "grid_stride copy2d (fixed grid)", none,
+                    BOTH(grid_stride, launch_copy2d_grid_stride(
+                                          in, out, ny, nx - 64, nx, nx)));
     const int vx = 512, vy = 256, vz = 256;
-    timeInputKernel(o, "block_helper volume_scale3d", none, BOTH(block_helper, launch_volume_scale3d(in, out, vx, vy, vz, 1.5f)));
-    timeInputKernel(o, "block_helper laplacian3d", none, BOTH(block_helper, launch_laplacian3d(in, out, vx, vy, vz, s0)));
+    timeInputKernel(
+        o, "block_helper volume_scale3d", none,
+        BOTH(block_helper, launch_volume_scale3d(in, out, vx, vy, vz, 1.5f)));
+    timeInputKernel(
+        o, "block_helper laplacian3d", none,
+        BOTH(block_helper, launch_laplacian3d(in, out, vx, vy, vz, s0)));
     const dim3 grid(128, 64, 16), block(8, 4, 2); // 131072 blocks of 64
-    Buf<unsigned> tb(size_t(128) * 64 * 16 * 64), coords(3 * 128 * 64 * 16), info(2);
-    timeInputKernel(o, "block_helper record_block_ids", none, BOTH(block_helper, launch_record_block_ids(grid, block, tb, coords, info, s0)));
+    Buf<unsigned> tb(size_t(128) * 64 * 16 * 64), coords(3 * 128 * 64 * 16),
+        info(2);
+    timeInputKernel(o, "block_helper record_block_ids", none,
+                    BOTH(block_helper, launch_record_block_ids(
+                                           grid, block, tb, coords, info, s0)));
   }
   if (hung())
     return;
@@ -627,15 +694,20 @@ void inputsOverhead() {
     const int n = 1 << 15;
     std::vector<float4> p(n);
     for (int i = 0; i < n; ++i)
-      p[i] = make_float4((i * 7) % 23 * 0.5f, (i * 5) % 17 * 0.5f, (i * 3) % 11 * 0.5f, 1.f + i % 4);
+      p[i] = make_float4((i * 7) % 23 * 0.5f, (i * 5) % 17 * 0.5f,
+                         (i * 3) % 11 * 0.5f, 1.f + i % 4);
     Buf<float4> pos(n, p), vel(n, p), acc(n);
     Buf<float2> energy(n);
-    timeInputKernel(o, "nbody nbody_forces", none, BOTH(nbody, launch_nbody_forces(pos, acc, n, 0.01f, s0)));
+    timeInputKernel(o, "nbody nbody_forces", none,
+                    BOTH(nbody, launch_nbody_forces(pos, acc, n, 0.01f, s0)));
     const int m = 1 << 24;
     Buf<float4> pos2(m), vel2(m), acc2(m);
     Buf<float2> energy2(m);
-    timeInputKernel(o, "nbody nbody_integrate", none, BOTH(nbody, launch_nbody_integrate(pos2, vel2, acc2, m, 0.01f, 0.99f, s0)));
-    timeInputKernel(o, "nbody nbody_energy", none, BOTH(nbody, launch_nbody_energy(pos2, vel2, energy2, m)));
+    timeInputKernel(o, "nbody nbody_integrate", none,
+                    BOTH(nbody, launch_nbody_integrate(pos2, vel2, acc2, m,
+                                                       0.01f, 0.99f, s0)));
+    timeInputKernel(o, "nbody nbody_energy", none,
+                    BOTH(nbody, launch_nbody_energy(pos2, vel2, energy2, m)));
   }
   if (hung())
     return;
@@ -651,22 +723,40 @@ void inputsOverhead() {
       }
       rp.push_back(static_cast<int>(ci.size()));
     }
-    Buf<int> row_ptr(rp.size(), rp), col_idx(ci.size(), ci), lengths(rows), empty(1);
+    Buf<int> row_ptr(rp.size(), rp), col_idx(ci.size(), ci), lengths(rows),
+        empty(1);
     Buf<float> vals(va.size(), va), x(cols, ramp(cols, 0.5f)), y(rows);
-    timeInputKernel(o, "spmv_csr sparse::spmv_csr_scalar", none, BOTH(spmv_csr, launch_spmv_csr_scalar(rows, row_ptr, col_idx, vals, x, y, s0)));
-    timeInputKernel(o, "spmv_csr sparse::spmv_csr_axpby", none, BOTH(spmv_csr, sparse::launch_spmv_csr_axpby(rows, 1.5f, row_ptr, col_idx, vals, x, 0.5f, y)));
-    timeInputKernel(o, "spmv_csr csr_row_lengths", none, BOTH(spmv_csr, launch_csr_row_lengths(rows, row_ptr, lengths, empty)));
+    timeInputKernel(
+        o, "spmv_csr sparse::spmv_csr_scalar", none,
+        BOTH(spmv_csr,
+             launch_spmv_csr_scalar(rows, row_ptr, col_idx, vals, x, y, s0)));
+    timeInputKernel(
+        o, "spmv_csr sparse::spmv_csr_axpby", none,
+        BOTH(spmv_csr, sparse::launch_spmv_csr_axpby(
+                           rows, 1.5f, row_ptr, col_idx, vals, x, 0.5f, y)));
+    timeInputKernel(
+        o, "spmv_csr csr_row_lengths", none,
+        BOTH(spmv_csr, launch_csr_row_lengths(rows, row_ptr, lengths, empty)));
   }
   if (hung())
     return;
   {
     const int n = 1 << 21, k = 16, dim = 8;
-    Buf<float> points(size_t(n) * dim, ramp(size_t(n) * dim, 0.5f)), centroids(k * dim, ramp(k * dim, 1.3f));
+    Buf<float> points(size_t(n) * dim, ramp(size_t(n) * dim, 0.5f)),
+        centroids(k * dim, ramp(k * dim, 1.3f));
     Buf<int> membership(n), changed(1), counts(k);
     auto reset = [&] { cudaMemsetAsync(membership, 0, n * sizeof(int), 0); };
-    timeInputKernel(o, "kmeans_assign kmeans_assign", reset, BOTH(kmeans_assign, launch_kmeans_assign(points, centroids, n, k, dim, membership, changed, s0)));
-    timeInputKernel(o, "kmeans_assign kmeans_count", none, BOTH(kmeans_assign, launch_kmeans_count(membership, n, k, counts)));
-    timeInputKernel(o, "kmeans_assign kmeans_update (small grid)", none, BOTH(kmeans_assign, launch_kmeans_update(points, membership, 1 << 16, k, dim, centroids)));
+    timeInputKernel(
+        o, "kmeans_assign kmeans_assign", reset,
+        BOTH(kmeans_assign, launch_kmeans_assign(points, centroids, n, k, dim,
+                                                 membership, changed, s0)));
+    timeInputKernel(
+        o, "kmeans_assign kmeans_count", none,
+        BOTH(kmeans_assign, launch_kmeans_count(membership, n, k, counts)));
+    timeInputKernel(
+        o, "kmeans_assign kmeans_update (small grid)", none,
+        BOTH(kmeans_assign, launch_kmeans_update(points, membership, 1 << 16, k,
+                                                 dim, centroids)));
   }
   if (hung())
     return;
@@ -682,15 +772,23 @@ void inputsOverhead() {
       fr[v] = 1;
       lv[v] = 1;
     }
-    Buf<int> offsets(off.size(), off), cols(adj.size(), adj), levels(n, lv), frontier(n, fr), next(n), count(1);
+    Buf<int> offsets(off.size(), off), cols(adj.size(), adj), levels(n, lv),
+        frontier(n, fr), next(n), count(1);
     Buf<int> l0(n), f0(n), nf0(n); // bfs_init on its own arrays
-    timeInputKernel(o, "bfs_frontier bfs_init", none, BOTH(bfs_frontier, launch_bfs_init(n, 0, l0, f0, nf0)));
+    timeInputKernel(o, "bfs_frontier bfs_init", none,
+                    BOTH(bfs_frontier, launch_bfs_init(n, 0, l0, f0, nf0)));
     auto reset = [&] {
-      cudaMemcpyAsync(levels, lv.data(), n * sizeof(int), cudaMemcpyHostToDevice, 0);
+      cudaMemcpyAsync(levels, lv.data(), n * sizeof(int),
+                      cudaMemcpyHostToDevice, 0);
       cudaMemsetAsync(next, 0, n * sizeof(int), 0);
     };
-    timeInputKernel(o, "bfs_frontier bfs_expand", reset, BOTH(bfs_frontier, launch_bfs_expand(n, offsets, cols, frontier, next, levels, 1, count, s0)));
-    timeInputKernel(o, "bfs_frontier bfs_advance", none, BOTH(bfs_frontier, launch_bfs_advance(n, frontier, next, s0)));
+    timeInputKernel(
+        o, "bfs_frontier bfs_expand", reset,
+        BOTH(bfs_frontier, launch_bfs_expand(n, offsets, cols, frontier, next,
+                                             levels, 1, count, s0)));
+    timeInputKernel(
+        o, "bfs_frontier bfs_advance", none,
+        BOTH(bfs_frontier, launch_bfs_advance(n, frontier, next, s0)));
   }
   if (hung())
     return;
@@ -699,8 +797,9 @@ void inputsOverhead() {
                 "(target <= 1.10)%s\n",
                 o.cases, std::exp(o.log_sum / o.cases), o.worst, o.worst_name,
                 o.failed ? " (failed kernels left out)" : "");
-  std::printf("  not measured: black_scholes OptionPricer::price_grid (static member "
-              "kernel, Clang only; nvcc rejects it)\n");
+  std::printf(
+      "  not measured: black_scholes OptionPricer::price_grid (static member "
+      "kernel, Clang only; nvcc rejects it)\n");
 }
 #endif // SMPART_BENCH_INPUTS
 
@@ -723,7 +822,8 @@ int main() {
   BlockRecord *rec;
   float *out;
   if (!ok(cudaMalloc(&rec, max_blocks * sizeof(BlockRecord)), "cudaMalloc") ||
-      !ok(cudaMalloc(&out, size_t(max_blocks) * threads * sizeof(float)), "cudaMalloc"))
+      !ok(cudaMalloc(&out, size_t(max_blocks) * threads * sizeof(float)),
+          "cudaMalloc"))
     return 1;
 
 #if defined(SMPART_BENCH_INPUTS)
@@ -733,12 +833,14 @@ int main() {
 #endif
 
   // (a') the same on the synthetic recording kernel.
-  std::printf("(a') overhead on the recording kernel (ratio rewritten/original)\n");
+  std::printf(
+      "(a') overhead on the recording kernel (ratio rewritten/original)\n");
   const char *fig_a2 = "(a') recording kernel";
   double log_sum = 0, worst = 0;
   int cases = 0;
   for (unsigned long long spin : {0ull, 2000ull})
-    for (unsigned blocks : {unsigned(sms) * 16u, unsigned(sms) * 16u * 20u, max_blocks}) {
+    for (unsigned blocks :
+         {unsigned(sms) * 16u, unsigned(sms) * 16u * 20u, max_blocks}) {
       if (!g_hung.empty())
         break;
       const double orig = medianMs(fig_a2, s, 15, [&] {
@@ -752,7 +854,8 @@ int main() {
       if (std::isnan(xf))
         break;
       const double r = xf / orig;
-      std::printf("  record blocks=%u spin=%lluns: original %.3f ms, rewritten %.3f ms, ratio %.3f\n",
+      std::printf("  record blocks=%u spin=%lluns: original %.3f ms, rewritten "
+                  "%.3f ms, ratio %.3f\n",
                   blocks, spin, orig, xf, r);
       log_sum += std::log(r);
       worst = std::max(worst, r);
@@ -862,8 +965,8 @@ int main() {
     printCalibration(fig_c, clock_c, clock_b);
   }
   for (int t = 0; run_c && t < 100 && g_hung.empty(); ++t) {
-    smpart::KernelHandle h =
-        smpart_test::launchRecord(dim3(lat_blocks), threads, s, rec, out, block_ns);
+    smpart::KernelHandle h = smpart_test::launchRecord(
+        dim3(lat_blocks), threads, s, rec, out, block_ns);
     const unsigned occ = h.occupancy();
     smpart::Progress p;
     if (!smpart_test::pollFor(kDeadlineS, [&] {

@@ -3,11 +3,11 @@
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Analysis/CFG.h"
 #include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-#include "clang/Analysis/CFG.h"
-#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Regex.h"
 
@@ -54,8 +54,8 @@ bool isWarpCollective(const CallExpr &Call) {
   if (llvm::StringSwitch<bool>(Name)
           .Cases({"__syncwarp", "__shfl_sync", "__shfl_up_sync",
                   "__shfl_down_sync", "__shfl_xor_sync", "__ballot_sync",
-                  "__all_sync", "__any_sync", "__uni_sync",
-                  "__match_any_sync", "__match_all_sync"},
+                  "__all_sync", "__any_sync", "__uni_sync", "__match_any_sync",
+                  "__match_all_sync"},
                  true)
           .Default(false))
     return true;
@@ -219,8 +219,8 @@ public:
       return false;
     if (const auto *Ref = dyn_cast<DeclRefExpr>(S)) {
       const auto *V = dyn_cast<VarDecl>(Ref->getDecl());
-      return V && (Varying.count(V) || (V->getName() == "threadIdx" &&
-                                        V->hasGlobalStorage()));
+      return V && (Varying.count(V) ||
+                   (V->getName() == "threadIdx" && V->hasGlobalStorage()));
     }
     if (isa<ArraySubscriptExpr>(S) || isa<CallExpr>(S))
       return true;
@@ -349,7 +349,8 @@ findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
       continue;
     // ...while another goes on to one.
     const Stmt *Barrier = nullptr;
-    for (unsigned Id : reachableFrom(Branch, /*StopAtBarrier=*/false).set_bits())
+    for (unsigned Id :
+         reachableFrom(Branch, /*StopAtBarrier=*/false).set_bits())
       if (Summary[Id].Barrier) {
         Barrier = Summary[Id].Barrier;
         break;

@@ -17,10 +17,12 @@ static std::string where(const SourceManager &SM, SourceLocation Loc) {
                      : std::string("<unknown>");
 }
 
-void DialectNotes::InclusionDirective(
-    SourceLocation HashLoc, const Token &, llvm::StringRef FileName, bool,
-    CharSourceRange, OptionalFileEntryRef File, llvm::StringRef,
-    llvm::StringRef, const Module *, bool, SrcMgr::CharacteristicKind) {
+void DialectNotes::InclusionDirective(SourceLocation HashLoc, const Token &,
+                                      llvm::StringRef FileName, bool,
+                                      CharSourceRange, OptionalFileEntryRef,
+                                      llvm::StringRef, llvm::StringRef,
+                                      const Module *, bool,
+                                      SrcMgr::CharacteristicKind) {
   if (llvm::sys::path::filename(FileName) != "cuda.h")
     return;
   if (Rewritable(HashLoc))
@@ -29,8 +31,7 @@ void DialectNotes::InclusionDirective(
 
 void DialectNotes::cudaVersionUse(SourceLocation Loc, const Token &Name) {
   if (UserIncludedCudaH || !Name.getIdentifierInfo() ||
-      Name.getIdentifierInfo()->getName() != "CUDA_VERSION" ||
-      !Rewritable(Loc))
+      Name.getIdentifierInfo()->getName() != "CUDA_VERSION" || !Rewritable(Loc))
     return;
   Notes.insert(where(SM, Loc) +
                ": warning: smpart: nvcc dialect: CUDA_VERSION is tested "

@@ -18,10 +18,9 @@ const VarDecl *pointerVar(const Expr *E) {
 
 class StoreCollector : public RecursiveASTVisitor<StoreCollector> {
 public:
-  StoreCollector(
-      llvm::DenseMap<const VarDecl *, llvm::SmallVector<const Expr *, 2>>
-          &Stores,
-      llvm::DenseSet<const VarDecl *> &Escaped)
+  StoreCollector(llvm::DenseMap<const VarDecl *,
+                                llvm::SmallVector<const Expr *, 2>> &Stores,
+                 llvm::DenseSet<const VarDecl *> &Escaped)
       : Stores(Stores), Escaped(Escaped) {}
 
   bool VisitBinaryOperator(BinaryOperator *BO) {

@@ -7,8 +7,7 @@ using namespace clang;
 
 namespace smpart {
 
-void InactiveLaunches::SourceRangeSkipped(SourceRange Range,
-                                          SourceLocation EndifLoc) {
+void InactiveLaunches::SourceRangeSkipped(SourceRange Range, SourceLocation) {
   SourceLocation Begin = SM.getSpellingLoc(Range.getBegin());
   if (Begin.isInvalid() || !Rewritable(Begin))
     return;
@@ -84,7 +83,8 @@ std::set<SkippedLaunch> InactiveLaunches::scan(llvm::StringRef Text,
     size_t J = End;
     while (J < Text.size() && (Text[J] == ' ' || Text[J] == '\t'))
       ++J;
-    if (J < Text.size() && Text[J] == '<' && !Text.substr(J).starts_with("<<")) {
+    if (J < Text.size() && Text[J] == '<' &&
+        !Text.substr(J).starts_with("<<")) {
       int Depth = 0;
       for (; J < Text.size(); ++J) {
         Depth += Text[J] == '<' ? 1 : Text[J] == '>' ? -1 : 0;
@@ -102,8 +102,9 @@ std::set<SkippedLaunch> InactiveLaunches::scan(llvm::StringRef Text,
       else if (Text[K] != ' ' && Text[K] != '\t')
         break;
     }
-    const bool Member = Previous == '.' || (Previous == '>' && I >= 2 &&
-                                            Text.substr(0, I).rtrim().ends_with("->"));
+    const bool Member =
+        Previous == '.' || (Previous == '>' && I >= 2 &&
+                            Text.substr(0, I).rtrim().ends_with("->"));
     if (!llvm::isDigit(Name.front()) && !Member)
       Found.insert({Name.str(), Place{File, L, C}, Chevrons == "<<<"});
     Previous = 'a';

@@ -28,7 +28,8 @@ struct SkippedLaunch {
   /// configuration would use with the original signature.
   bool Launch = true;
   bool operator<(const SkippedLaunch &O) const {
-    return std::tie(Kernel, Where, Launch) < std::tie(O.Kernel, O.Where, O.Launch);
+    return std::tie(Kernel, Where, Launch) <
+           std::tie(O.Kernel, O.Where, O.Launch);
   }
 };
 

@@ -35,8 +35,7 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
              " works on a thread-block cluster";
     if (Class == "thread_block" &&
         (Name == "group_index" || Name == "block_index"))
-      return "thread_block::" + Name.str() +
-             " reads the physical block index";
+      return "thread_block::" + Name.str() + " reads the physical block index";
     return {};
   }
   if (inCooperativeGroups(Callee) && Name == "this_cluster")
@@ -78,8 +77,8 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
   Finder.addMatcher(cudaKernelCallExpr(InDeviceCode).bind("launch"), this);
   // Launches that bypass `<<<>>>` pass the kernel's original parameter
   // list, which the transformation changes: refuse the launched kernel.
-  auto KernelRef = declRefExpr(
-      to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("target")));
+  auto KernelRef =
+      declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("target")));
   Finder.addMatcher(
       callExpr(callee(functionDecl(hasAnyName(
                    "cudaLaunchKernel", "cudaLaunchKernelEx",
@@ -98,10 +97,10 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
           .bind("nameuse"),
       this);
   Finder.addMatcher(asmStmt(InDeviceCode).bind("asm"), this);
-  Finder.addMatcher(functionDecl(hasAttr(attr::CUDAGlobal),
-                                 hasAttr(attr::CUDAClusterDims))
-                        .bind("cluster"),
-                    this);
+  Finder.addMatcher(
+      functionDecl(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDAClusterDims))
+          .bind("cluster"),
+      this);
 }
 
 /// How a use of a kernel's name is consumed: launched with <<<>>>, passed to
@@ -236,18 +235,18 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
   if (!Fn || !Ctx.isRewritable(SM, Fn->getLocation()))
     return;
   Hazard H;
-  if (const auto *Launch = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch")) {
+  if (const auto *Launch =
+          Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch")) {
     H.Reason = "device-side kernel launch (dynamic parallelism)";
     H.Where = RewriteContext::placeOf(SM, Launch->getBeginLoc());
     // The launched kernel keeps its signature for this launch to compile.
     if (const FunctionDecl *Child = Launch->getDirectCallee())
       if (Ctx.isRewritable(SM, RewriteContext::patternOf(Child)->getLocation()))
-        Ctx.functionFacts(SM, Child)
-            .Hazards.insert({"launched from device code in '" +
-                                 Fn->getQualifiedNameAsString() +
-                                 "' (dynamic parallelism)",
-                             H.Where,
-                             {}});
+        Ctx.functionFacts(SM, Child).Hazards.insert(
+            {"launched from device code in '" + Fn->getQualifiedNameAsString() +
+                 "' (dynamic parallelism)",
+             H.Where,
+             {}});
   } else if (const auto *Asm = Result.Nodes.getNodeAs<GCCAsmStmt>("asm")) {
     if (exitsThread(Asm->getAsmString())) {
       H.Reason = "inline asm executes `exit` (the thread would leave the "

@@ -15,7 +15,8 @@ class KernelHazards : public clang::ast_matchers::MatchFinder::MatchCallback {
 public:
   explicit KernelHazards(RewriteContext &Ctx) : Ctx(Ctx) {}
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
-  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
   /// Why a call depends on the physical grid, or empty if it does not.
   static std::string gridDependentCall(const clang::CallExpr &Call);

@@ -7,8 +7,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -55,9 +55,8 @@ static std::vector<std::string> readOptionsFile(llvm::StringRef Path,
   return std::vector<std::string>(Tokens.begin(), Tokens.end());
 }
 
-std::vector<std::string>
-translateNvccArgs(const std::vector<std::string> &Args,
-                  llvm::StringRef Directory) {
+std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
+                                           llvm::StringRef Directory) {
   if (Args.empty())
     return Args;
   const bool Nvcc = isNvcc(Args[0]);
@@ -65,31 +64,88 @@ translateNvccArgs(const std::vector<std::string> &Args,
   // marked nvcc-only cannot be clang flags and are dropped from any
   // command; the others (-x, -t, -Werror) mean something else to clang.
   static const llvm::StringSet<> DropWithValueNvccOnly = {
-      "-Xptxas", "-Xnvlink", "-ccbin", "--compiler-bindir", "-maxrregcount",
-      "--maxrregcount", "--threads", "--Werror", "-Xarchive",
-      "--diag-suppress", "-diag-suppress", "--diag_suppress", "-diag_suppress",
-      "--diag-warn", "--diag-error", "-Xcudafe", "--keep-dir", "-keep-dir",
-      "--generate-line-info", "-rdc", "--relocatable-device-code", "-cudart",
-      "--cudart", "--ptxas-options", "--nvlink-options", "-Xfatbin",
-      "--fatbin-options", "-ftz", "--ftz", "-prec-div", "--prec-div",
-      "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "--split-compile",
-      "-split-compile", "--gpu-code", "-code", "-dlto", "--list-gpu-arch"};
+      "-Xptxas",
+      "-Xnvlink",
+      "-ccbin",
+      "--compiler-bindir",
+      "-maxrregcount",
+      "--maxrregcount",
+      "--threads",
+      "--Werror",
+      "-Xarchive",
+      "--diag-suppress",
+      "-diag-suppress",
+      "--diag_suppress",
+      "-diag_suppress",
+      "--diag-warn",
+      "--diag-error",
+      "-Xcudafe",
+      "--keep-dir",
+      "-keep-dir",
+      "--generate-line-info",
+      "-rdc",
+      "--relocatable-device-code",
+      "-cudart",
+      "--cudart",
+      "--ptxas-options",
+      "--nvlink-options",
+      "-Xfatbin",
+      "--fatbin-options",
+      "-ftz",
+      "--ftz",
+      "-prec-div",
+      "--prec-div",
+      "-prec-sqrt",
+      "--prec-sqrt",
+      "-fmad",
+      "--fmad",
+      "--split-compile",
+      "-split-compile",
+      "--gpu-code",
+      "-code",
+      "-dlto",
+      "--list-gpu-arch"};
   static const llvm::StringSet<> DropWithValue = {"-t", "-Werror", "-x"};
   static const llvm::StringSet<> DropNvccOnly = {
-      "--expt-relaxed-constexpr", "-expt-relaxed-constexpr",
-      "--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
-      "-extended-lambda", "-lineinfo", "--use_fast_math", "-use_fast_math",
-      "--device-debug", "--keep", "-keep", "--device-c", "--restrict",
-      "-restrict", "--dlink-time-opt", "-forward-unknown-to-host-compiler",
-      "--forward-unknown-to-host-compiler", "-forward-unknown-to-host-linker",
-      "--forward-unknown-to-host-linker", "--forward-unknown-opts",
-      "-forward-unknown-opts", "-Wno-deprecated-gpu-targets",
-      "--Wno-deprecated-gpu-targets", "--no-host-device-initializer-list",
-      "--no-host-device-move-forward", "--display-error-number",
-      "--no-display-error-number", "-static-global-template-stub",
-      "--static-global-template-stub", "--source-in-ptx", "-src-in-ptx",
-      "-Wreorder", "--resource-usage", "-res-usage", "-dlink", "--device-link",
-      "--extensible-whole-program", "-ewp"};
+      "--expt-relaxed-constexpr",
+      "-expt-relaxed-constexpr",
+      "--expt-extended-lambda",
+      "-expt-extended-lambda",
+      "--extended-lambda",
+      "-extended-lambda",
+      "-lineinfo",
+      "--use_fast_math",
+      "-use_fast_math",
+      "--device-debug",
+      "--keep",
+      "-keep",
+      "--device-c",
+      "--restrict",
+      "-restrict",
+      "--dlink-time-opt",
+      "-forward-unknown-to-host-compiler",
+      "--forward-unknown-to-host-compiler",
+      "-forward-unknown-to-host-linker",
+      "--forward-unknown-to-host-linker",
+      "--forward-unknown-opts",
+      "-forward-unknown-opts",
+      "-Wno-deprecated-gpu-targets",
+      "--Wno-deprecated-gpu-targets",
+      "--no-host-device-initializer-list",
+      "--no-host-device-move-forward",
+      "--display-error-number",
+      "--no-display-error-number",
+      "-static-global-template-stub",
+      "--static-global-template-stub",
+      "--source-in-ptx",
+      "-src-in-ptx",
+      "-Wreorder",
+      "--resource-usage",
+      "-res-usage",
+      "-dlink",
+      "--device-link",
+      "--extensible-whole-program",
+      "-ewp"};
   static const llvm::StringSet<> Drop = {"-G", "-dc"};
   auto IsDroppedWithValue = [&](llvm::StringRef F) {
     return DropWithValueNvccOnly.contains(F) ||
@@ -160,13 +216,13 @@ translateNvccArgs(const std::vector<std::string> &Args,
     if (Nvcc && Flag == "--std")
       Out.push_back("-std=" + Joined.str());
     else if (Flag == "--include-path" || Flag == "--define-macro" ||
-             (Nvcc && (Flag == "--undefine-macro" ||
-                       Flag == "--pre-include" || Flag == "--system-include")))
-      Out.push_back((Flag == "--include-path"      ? "-I"
-                     : Flag == "--define-macro"    ? "-D"
-                     : Flag == "--undefine-macro"  ? "-U"
-                     : Flag == "--pre-include"     ? "-include"
-                                                   : "-isystem") +
+             (Nvcc && (Flag == "--undefine-macro" || Flag == "--pre-include" ||
+                       Flag == "--system-include")))
+      Out.push_back((Flag == "--include-path"     ? "-I"
+                     : Flag == "--define-macro"   ? "-D"
+                     : Flag == "--undefine-macro" ? "-U"
+                     : Flag == "--pre-include"    ? "-include"
+                                                  : "-isystem") +
                     (Joined.empty() ? Value() : Joined.str()));
     else
       Out.push_back(A.str());
@@ -280,8 +336,7 @@ NvccTranslatingDatabase::getAllCompileCommands() const {
 }
 
 ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
-  return [Setup, DeviceSide](const CommandLineArguments &In,
-                             llvm::StringRef) {
+  return [Setup, DeviceSide](const CommandLineArguments &In, llvm::StringRef) {
     CommandLineArguments Args = translateNvccArgs(In);
     CommandLineArguments Out;
     bool HasCudaPath = false;
@@ -307,12 +362,13 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
     }
     if (Arch.empty())
       Arch = Setup.GpuArch;
-    CommandLineArguments Front = {
-        "-x", "cuda",
-        "--cuda-gpu-arch=" + Arch,
-        DeviceSide ? "--cuda-device-only" : "--cuda-host-only",
-        "-Wno-unknown-cuda-version",
-        "-resource-dir=" + Setup.ResourceDir};
+    CommandLineArguments Front = {"-x",
+                                  "cuda",
+                                  "--cuda-gpu-arch=" + Arch,
+                                  DeviceSide ? "--cuda-device-only"
+                                             : "--cuda-host-only",
+                                  "-Wno-unknown-cuda-version",
+                                  "-resource-dir=" + Setup.ResourceDir};
     if (!HasCudaPath) {
       Front.push_back("--cuda-path=" + Setup.CudaPath);
       std::string Cccl = Setup.CudaPath + "/include/cccl";
@@ -366,8 +422,8 @@ std::string checkSetup(const CudaSetup &Setup, const CompilationDatabase &Db,
   bool NeedsCuda = false;
   for (const std::string &File : Files)
     for (const CompileCommand &C : Db.getCompileCommands(File))
-      NeedsCuda |= llvm::find(C.CommandLine, "-nocudainc") ==
-                   C.CommandLine.end();
+      NeedsCuda |=
+          llvm::find(C.CommandLine, "-nocudainc") == C.CommandLine.end();
   if (NeedsCuda &&
       !llvm::sys::fs::exists(Setup.CudaPath + "/include/cuda_runtime.h"))
     return "no CUDA installation found at '" + Setup.CudaPath +

@@ -13,9 +13,9 @@
 namespace smpart {
 
 struct CudaSetup {
-  std::string CudaPath;     ///< --cuda-path (default /usr/local/cuda)
-  std::string GpuArch;      ///< --cuda-gpu-arch (default sm_90)
-  std::string ResourceDir;  ///< clang's resource dir
+  std::string CudaPath;    ///< --cuda-path (default /usr/local/cuda)
+  std::string GpuArch;     ///< --cuda-gpu-arch (default sm_90)
+  std::string ResourceDir; ///< clang's resource dir
   /// smpart's runtime headers (smpart/device.cuh): files rewritten by an
   /// earlier run include them, so the tool finds them itself.
   std::string RuntimeInclude;

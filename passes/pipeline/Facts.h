@@ -47,8 +47,8 @@ struct Hazard {
 /// depends on facts from both parses (a `return` or a `gridDim` may only be
 /// visible with __CUDA_ARCH__ defined), so it is generated after merging.
 struct KernelBody {
-  std::string File;      ///< file that holds the body
-  std::string LineFile;  ///< the name #line directives use
+  std::string File;                        ///< file that holds the body
+  std::string LineFile;                    ///< the name #line directives use
   unsigned OpenOffset = 0, OpenLine = 0;   ///< the body's `{`
   unsigned CloseOffset = 0, CloseLine = 0; ///< the body's `}`
   bool Valid = false;
@@ -65,17 +65,17 @@ struct FunctionFacts {
   std::string MangledName; ///< kernels only
   Place Where;
   bool IsKernel = false;
-  std::vector<std::string> Params;   ///< "type name" as written
+  std::vector<std::string> Params; ///< "type name" as written
   std::map<std::string, std::string> ResourceHints;
-  std::set<Hazard> Hazards;          ///< refusals found in this function
-  std::set<Edit> Edits;              ///< applied only if transformed
-  std::set<std::string> Callees;     ///< keys of called functions
-  bool ReadsBlockId = false;         ///< device fn: reads blockIdx/gridDim
+  std::set<Hazard> Hazards;      ///< refusals found in this function
+  std::set<Edit> Edits;          ///< applied only if transformed
+  std::set<std::string> Callees; ///< keys of called functions
+  bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
   /// Kernel also declared in a file that is not rewritten: its original
   /// definition stays beside the rewritten one (an overload), so that other
   /// translation units still link and launch it.
   bool KeepsOriginal = false;
-  KernelBody Body;                   ///< kernels only
+  KernelBody Body; ///< kernels only
 };
 
 /// A host-side `<<<>>>` launch of a kernel defined in a rewritten file.

@@ -19,13 +19,36 @@ static size_t spacedChevrons(llvm::StringRef Code, size_t I, char C) {
 
 /// PTX special registers nvcc lets inline asm name with a single `%`.
 static bool isSpecialRegister(llvm::StringRef Name) {
-  static const char *const Names[] = {
-      "globaltimer", "clock64", "clock", "laneid", "warpid", "nwarpid",
-      "smid", "nsmid", "gridid", "lanemask_eq", "lanemask_le", "lanemask_lt",
-      "lanemask_ge", "lanemask_gt", "dynamic_smem_size", "total_smem_size",
-      "aggr_smem_size", "ntid", "tid", "nctaid", "ctaid", "nclusterid",
-      "clusterid", "cluster_nctaid", "cluster_ctaid", "cluster_nctarank",
-      "cluster_ctarank", "is_explicit_cluster", "envreg", "pm"};
+  static const char *const Names[] = {"globaltimer",
+                                      "clock64",
+                                      "clock",
+                                      "laneid",
+                                      "warpid",
+                                      "nwarpid",
+                                      "smid",
+                                      "nsmid",
+                                      "gridid",
+                                      "lanemask_eq",
+                                      "lanemask_le",
+                                      "lanemask_lt",
+                                      "lanemask_ge",
+                                      "lanemask_gt",
+                                      "dynamic_smem_size",
+                                      "total_smem_size",
+                                      "aggr_smem_size",
+                                      "ntid",
+                                      "tid",
+                                      "nctaid",
+                                      "ctaid",
+                                      "nclusterid",
+                                      "clusterid",
+                                      "cluster_nctaid",
+                                      "cluster_ctaid",
+                                      "cluster_nctarank",
+                                      "cluster_ctarank",
+                                      "is_explicit_cluster",
+                                      "envreg",
+                                      "pm"};
   for (const char *N : Names)
     if (Name.starts_with(N))
       return true;

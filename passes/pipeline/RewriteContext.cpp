@@ -57,7 +57,7 @@ std::string RewriteContext::keyOf(const SourceManager &SM,
 }
 
 FunctionFacts &RewriteContext::functionFacts(const SourceManager &SM,
-                                            const FunctionDecl *FD) {
+                                             const FunctionDecl *FD) {
   FunctionFacts &F = Facts.function(keyOf(SM, FD));
   if (F.Name.empty()) {
     const FunctionDecl *P = patternOf(FD);
@@ -103,7 +103,8 @@ static bool takesLaunchControl(const FunctionDecl &FD) {
     return false;
   const QualType T = FD.getParamDecl(0)->getType().getCanonicalType();
   const auto *Record = T->getAsCXXRecordDecl();
-  return Record && Record->getQualifiedNameAsString() == "smpart::LaunchControl";
+  return Record &&
+         Record->getQualifiedNameAsString() == "smpart::LaunchControl";
 }
 
 bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
@@ -126,7 +127,8 @@ bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
 bool RewriteContext::keepsOriginal(
     const FunctionDecl &Definition, const SourceManager &SM,
     const std::function<bool(SourceLocation)> &Rewritable) {
-  const FileID Home = SM.getFileID(SM.getExpansionLoc(Definition.getLocation()));
+  const FileID Home =
+      SM.getFileID(SM.getExpansionLoc(Definition.getLocation()));
   // Defined in a header: kept for the other files that include it.
   if (Home != SM.getMainFileID() && !Definition.isExternC())
     return true;

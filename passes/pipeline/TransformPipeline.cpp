@@ -25,10 +25,10 @@
 #include "clang/Tooling/ReplacementsYaml.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
@@ -45,7 +45,8 @@ static std::string header(const std::string &File) {
   return (Marker + File + "; edit that file instead\n" +
           "#include \"smpart/device.cuh\"\n"
           "#include \"smpart/runtime.hpp\"\n"
-          "#line 1 \"" + File + "\"\n")
+          "#line 1 \"" +
+          File + "\"\n")
       .str();
 }
 
@@ -127,8 +128,8 @@ public:
         ++Tolerated;
         TextDiagnosticPrinter::HandleDiagnostic(DiagnosticsEngine::Warning,
                                                 Info);
-        llvm::errs() << "smpart-transform: note: nvcc accepts this ("
-                     << Feature << "); parsing goes on\n";
+        llvm::errs() << "smpart-transform: note: nvcc accepts this (" << Feature
+                     << "); parsing goes on\n";
         return;
       }
     TextDiagnosticPrinter::HandleDiagnostic(Level, Info);
@@ -175,10 +176,9 @@ public:
       : Filter(Filter), Found(Found) {}
   void registerMatchers(ast_matchers::MatchFinder &Finder) {
     using namespace ast_matchers;
-    Finder.addMatcher(
-        cudaKernelCallExpr(callee(functionDecl().bind("kernel")))
-            .bind("launch"),
-        this);
+    Finder.addMatcher(cudaKernelCallExpr(callee(functionDecl().bind("kernel")))
+                          .bind("launch"),
+                      this);
   }
   void run(const ast_matchers::MatchFinder::MatchResult &R) override {
     const auto *Launch = R.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
@@ -186,7 +186,8 @@ public:
     const SourceManager &SM = *R.SourceManager;
     const FunctionDecl *Def = Kernel->getDefinition();
     if (!Def) {
-      if (const FunctionDecl *Pattern = Kernel->getTemplateInstantiationPattern())
+      if (const FunctionDecl *Pattern =
+              Kernel->getTemplateInstantiationPattern())
         Def = Pattern->getDefinition();
     }
     if (!Def)
@@ -331,9 +332,8 @@ namespace {
 /// Records, for one parse, launches in code the preprocessor skipped.
 class RecordSkippedLaunches : public SourceFileCallbacks {
 public:
-  RecordSkippedLaunches(const RewriteContext &Ctx,
-                        std::set<SkippedLaunch> &Out, std::string CudaPath,
-                        std::set<std::string> &Notes)
+  RecordSkippedLaunches(const RewriteContext &Ctx, std::set<SkippedLaunch> &Out,
+                        std::string CudaPath, std::set<std::string> &Notes)
       : Ctx(Ctx), Out(Out), CudaPath(std::move(CudaPath)), Notes(Notes) {}
   bool handleBeginSource(CompilerInstance &CI) override {
     const SourceManager &SM = CI.getSourceManager();
@@ -424,8 +424,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   int Status = Tool.run(&Factory);
   // The tool's status is non-zero after a tolerated error too; the count
   // of the errors that were printed as errors decides.
-  return Printer.getNumErrors() == 0 &&
-         (Status == 0 || Printer.Tolerated > 0);
+  return Printer.getNumErrors() == 0 && (Status == 0 || Printer.Tolerated > 0);
 }
 
 std::optional<std::string>
@@ -448,9 +447,8 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
   // launches mostly by the host side: the facts of both are merged.
   std::set<SkippedLaunch> HostSkipped, DeviceSkipped;
   DialectWarnings.clear();
-  const bool Parsed =
-      parse(File, /*DeviceSide=*/false, Outcome, HostSkipped) &&
-      parse(File, /*DeviceSide=*/true, Outcome, DeviceSkipped);
+  const bool Parsed = parse(File, /*DeviceSide=*/false, Outcome, HostSkipped) &&
+                      parse(File, /*DeviceSide=*/true, Outcome, DeviceSkipped);
   for (const std::string &W : DialectWarnings)
     llvm::errs() << W << "\n";
   if (!Parsed) {
@@ -490,15 +488,14 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       if (llvm::Error Err =
               Reps.add(Replacement(E.File, E.Offset, E.Length, E.Text))) {
         llvm::errs() << "smpart-transform: error: conflicting rewrites in '"
-                     << Path << "': " << llvm::toString(std::move(Err))
-                     << "\n";
+                     << Path << "': " << llvm::toString(std::move(Err)) << "\n";
         return std::nullopt;
       }
     llvm::Expected<std::string> New =
         applyAllReplacements((*Text)->getBuffer(), Reps);
     if (!New) {
-      llvm::errs() << "smpart-transform: error: " << llvm::toString(New.takeError())
-                   << "\n";
+      llvm::errs() << "smpart-transform: error: "
+                   << llvm::toString(New.takeError()) << "\n";
       return std::nullopt;
     }
     std::string Rewritten = header(Path) + *New;
@@ -506,8 +503,7 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
     Replacements &Fix = Outcome.Fixes[Path];
     llvm::consumeError(Fix.add(Replacement(Path, 0, 0, header(Path))));
     for (const Replacement &R : Reps)
-      llvm::consumeError(Fix.add(Replacement(Path, R.getOffset(),
-                                             R.getLength(),
+      llvm::consumeError(Fix.add(Replacement(Path, R.getOffset(), R.getLength(),
                                              R.getReplacementText())));
     if (Path == Main)
       Result = std::move(Rewritten);
@@ -520,8 +516,8 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
 void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   llvm::StringRef Level = Options.RefusalsAreErrors ? "error" : "warning";
   SmpartDiagnostics Diags(Options.Color);
-  auto printDiag = [&](llvm::raw_ostream &, const Place &P,
-                       llvm::StringRef L, const llvm::Twine &Message) {
+  auto printDiag = [&](llvm::raw_ostream &, const Place &P, llvm::StringRef L,
+                       const llvm::Twine &Message) {
     Diags.report(P, L, Message);
   };
   for (const auto &[Where, Message] : Outcome.UnrewrittenHeaderKernels)
@@ -551,7 +547,8 @@ static std::string cudaShim(const CudaSetup &Cuda) {
   if (!llvm::sys::fs::exists(Real))
     return {};
   return "// smpart-transform: the cuda.h clang's CUDA wrapper includes\n"
-         "#include \"" + Real + "\"\n";
+         "#include \"" +
+         Real + "\"\n";
 }
 
 int TransformPipeline::run(const std::vector<std::string> &Files) {
@@ -691,8 +688,7 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     TU.MainSourceFile = Files.empty() ? "" : canonicalPath(Files.front());
     for (const FileOutcome &O : Outcomes)
       for (const auto &[Path, Reps] : O.Fixes)
-        TU.Replacements.insert(TU.Replacements.end(), Reps.begin(),
-                               Reps.end());
+        TU.Replacements.insert(TU.Replacements.end(), Reps.begin(), Reps.end());
     std::string Yaml;
     llvm::raw_string_ostream OS(Yaml);
     llvm::yaml::Output Out(OS);

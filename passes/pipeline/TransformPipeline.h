@@ -31,10 +31,10 @@ struct TransformOptions {
   std::string ExcludeKernels; ///< regex of kernels to leave alone
   std::string ManifestFile;   ///< --manifest
   bool RefusalsAreErrors = false;
-  std::string DepFile;        ///< --depfile: Makefile rule of every input read
-  std::string ExportFixes;    ///< --export-fixes: clang-apply-replacements YAML
-  bool Diff = false;          ///< --diff: print a unified diff, write nothing
-  bool Color = false;         ///< colours and source snippets in diagnostics
+  std::string DepFile;     ///< --depfile: Makefile rule of every input read
+  std::string ExportFixes; ///< --export-fixes: clang-apply-replacements YAML
+  bool Diff = false;       ///< --diff: print a unified diff, write nothing
+  bool Color = false;      ///< colours and source snippets in diagnostics
 };
 
 /// The outcome for one input file, as the manifest reports it.
@@ -63,10 +63,9 @@ public:
 
 private:
   /// The rewritten text of one file, or nullopt with diagnostics printed.
-  std::optional<std::string> transformFile(const std::string &File,
-                                           FileOutcome &Outcome,
-                                           std::map<std::string, std::string>
-                                               &OtherFiles);
+  std::optional<std::string>
+  transformFile(const std::string &File, FileOutcome &Outcome,
+                std::map<std::string, std::string> &OtherFiles);
 
   bool parse(const std::string &File, bool DeviceSide, FileOutcome &Outcome,
              std::set<SkippedLaunch> &Skipped);

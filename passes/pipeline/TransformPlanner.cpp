@@ -44,7 +44,8 @@ std::string TransformPlanner::epilogue(const KernelBody &Body) {
   return S;
 }
 
-std::set<std::string> TransformPlanner::reachable(const std::string &Key) const {
+std::set<std::string>
+TransformPlanner::reachable(const std::string &Key) const {
   std::set<std::string> Seen;
   std::vector<std::string> Work{Key};
   while (!Work.empty()) {
@@ -71,7 +72,8 @@ TransformPlan TransformPlanner::plan() const {
     KernelDecision D;
     D.Kernel = &F;
     Reach[Key] = reachable(Key);
-    if ((Only && !Only->match(llvm::StringRef(F.Name))) || (Exclude && Exclude->match(llvm::StringRef(F.Name)))) {
+    if ((Only && !Only->match(llvm::StringRef(F.Name))) ||
+        (Exclude && Exclude->match(llvm::StringRef(F.Name)))) {
       D.Status = KernelStatus::Excluded;
     } else {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
@@ -83,7 +85,8 @@ TransformPlan TransformPlanner::plan() const {
             const FunctionFacts &C = Facts.Functions.at(Callee);
             D.Reasons.push_back(
                 {"launched from other files (declared or defined in a "
-                 "header), so its original definition is kept, but it calls '" + C.Name +
+                 "header), so its original definition is kept, but it calls '" +
+                     C.Name +
                      "', which reads blockIdx/gridDim and would be rewritten "
                      "for the persistent form only",
                  F.Where,
@@ -93,9 +96,10 @@ TransformPlan TransformPlanner::plan() const {
       for (const std::string &Callee : Reach[Key]) {
         const FunctionFacts &C = Facts.Functions.at(Callee);
         for (const Hazard &H : C.Hazards)
-          D.Reasons.push_back({H.Reason + " in '" + C.Name + "', called from it",
-                               F.Where,
-                               {{H.Where, H.Reason}}});
+          D.Reasons.push_back(
+              {H.Reason + " in '" + C.Name + "', called from it",
+               F.Where,
+               {{H.Where, H.Reason}}});
       }
       // The same construct seen by both parses, or twice on one line.
       std::set<std::string> Seen;
@@ -149,9 +153,9 @@ TransformPlan TransformPlanner::plan() const {
         ByMacro[{L.Edits.begin()->File, L.Edits.begin()->Offset}].insert(
             L.KernelKey);
     for (const auto &[Where, Kernels] : ByMacro) {
-      auto Untransformed = std::find_if(
-          Kernels.begin(), Kernels.end(),
-          [&](const std::string &K) { return !transformed(K); });
+      auto Untransformed =
+          std::find_if(Kernels.begin(), Kernels.end(),
+                       [&](const std::string &K) { return !transformed(K); });
       if (Untransformed == Kernels.end())
         continue;
       std::string Other = Facts.Functions.count(*Untransformed)
@@ -184,8 +188,8 @@ TransformPlan TransformPlanner::plan() const {
       Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0,
                       prologue(K.Body, Publish) + epilogue(K.Body)});
     } else {
-      Out.insert(
-          Edit{K.Body.File, K.Body.OpenOffset + 1, 0, prologue(K.Body, Publish)});
+      Out.insert(Edit{K.Body.File, K.Body.OpenOffset + 1, 0,
+                      prologue(K.Body, Publish)});
       Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0, epilogue(K.Body)});
     }
     for (const Edit &E : K.Edits)

@@ -29,7 +29,7 @@ struct KernelDecision {
 };
 
 struct TransformPlan {
-  std::vector<KernelDecision> Kernels;      ///< in source order
+  std::vector<KernelDecision> Kernels; ///< in source order
   std::map<std::string, std::set<Edit>> EditsByFile;
 };
 

@@ -8,7 +8,6 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/Support/Regex.h"
 
-
 using namespace clang;
 using namespace clang::ast_matchers;
 
@@ -27,18 +26,17 @@ bool BypassLoadRewrite::isLoadableType(QualType T) {
 
 void BypassLoadRewrite::registerMatchers(MatchFinder &Finder) {
   auto Kernel = functionDecl(hasAttr(attr::CUDAGlobal), isDefinition());
-  auto Access = expr(ignoringParens(expr(anyOf(
-                         arraySubscriptExpr(),
-                         unaryOperator(hasOperatorName("*"))))))
-                    .bind("access");
+  auto Access =
+      expr(ignoringParens(expr(anyOf(arraySubscriptExpr(),
+                                     unaryOperator(hasOperatorName("*"))))))
+          .bind("access");
   // Scalars: an lvalue-to-rvalue conversion of p[i] or *p.
   Finder.addMatcher(implicitCastExpr(hasCastKind(CK_LValueToRValue),
                                      has(Access),
                                      forFunction(Kernel.bind("kernel"))),
                     this);
   // Vector types (float4, ...): a copy construction from p[i] or *p.
-  Finder.addMatcher(cxxConstructExpr(argumentCountIs(1),
-                                     hasArgument(0, Access),
+  Finder.addMatcher(cxxConstructExpr(argumentCountIs(1), hasArgument(0, Access),
                                      forFunction(Kernel.bind("kernel"))),
                     this);
 }
@@ -50,8 +48,8 @@ bool BypassLoadRewrite::isReadOnlyParam(const Expr *Pointer,
     const auto *BO = dyn_cast<BinaryOperator>(Pointer);
     if (!BO || (BO->getOpcode() != BO_Add && BO->getOpcode() != BO_Sub))
       break;
-    Pointer = BO->getLHS()->getType()->isPointerType() ? BO->getLHS()
-                                                         : BO->getRHS();
+    Pointer =
+        BO->getLHS()->getType()->isPointerType() ? BO->getLHS() : BO->getRHS();
   }
   const auto *Ref = dyn_cast<DeclRefExpr>(Pointer);
   const auto *Param = Ref ? dyn_cast<ParmVarDecl>(Ref->getDecl()) : nullptr;

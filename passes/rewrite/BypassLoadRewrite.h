@@ -23,7 +23,8 @@ class BypassLoadRewrite
 public:
   explicit BypassLoadRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
-  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   void onStartOfTranslationUnit() override { Provenance.clear(); }
 
   /// Types worth a bypass load: arithmetic scalars and CUDA vector types.

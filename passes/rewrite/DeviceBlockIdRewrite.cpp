@@ -16,12 +16,13 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
                   forFunction(NotKernel.bind("fn")))
           .bind("ref"),
       this);
-  Finder.addMatcher(callExpr(forFunction(functionDecl().bind("caller")),
-                             callee(functionDecl(unless(hasAttr(
-                                                     attr::CUDAGlobal)))
-                                        .bind("callee")))
-                        .bind("call"),
-                    this);
+  Finder.addMatcher(
+      callExpr(
+          forFunction(functionDecl().bind("caller")),
+          callee(
+              functionDecl(unless(hasAttr(attr::CUDAGlobal))).bind("callee")))
+          .bind("call"),
+      this);
 }
 
 void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {

@@ -16,7 +16,8 @@ class DeviceBlockIdRewrite
 public:
   explicit DeviceBlockIdRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
-  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   RewriteContext &Ctx;

@@ -18,13 +18,12 @@ namespace smpart {
 void LaunchRewrite::registerMatchers(MatchFinder &Finder) {
   // Device-side launches are refusals (KernelHazards), not rewrites.
   // Launches in template instantiations are rewritten once, in the pattern.
-  Finder.addMatcher(
-      cudaKernelCallExpr(
-          unless(forFunction(functionDecl(anyOf(hasAttr(attr::CUDAGlobal),
-                                                hasAttr(attr::CUDADevice),
-                                                isTemplateInstantiation())))))
-          .bind("launch"),
-      this);
+  Finder.addMatcher(cudaKernelCallExpr(unless(forFunction(functionDecl(
+                                           anyOf(hasAttr(attr::CUDAGlobal),
+                                                 hasAttr(attr::CUDADevice),
+                                                 isTemplateInstantiation())))))
+                        .bind("launch"),
+                    this);
 }
 
 /// The kernel a launch calls, also when the call is dependent.
@@ -53,7 +52,8 @@ std::string LaunchRewrite::kernelAddress(
   if (!Ref || !FD)
     return "nullptr";
   const FunctionDecl *Pattern = RewriteContext::patternOf(FD);
-  const bool KeptOriginal = RewriteContext::keepsOriginal(*Pattern, AST.getSourceManager(), Rewritable);
+  const bool KeptOriginal = RewriteContext::keepsOriginal(
+      *Pattern, AST.getSourceManager(), Rewritable);
   std::string Address;
   llvm::raw_string_ostream OS(Address);
   if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs()) {
@@ -199,12 +199,12 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                          : S->CalleeText + " in macro " + S->MacroName;
   // In a macro body one spelling serves every expansion: do not commit to
   // one expansion's overload or template arguments.
-  std::string Address = S->MacroName.empty()
-                            ? kernelAddress(*Call, S->CalleeText, *Result.Context,
-                                            [&](SourceLocation L) {
-                                              return Ctx.isRewritable(SM, L);
-                                            })
-                            : "nullptr";
+  std::string Address =
+      S->MacroName.empty()
+          ? kernelAddress(
+                *Call, S->CalleeText, *Result.Context,
+                [&](SourceLocation L) { return Ctx.isRewritable(SM, L); })
+          : "nullptr";
   std::string MissingConfig;
   for (unsigned I = S->WrittenConfigArgs; I < 4; ++I)
     MissingConfig += ", 0";

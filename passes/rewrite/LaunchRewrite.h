@@ -4,7 +4,8 @@
 // kernel with the same (once-evaluated) arguments:
 //   smpart::launch({"k", &k}, g, b, s, st,
 //       [smpart_args = std::make_tuple(a, b)](const smpart::LaunchParams &p) {
-//         std::apply(... k<<<p.grid, p.block, p.smem, p.stream>>>(p.ctl, a...) ...);
+//         std::apply(... k<<<p.grid, p.block, p.smem, p.stream>>>(p.ctl,
+//                                                                a...));
 //       })
 // The original callee text is kept inside the closure, so overloads,
 // template arguments and default arguments resolve exactly as before.
@@ -22,7 +23,8 @@ class LaunchRewrite : public clang::ast_matchers::MatchFinder::MatchCallback {
 public:
   explicit LaunchRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
-  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
   /// The expression that names the kernel's address for occupancy queries,
   /// or "nullptr" when it cannot be spelled without changing overload

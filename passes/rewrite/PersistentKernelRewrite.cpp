@@ -5,8 +5,8 @@
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
-#include "clang/AST/QualTypeNames.h"
 #include "clang/AST/Mangle.h"
+#include "clang/AST/QualTypeNames.h"
 #include "clang/Lex/Lexer.h"
 
 using namespace clang;
@@ -22,8 +22,8 @@ void PersistentKernelRewrite::registerMatchers(MatchFinder &Finder) {
   Finder.addMatcher(Kernel.bind("kernel"), this);
   // Returns and blockIdx/gridDim uses that belong to the kernel itself, not
   // to a lambda or local class inside it.
-  Finder.addMatcher(returnStmt(forFunction(Kernel.bind("kernel"))).bind("return"),
-                    this);
+  Finder.addMatcher(
+      returnStmt(forFunction(Kernel.bind("kernel"))).bind("return"), this);
   Finder.addMatcher(
       declRefExpr(to(varDecl(hasAnyName("::blockIdx", "::gridDim"))),
                   forFunction(Kernel.bind("kernel")))
@@ -86,8 +86,7 @@ static std::optional<Edit> addControlParam(const FunctionDecl &D,
     return std::nullopt;
   SourceLocation AfterParen = FTL.getLParenLoc().getLocWithOffset(1);
   if (D.getNumParams() > 0)
-    return RewriteContext::insert(SM, AfterParen,
-                                  (ControlParam + ", ").str());
+    return RewriteContext::insert(SM, AfterParen, (ControlParam + ", ").str());
   // `()` or `(void)`: the control block becomes the only parameter.
   return RewriteContext::replace(SM, AfterParen, FTL.getRParenLoc(),
                                  ControlParam);
@@ -96,9 +95,9 @@ static std::optional<Edit> addControlParam(const FunctionDecl &D,
 /// Inserts the control parameter into an explicit instantiation
 /// (`template __global__ void k<int>(int *);`), whose written parameter list
 /// the AST does not keep: lex from the name past `<...>` to the `(`.
-static std::optional<Edit> addControlParamToInstantiation(
-    const FunctionDecl &Specialization, const SourceManager &SM,
-    const LangOptions &LO) {
+static std::optional<Edit>
+addControlParamToInstantiation(const FunctionDecl &Specialization,
+                               const SourceManager &SM, const LangOptions &LO) {
   SourceLocation Loc = Specialization.getPointOfInstantiation();
   if (Loc.isInvalid() || Loc.isMacroID())
     return std::nullopt;
@@ -122,8 +121,7 @@ static std::optional<Edit> addControlParamToInstantiation(
     return std::nullopt;
   SourceLocation AfterParen = Tok->getLocation().getLocWithOffset(1);
   if (Specialization.getNumParams() > 0)
-    return RewriteContext::insert(SM, AfterParen,
-                                  (ControlParam + ", ").str());
+    return RewriteContext::insert(SM, AfterParen, (ControlParam + ", ").str());
   std::optional<Token> Next = Lexer::findNextToken(Tok->getLocation(), SM, LO);
   if (Next && Next->is(tok::raw_identifier) &&
       Next->getRawIdentifier() == "void")
@@ -169,7 +167,8 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   // file that declares it itself, or a driver-API load by name
   // (cuModuleGetFunction), would launch the persistent form with the
   // original argument list and link without complaint.
-  if (Kernel.isExternC() && llvm::all_of(Kernel.redecls(), [&](const FunctionDecl *D) {
+  if (Kernel.isExternC() &&
+      llvm::all_of(Kernel.redecls(), [&](const FunctionDecl *D) {
         return SM.getFileID(SM.getExpansionLoc(D->getLocation())) ==
                SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
       }))
@@ -271,8 +270,8 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     bool Invalid = false;
     llvm::StringRef Buffer = SM.getBufferData(SM.getFileID(Begin), &Invalid);
     const unsigned B0 = SM.getFileOffset(Begin), B1 = SM.getFileOffset(End);
-    if (Invalid || SM.getFileID(Begin) != SM.getFileID(End) ||
-        B1 <= B0 || B1 > Buffer.size()) {
+    if (Invalid || SM.getFileID(Begin) != SM.getFileID(End) || B1 <= B0 ||
+        B1 > Buffer.size()) {
       F.Hazards.insert({"declared in a file that is not rewritten, and its "
                         "definition cannot be copied",
                         F.Where,
@@ -325,8 +324,7 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
             "_" + Kernel.getNameAsString() +
             " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
             "*>(static_cast<" +
-            Type + ">(&" + OS.str() + ")), \"" + OS.str() +
-            "\");\n#endif\n"});
+            Type + ">(&" + OS.str() + ")), \"" + OS.str() + "\");\n#endif\n"});
   }
 
   KernelBody &B = F.Body;

@@ -17,7 +17,8 @@ class PersistentKernelRewrite
 public:
   explicit PersistentKernelRewrite(RewriteContext &Ctx) : Ctx(Ctx) {}
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
-  void run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void
+  run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
   void recordKernel(const clang::FunctionDecl &Kernel,

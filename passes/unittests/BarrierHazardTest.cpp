@@ -10,9 +10,8 @@ using namespace clang::ast_matchers;
 namespace smpart {
 namespace {
 
-std::optional<BarrierAfterReturn> hazardIn(const std::string &Code,
-                                           unsigned &ReturnLine,
-                                           unsigned &BarrierLine) {
+std::optional<BarrierAfterReturn>
+hazardIn(const std::string &Code, unsigned &ReturnLine, unsigned &BarrierLine) {
   auto AST = test::buildCudaAst(Code);
   EXPECT_TRUE(AST);
   ASTContext &Ctx = AST->getASTContext();
@@ -102,11 +101,12 @@ TEST(BarrierHazard, NoReturnOrNoBarrierMeansNoHazard) {
 
 TEST(BarrierHazard, CooperativeGroupsBlockSyncCounts) {
   unsigned R = 0, B = 0;
-  EXPECT_TRUE(hazardIn("__global__ void k(float *p, int n) {\n"
-                       "  auto block = cooperative_groups::this_thread_block();\n"
-                       "  if (threadIdx.x >= n) return;\n"
-                       "  block.sync(); }",
-                       R, B));
+  EXPECT_TRUE(
+      hazardIn("__global__ void k(float *p, int n) {\n"
+               "  auto block = cooperative_groups::this_thread_block();\n"
+               "  if (threadIdx.x >= n) return;\n"
+               "  block.sync(); }",
+               R, B));
 }
 
 TEST(BarrierHazard, AsmCollectiveKinds) {
@@ -126,20 +126,22 @@ TEST(BarrierHazard, AsmCollectiveKinds) {
 
 TEST(BarrierHazard, CallThroughPointerCountsAsBarrier) {
   unsigned R = 0, B = 0;
-  EXPECT_TRUE(hazardIn("__global__ void k(float *p, int n, void (*f)(float *)) {\n"
-                       "  if (threadIdx.x >= n) return;\n"
-                       "  f(p); }",
-                       R, B));
+  EXPECT_TRUE(
+      hazardIn("__global__ void k(float *p, int n, void (*f)(float *)) {\n"
+               "  if (threadIdx.x >= n) return;\n"
+               "  f(p); }",
+               R, B));
   EXPECT_EQ(B, 3u);
 }
 
 TEST(BarrierHazard, AsmBarrierInCalleeIsFound) {
   unsigned R = 0, B = 0;
-  EXPECT_TRUE(hazardIn("__device__ void bar() { asm volatile(\"bar.sync 0;\"); }\n"
-                       "__global__ void k(float *p, int n) {\n"
-                       "  if (threadIdx.x >= n) return;\n"
-                       "  bar(); }",
-                       R, B));
+  EXPECT_TRUE(
+      hazardIn("__device__ void bar() { asm volatile(\"bar.sync 0;\"); }\n"
+               "__global__ void k(float *p, int n) {\n"
+               "  if (threadIdx.x >= n) return;\n"
+               "  bar(); }",
+               R, B));
   EXPECT_EQ(R, 3u);
   EXPECT_EQ(B, 4u);
 }

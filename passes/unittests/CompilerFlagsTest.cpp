@@ -17,8 +17,8 @@ bool has(const std::vector<std::string> &Args, const std::string &A) {
 TEST(CompilerFlags, NvccCommandBecomesClang) {
   std::vector<std::string> Out = translateNvccArgs(
       {"/usr/local/cuda/bin/nvcc", "-arch=sm_80", "--expt-relaxed-constexpr",
-       "-Xcompiler", "-Wall,-fPIC", "-I", "inc", "-DX=1", "-lineinfo",
-       "-ccbin", "g++-12", "-c", "a.cu", "-o", "a.o"});
+       "-Xcompiler", "-Wall,-fPIC", "-I", "inc", "-DX=1", "-lineinfo", "-ccbin",
+       "g++-12", "-c", "a.cu", "-o", "a.o"});
   EXPECT_EQ(Out[0], "clang++");
   EXPECT_TRUE(has(Out, "--cuda-gpu-arch=sm_80"));
   EXPECT_TRUE(has(Out, "-Wall"));
@@ -47,9 +47,9 @@ TEST(CompilerFlags, CMakeNinjaNvccEntry) {
   // CMake's Ninja generator writes this for nvcc; clang knows none of
   // -forward-unknown-to-host-compiler, -x cu, --generate-code.
   std::vector<std::string> Out = translateNvccArgs(
-      {"/usr/local/cuda/bin/nvcc", "-forward-unknown-to-host-compiler",
-       "-DX", "-O3", "--generate-code=arch=compute_80,code=[compute_80,sm_80]",
-       "-x", "cu", "-c", "a.cu", "-o", "a.o"});
+      {"/usr/local/cuda/bin/nvcc", "-forward-unknown-to-host-compiler", "-DX",
+       "-O3", "--generate-code=arch=compute_80,code=[compute_80,sm_80]", "-x",
+       "cu", "-c", "a.cu", "-o", "a.o"});
   EXPECT_FALSE(has(Out, "-forward-unknown-to-host-compiler"));
   EXPECT_FALSE(has(Out, "cu"));
   EXPECT_TRUE(has(Out, "--cuda-gpu-arch=sm_80"));
@@ -93,7 +93,10 @@ TEST(CompilerFlags, NvccOnlyFlagsAfterDashDashAreTranslated) {
 }
 
 TEST(CompilerFlags, AdjusterSetsOneSideAndOneArch) {
-  CudaSetup Setup{"/opt/cuda", "sm_90", "/res"};
+  CudaSetup Setup;
+  Setup.CudaPath = "/opt/cuda";
+  Setup.GpuArch = "sm_90";
+  Setup.ResourceDir = "/res";
   auto Host = cudaAdjuster(Setup, /*DeviceSide=*/false)(
       {"clang++", "--cuda-gpu-arch=sm_80", "--cuda-gpu-arch=sm_90",
        "--cuda-device-only", "a.cu"},
@@ -104,8 +107,8 @@ TEST(CompilerFlags, AdjusterSetsOneSideAndOneArch) {
   EXPECT_FALSE(has(Host, "--cuda-gpu-arch=sm_90"));
   EXPECT_TRUE(has(Host, "--cuda-path=/opt/cuda"));
   EXPECT_TRUE(has(Host, "-resource-dir=/res"));
-  auto Device = cudaAdjuster(Setup, /*DeviceSide=*/true)({"clang++", "a.cu"},
-                                                         "a.cu");
+  auto Device =
+      cudaAdjuster(Setup, /*DeviceSide=*/true)({"clang++", "a.cu"}, "a.cu");
   EXPECT_TRUE(has(Device, "--cuda-device-only"));
   EXPECT_TRUE(has(Device, "--cuda-gpu-arch=sm_90"));
 }

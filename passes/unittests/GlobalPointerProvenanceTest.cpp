@@ -22,14 +22,15 @@ bool isGlobalPointer(const std::string &Code, const std::string &Name) {
   auto Ref = declRefExpr(to(varDecl(hasName(Name))));
   const auto *Pointer = test::findFirst<Expr>(
       Ctx,
-      expr(anyOf(arraySubscriptExpr(hasBase(expr(ignoringParenImpCasts(Ref))
-                                                .bind("p"))),
-                 unaryOperator(hasOperatorName("*"),
-                               hasUnaryOperand(
-                                   expr(ignoringParenImpCasts(Ref)).bind("p"))))),
+      expr(anyOf(
+          arraySubscriptExpr(
+              hasBase(expr(ignoringParenImpCasts(Ref)).bind("p"))),
+          unaryOperator(
+              hasOperatorName("*"),
+              hasUnaryOperand(expr(ignoringParenImpCasts(Ref)).bind("p"))))),
       "p");
-  EXPECT_TRUE(Kernel && Pointer) << "test code lacks kernel k or a read of "
-                                 << Name;
+  EXPECT_TRUE(Kernel && Pointer)
+      << "test code lacks kernel k or a read of " << Name;
   if (!Kernel || !Pointer)
     return false;
   return GlobalPointerProvenance(*Kernel).isGlobal(Pointer);

@@ -8,12 +8,11 @@ namespace smpart {
 namespace {
 
 TEST(InactiveLaunches, FindsLaunchesInSkippedText) {
-  const auto Found = InactiveLaunches::scan(
-      "  k<<<1, 2>>>(p);\n"
-      "  fill<int> <<<g, b>>>(q);\n"
-      "  x << 2; a < b; y<<3;\n"
-      "  spaced << <1, 2 >> >(r);\n",
-      "f.cu", 10, 1);
+  const auto Found = InactiveLaunches::scan("  k<<<1, 2>>>(p);\n"
+                                            "  fill<int> <<<g, b>>>(q);\n"
+                                            "  x << 2; a < b; y<<3;\n"
+                                            "  spaced << <1, 2 >> >(r);\n",
+                                            "f.cu", 10, 1);
   std::set<std::string> Names;
   for (const SkippedLaunch &L : Found)
     if (L.Launch)
@@ -25,8 +24,9 @@ TEST(InactiveLaunches, FindsLaunchesInSkippedText) {
       EXPECT_EQ(L.Where.Line, 10u);
       EXPECT_EQ(L.Where.Col, 3u);
     }
-    if (L.Kernel == "fill")
+    if (L.Kernel == "fill") {
       EXPECT_EQ(L.Where.Line, 11u);
+    }
   }
 }
 

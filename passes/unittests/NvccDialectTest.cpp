@@ -25,7 +25,8 @@ TEST(NvccDialect, SinglePercentSpecialRegistersAreDoubled) {
       "asm(\"mov.u32 %0,%laneid;\" : \"=r\"(l));\n";
   const std::string Out = NvccDialect::forClang(In);
   EXPECT_EQ(Out.size(), In.size());
-  EXPECT_NE(Out.find("\"mov.u64 %0,%%globaltimer;\""), std::string::npos) << Out;
+  EXPECT_NE(Out.find("\"mov.u64 %0,%%globaltimer;\""), std::string::npos)
+      << Out;
   EXPECT_NE(Out.find("\"mov.u32%0,%%smid;\""), std::string::npos) << Out;
   EXPECT_NE(Out.find("\"add.u32 %0, %1, %2;\""), std::string::npos) << Out;
   // Every line keeps its length, so every later column is unchanged.

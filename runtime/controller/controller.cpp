@@ -267,8 +267,9 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
     // Map decisions back to kernels by (unique) name, in Prof order.
     for (std::size_t I = 0; I < Prof.size(); ++I) {
       const std::string &Name = Set.kernels[I].name;
-      auto It = std::find_if(P.kernels.begin(), P.kernels.end(),
-                             [&](const KernelDecision &D) { return D.name == Name; });
+      auto It =
+          std::find_if(P.kernels.begin(), P.kernels.end(),
+                       [&](const KernelDecision &D) { return D.name == Name; });
       KernelDecision D = It != P.kernels.end() ? *It : KernelDecision{};
       D.name = Name;
       Out.kernels.push_back(std::move(D));
@@ -292,7 +293,8 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
     D.name = T->alloc.name;
     D.klass = "queued";
     Out.kernels.push_back(std::move(D));
-    Notes.push_back(T->alloc.name + ": more kernels than SMs; waits (preempted)");
+    Notes.push_back(T->alloc.name +
+                    ": more kernels than SMs; waits (preempted)");
   }
   // Active order now matches Out.kernels: profiled, unprofiled, queued.
   Active.clear();
@@ -354,8 +356,9 @@ void Controller::decideAndApply(const char *Trigger) {
     if (Occ > 0)
       Ctas = std::min(Ctas, Occ);
     A.ctas_per_sm = std::max(1u, std::min(Ctas, kMaxCtasPerSm));
-    A.bypass_ctas_per_sm = std::min(
-        static_cast<unsigned>(std::max(0, D.bypass_ctas_per_sm)), A.ctas_per_sm);
+    A.bypass_ctas_per_sm =
+        std::min(static_cast<unsigned>(std::max(0, D.bypass_ctas_per_sm)),
+                 A.ctas_per_sm);
     Targets.push_back(A);
   }
   // Shrink every kernel first, then grow: SM sets stay disjoint throughout.

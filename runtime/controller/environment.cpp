@@ -57,18 +57,21 @@ EnvConfig configureFromEnvironment(
     }
   } else if (!ProfilesPath.empty()) {
     C.error = "smpart: SMPART_PROFILES is set but SMPART_POLICY is not "
-              "(one of: " + policyList() + ")" + Suffix;
+              "(one of: " +
+              policyList() + ")" + Suffix;
     return C;
   }
   if (Pol && ProfilesPath.empty() && Pol->name() != "even") {
     C.error = "smpart: SMPART_POLICY=" + PolicyName +
               " needs SMPART_PROFILES=profiles.json (only even runs without "
-              "profiles)" + Suffix;
+              "profiles)" +
+              Suffix;
     return C;
   }
   if (!ProfileOut.empty() && Pol) {
     C.error = "smpart: SMPART_PROFILE measures kernels alone; unset "
-              "SMPART_POLICY to profile" + Suffix;
+              "SMPART_POLICY to profile" +
+              Suffix;
     return C;
   }
   if (!ProfileOut.empty() && !parentWritable(ProfileOut)) {

@@ -127,7 +127,8 @@ public:
       profiler::SweepDriver D(*Control, Ids, O);
       auto Start = std::chrono::steady_clock::now();
       auto &Nvml = profiler::NvmlPower::instance();
-      std::map<std::pair<unsigned, unsigned>, std::pair<double, unsigned>> Power;
+      std::map<std::pair<unsigned, unsigned>, std::pair<double, unsigned>>
+          Power;
       while (!Stop) {
         double Now = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - Start)

@@ -37,8 +37,7 @@ double cdBandwidthPerSm(double IpcMax, double LlcApki, double LineBytes,
 
 double cdOffSmBandwidth(double NocGbs, double LlcGbs, double MemGbs,
                         double MemUtil, double LlcHitRate) {
-  double LlcMem =
-      LlcGbs * LlcHitRate + MemGbs * (1.0 - LlcHitRate) * MemUtil;
+  double LlcMem = LlcGbs * LlcHitRate + MemGbs * (1.0 - LlcHitRate) * MemUtil;
   return std::min(NocGbs, LlcMem);
 }
 
@@ -67,9 +66,9 @@ int cdPowerModeSms(const KernelProfile &K, int Half, double Loss,
   int Tentative = static_cast<int>(std::ceil(Ratio - 1e-9));
   Tentative = std::clamp(Tentative, 1, Half);
   if (Steps)
-    Steps->push_back(formatNote(
-        "%s: stage 1: perf(%d)/perf(1) = %.4f -> tentative %d SMs",
-        K.name.c_str(), Half, Ratio, Tentative));
+    Steps->push_back(
+        formatNote("%s: stage 1: perf(%d)/perf(1) = %.4f -> tentative %d SMs",
+                   K.name.c_str(), Half, Ratio, Tentative));
   int Sms = Tentative;
   while (true) {
     double Perf = perfAtSms(K, Sms);
@@ -90,8 +89,10 @@ Plan CdSearchPolicy::decide(const ProfileSet &Set,
                             const PolicyOptions &O) const {
   const std::string Who = "policy cd-search";
   const GpuSpec &G = Set.gpu;
-  double IpcMax = requireField(G.ipc_max_per_sm, Set, "gpu.ipc_max_per_sm", Who);
-  double Line = requireField(G.cache_line_bytes, Set, "gpu.cache_line_bytes", Who);
+  double IpcMax =
+      requireField(G.ipc_max_per_sm, Set, "gpu.ipc_max_per_sm", Who);
+  double Line =
+      requireField(G.cache_line_bytes, Set, "gpu.cache_line_bytes", Who);
   double Clock = requireField(G.clock_ghz, Set, "gpu.clock_ghz", Who);
   double Noc = requireField(G.noc_bw_gbs, Set, "gpu.noc_bw_gbs", Who);
   double Llc = requireField(G.llc_bw_gbs, Set, "gpu.llc_bw_gbs", Who);

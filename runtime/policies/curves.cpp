@@ -18,9 +18,9 @@ double interpolateTime(const std::vector<Point> &Curve, double X, XOf XOfP) {
   const Point &Last = Curve.back();
   if (X >= XOfP(Last))
     return Last.time_ms; // saturated beyond the last measurement
-  auto Hi = std::upper_bound(
-      Curve.begin(), Curve.end(), X,
-      [&](double V, const Point &P) { return V < XOfP(P); });
+  auto Hi =
+      std::upper_bound(Curve.begin(), Curve.end(), X,
+                       [&](double V, const Point &P) { return V < XOfP(P); });
   auto Lo = Hi - 1;
   double X0 = XOfP(*Lo), X1 = XOfP(*Hi);
   double P0 = 1.0 / Lo->time_ms, P1 = 1.0 / Hi->time_ms;
@@ -92,7 +92,8 @@ bool hasAllSmLimits(const GpuSpec &Gpu) {
 }
 
 std::vector<int> evenSplit(int Total, int Parts) {
-  std::vector<int> Out(static_cast<std::size_t>(Parts), Parts ? Total / Parts : 0);
+  std::vector<int> Out(static_cast<std::size_t>(Parts),
+                       Parts ? Total / Parts : 0);
   for (int I = 0; I < (Parts ? Total % Parts : 0); ++I)
     ++Out[static_cast<std::size_t>(I)];
   return Out;

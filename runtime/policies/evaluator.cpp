@@ -38,8 +38,9 @@ Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
   for (std::size_t I = 0; I < P.kernels.size(); ++I) {
     const KernelDecision &D = P.kernels[I];
     std::string Path = "kernels[" + std::to_string(I) + "]";
-    auto It = std::find_if(Set.kernels.begin(), Set.kernels.end(),
-                           [&](const KernelProfile &K) { return K.name == D.name; });
+    auto It =
+        std::find_if(Set.kernels.begin(), Set.kernels.end(),
+                     [&](const KernelProfile &K) { return K.name == D.name; });
     if (It == Set.kernels.end())
       throw InputError(PlanSource, Path + ".name",
                        "expected a kernel named in " + Set.source + ", got \"" +
@@ -57,8 +58,8 @@ Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
     int DefaultCtas = defaultCtasPerSm(Set.gpu, K);
     if (DefaultCtas == 0 && !K.by_ctas.empty())
       DefaultCtas = K.by_ctas.back().ctas;
-    double Alone = !K.by_sms.empty() ? timeAtSms(K, NumSms)
-                                     : timeAtCtas(K, DefaultCtas);
+    double Alone =
+        !K.by_sms.empty() ? timeAtSms(K, NumSms) : timeAtCtas(K, DefaultCtas);
     KernelEvaluation KE;
     KE.name = D.name;
     KE.alone_ms = Alone;

@@ -21,10 +21,9 @@
 namespace smpart::policy {
 
 std::vector<CtaPoint> pruneConfigurations(std::vector<CtaPoint> Points) {
-  std::stable_sort(Points.begin(), Points.end(),
-                   [](const CtaPoint &A, const CtaPoint &B) {
-                     return A.ctas < B.ctas;
-                   });
+  std::stable_sort(
+      Points.begin(), Points.end(),
+      [](const CtaPoint &A, const CtaPoint &B) { return A.ctas < B.ctas; });
   std::vector<CtaPoint> Kept;
   for (const CtaPoint &P : Points)
     if (Kept.empty() || P.time_ms < Kept.back().time_ms)
@@ -161,8 +160,8 @@ Plan GreedyPolicy::decide(const ProfileSet &Set, const PolicyOptions &O) const {
     P.kernels.push_back(std::move(D));
   }
   if (O.explain)
-    P.notes.push_back(formatNote("maximum estimated remaining time %.6g ms",
-                                 MaxRemaining));
+    P.notes.push_back(
+        formatNote("maximum estimated remaining time %.6g ms", MaxRemaining));
   return P;
 }
 

@@ -37,8 +37,10 @@ double hsmPotentialGbs(double MemBwGbs, double C1, double C2, double Rbh) {
 std::vector<HsmKernelState> hsmAnalyse(const ProfileSet &Set,
                                        const std::string &Who) {
   const GpuSpec &G = Set.gpu;
-  double IpcMax = requireField(G.ipc_max_per_sm, Set, "gpu.ipc_max_per_sm", Who);
-  double Line = requireField(G.cache_line_bytes, Set, "gpu.cache_line_bytes", Who);
+  double IpcMax =
+      requireField(G.ipc_max_per_sm, Set, "gpu.ipc_max_per_sm", Who);
+  double Line =
+      requireField(G.cache_line_bytes, Set, "gpu.cache_line_bytes", Who);
   double Clock = requireField(G.clock_ghz, Set, "gpu.clock_ghz", Who);
   double MemBw = requireField(G.mem_bw_gbs, Set, "gpu.mem_bw_gbs", Who);
   double C1 = requireField(G.hsm.c1, Set, "gpu.hsm.c1", Who);
@@ -52,7 +54,8 @@ std::vector<HsmKernelState> hsmAnalyse(const ProfileSet &Set,
     std::string Path = kernelPath(I) + ".shared";
     const SharedSample &S = requireField(K.shared, Set, Path, Who);
     int Sms = requireField(S.sms, Set, Path + ".sms", Who);
-    double Insts = requireField(S.instructions, Set, Path + ".instructions", Who);
+    double Insts =
+        requireField(S.instructions, Set, Path + ".instructions", Who);
     double Accesses =
         requireField(S.mem_accesses, Set, Path + ".mem_accesses", Who);
     double BwUtil = requireField(S.bw_util, Set, Path + ".bw_util", Who);
@@ -70,10 +73,11 @@ std::vector<HsmKernelState> hsmAnalyse(const ProfileSet &Set,
 
     HsmKernelState St;
     St.sms = Sms;
-    St.demand_gbs = hsmDemandGbs(IpcMax, Sms, Epoch, Insts, Accesses, Line, Clock);
+    St.demand_gbs =
+        hsmDemandGbs(IpcMax, Sms, Epoch, Insts, Accesses, Line, Clock);
     St.potential_gbs = hsmPotentialGbs(MemBw, C1, C2, Rbh);
     St.memory_bound = St.demand_gbs > St.potential_gbs;
-    double Np = St.memory_bound ? BwUtil / PredictedUtil            // Eq. 5
+    double Np = St.memory_bound ? BwUtil / PredictedUtil           // Eq. 5
                                 : double(Sms) / double(G.num_sms); // Eq. 4
     St.np = std::clamp(Np, 0.0, 1.0);
     St.gradient = St.np / Sms;

@@ -146,16 +146,15 @@ Plan HsmFairPolicy::decide(const ProfileSet &Set,
     if (O.explain)
       Notes.push_back(formatNote(
           "move %d SMs %s -> %s (exact %.3f): NP %.4f / %.4f, fairness %.4f",
-          Move, Set.kernels[A].name.c_str(), Set.kernels[B].name.c_str(),
-          Exact, Np[A], Np[B], Fair));
+          Move, Set.kernels[A].name.c_str(), Set.kernels[B].name.c_str(), Exact,
+          Np[A], Np[B], Fair));
   }
   Plan P = spatialPlan(Set, "hsm-fair", "fair", States, Sms);
   P.notes = std::move(Notes);
   return P;
 }
 
-Plan HsmQosPolicy::decide(const ProfileSet &Set,
-                          const PolicyOptions &O) const {
+Plan HsmQosPolicy::decide(const ProfileSet &Set, const PolicyOptions &O) const {
   std::vector<HsmKernelState> States = hsmAnalyse(Set, "policy hsm-qos");
   const std::size_t N = States.size();
   const int NumSms = Set.gpu.num_sms;
@@ -188,13 +187,13 @@ Plan HsmQosPolicy::decide(const ProfileSet &Set,
       Notes.push_back(formatNote("%s (high priority): target NP %.4f needs "
                                  "ceil(%.4f / %.6g) -> %d SMs, predicted NP "
                                  "%.4f",
-                                 Set.kernels[H].name.c_str(), Target, Target,
-                                 G, Need, Predicted));
+                                 Set.kernels[H].name.c_str(), Target, Target, G,
+                                 Need, Predicted));
     if (Predicted + 1e-12 < Target)
       Notes.push_back(formatNote("%s: NP target %.4f not reachable on the "
                                  "model (%.4f with %d SMs)",
-                                 Set.kernels[H].name.c_str(), Target,
-                                 Predicted, Need));
+                                 Set.kernels[H].name.c_str(), Target, Predicted,
+                                 Need));
   }
   std::vector<std::size_t> &Spread = Low.empty() ? High : Low;
   if (!Low.empty())

@@ -129,8 +129,8 @@ nlohmann::json parseJsonDocument(const std::string &Text,
   } catch (const nlohmann::json::parse_error &E) {
     // Turn the byte offset into line:column for the user.
     std::size_t Line = 1, Col = 1;
-    std::size_t End = std::min<std::size_t>(E.byte ? E.byte - 1 : 0,
-                                            Text.size());
+    std::size_t End =
+        std::min<std::size_t>(E.byte ? E.byte - 1 : 0, Text.size());
     for (std::size_t I = 0; I < End; ++I) {
       if (Text[I] == '\n') {
         ++Line;

@@ -12,20 +12,20 @@ nlohmann::ordered_json planToJson(const Plan &P) {
   nlohmann::ordered_json Kernels = nlohmann::ordered_json::array();
   for (const KernelDecision &K : P.kernels) {
     nlohmann::ordered_json J = {{"name", K.name},
-                        {"sms", K.sms},
-                        {"sm_first", K.sm_first},
-                        {"ctas_per_sm", K.ctas_per_sm},
-                        {"bypass_ctas_per_sm", K.bypass_ctas_per_sm},
-                        {"class", K.klass}};
+                                {"sms", K.sms},
+                                {"sm_first", K.sm_first},
+                                {"ctas_per_sm", K.ctas_per_sm},
+                                {"bypass_ctas_per_sm", K.bypass_ctas_per_sm},
+                                {"class", K.klass}};
     if (K.predicted_np)
       J["predicted_np"] = *K.predicted_np;
     if (K.round)
       J["round"] = *K.round;
     Kernels.push_back(std::move(J));
   }
-  return {{"schema", PlanSchema},     {"policy", P.policy},
-          {"mode", P.mode},           {"num_sms", P.num_sms},
-          {"kernels", Kernels},       {"gated_sms", P.gated_sms},
+  return {{"schema", PlanSchema}, {"policy", P.policy},
+          {"mode", P.mode},       {"num_sms", P.num_sms},
+          {"kernels", Kernels},   {"gated_sms", P.gated_sms},
           {"notes", P.notes}};
 }
 
@@ -43,7 +43,8 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
   if (auto M = Root.optionalMember("mode"))
     P.mode = M->asString();
   if (auto N = Root.optionalMember("num_sms"))
-    P.num_sms = static_cast<int>(N->asInteger(1, 1 << 16, "a positive integer"));
+    P.num_sms =
+        static_cast<int>(N->asInteger(1, 1 << 16, "a positive integer"));
   if (auto G = Root.optionalMember("gated_sms"))
     P.gated_sms =
         static_cast<int>(G->asInteger(0, 1 << 16, "a non-negative integer"));
@@ -71,7 +72,8 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
     if (auto NP = K.optionalMember("predicted_np"))
       D.predicted_np = NP->asNumber(0, 1e9);
     if (auto R = K.optionalMember("round"))
-      D.round = static_cast<int>(R->asInteger(0, 1 << 16, "a non-negative integer"));
+      D.round =
+          static_cast<int>(R->asInteger(0, 1 << 16, "a non-negative integer"));
     P.kernels.push_back(std::move(D));
   }
   return P;

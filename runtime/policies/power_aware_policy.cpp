@@ -139,7 +139,8 @@ Plan PowerAwarePolicy::decide(const ProfileSet &Set,
       for (std::size_t J = First + 1; J < N; ++J) {
         if (!(Rest >> J & 1))
           continue;
-        double C = Best[Rest & ~(std::size_t(1) << J)] + PairCost[First * N + J];
+        double C =
+            Best[Rest & ~(std::size_t(1) << J)] + PairCost[First * N + J];
         if (C < Best[Mask]) {
           Best[Mask] = C;
           Choice[Mask] = {int(First), int(J)};
@@ -187,8 +188,9 @@ Plan PowerAwarePolicy::decide(const ProfileSet &Set,
       ByCost.emplace_back(Slowdown(Members[0], Opt[Members[0]]), G);
     }
   }
-  std::stable_sort(ByCost.begin(), ByCost.end(),
-                   [](const auto &A, const auto &B) { return A.first < B.first; });
+  std::stable_sort(
+      ByCost.begin(), ByCost.end(),
+      [](const auto &A, const auto &B) { return A.first < B.first; });
 
   Plan P;
   P.policy = "power-aware";
@@ -217,8 +219,8 @@ Plan PowerAwarePolicy::decide(const ProfileSet &Set,
       for (std::size_t I : Groups[G])
         Names += (Names.empty() ? "" : " + ") + Set.kernels[I].name;
       Notes.push_back(formatNote(
-          "round %zu: %s on %d SMs, %d gated, predicted total slowdown %.4f",
-          R, Names.c_str(), First, Total - First, ByCost[R].first));
+          "round %zu: %s on %d SMs, %d gated, predicted total slowdown %.4f", R,
+          Names.c_str(), First, Total - First, ByCost[R].first));
     }
   }
   P.kernels = std::move(Decisions);

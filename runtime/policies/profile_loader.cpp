@@ -45,8 +45,8 @@ GpuSpec readGpu(const JsonNode &G) {
     Gpu.name = N->asString();
   Gpu.num_sms = static_cast<int>(
       G.member("num_sms").asInteger(1, MaxSms, "a positive integer"));
-  Gpu.max_threads_per_sm = optInteger(G, "max_threads_per_sm", 1, MaxPerSm,
-                                      "a positive integer");
+  Gpu.max_threads_per_sm =
+      optInteger(G, "max_threads_per_sm", 1, MaxPerSm, "a positive integer");
   Gpu.max_blocks_per_sm =
       optInteger(G, "max_blocks_per_sm", 1, MaxPerSm, "a positive integer");
   Gpu.regs_per_sm =
@@ -76,8 +76,8 @@ GpuSpec readGpu(const JsonNode &G) {
 BlockShape readBlock(const JsonNode &B) {
   B.requireObject();
   BlockShape Shape;
-  Shape.threads = B.member("threads").asInteger(1, 1 << 20,
-                                                "a positive integer");
+  Shape.threads =
+      B.member("threads").asInteger(1, 1 << 20, "a positive integer");
   if (auto R = B.optionalMember("regs_per_thread"))
     Shape.regs_per_thread = R->asInteger(0, 1 << 16, "a non-negative integer");
   if (auto S = B.optionalMember("smem_bytes"))
@@ -115,8 +115,8 @@ void readIsolated(const JsonNode &I, KernelProfile &K, int NumSms) {
       P.requireObject();
       CtaPoint Point;
       JsonNode CtasNode = P.member("ctas");
-      Point.ctas =
-          static_cast<int>(CtasNode.asInteger(1, MaxCtas, "a positive integer"));
+      Point.ctas = static_cast<int>(
+          CtasNode.asInteger(1, MaxCtas, "a positive integer"));
       if (!K.by_ctas.empty() && Point.ctas <= K.by_ctas.back().ctas)
         CtasNode.fail("expected CTA counts in strictly increasing order (" +
                       std::to_string(Point.ctas) + " after " +
@@ -146,8 +146,8 @@ KernelMetrics readMetrics(const JsonNode &M) {
     else
       T->fail("expected \"Up\", \"Optimal\" or \"Down\"");
   }
-  if (auto O = optInteger(M, "opt_ctas_per_sm", 1, MaxCtas,
-                          "a positive integer"))
+  if (auto O =
+          optInteger(M, "opt_ctas_per_sm", 1, MaxCtas, "a positive integer"))
     Out.opt_ctas_per_sm = static_cast<int>(*O);
   return Out;
 }
@@ -156,8 +156,8 @@ SharedSample readShared(const JsonNode &S, int NumSms) {
   S.requireObject();
   SharedSample Out;
   const double Tiny = std::numeric_limits<double>::min();
-  if (auto N = optInteger(S, "sms", 1, NumSms,
-                          "a positive integer (an SM count)"))
+  if (auto N =
+          optInteger(S, "sms", 1, NumSms, "a positive integer (an SM count)"))
     Out.sms = static_cast<int>(*N);
   Out.instructions =
       optNumber(S, "instructions", Tiny, 1e30, "a positive number");

@@ -101,12 +101,12 @@ Plan TlpPolicy::decide(const ProfileSet &Set, const PolicyOptions &O) const {
     }
     T.opt = std::clamp<long long>(T.opt, 1, T.alone);
     if (O.explain)
-      Notes.push_back(formatNote("%s: type %s (%s), opt %lld CTAs/SM, %lld "
-                                 "fit alone",
-                                 K.name.c_str(), tlpTypeName(T.type),
-                                 K.metrics.type ? "metrics.type"
-                                                : "by_ctas_per_sm curve",
-                                 T.opt, T.alone));
+      Notes.push_back(
+          formatNote("%s: type %s (%s), opt %lld CTAs/SM, %lld "
+                     "fit alone",
+                     K.name.c_str(), tlpTypeName(T.type),
+                     K.metrics.type ? "metrics.type" : "by_ctas_per_sm curve",
+                     T.opt, T.alone));
     Ks.push_back(T);
   }
 
@@ -117,12 +117,13 @@ Plan TlpPolicy::decide(const ProfileSet &Set, const PolicyOptions &O) const {
   std::vector<std::size_t> Order(N);
   for (std::size_t I = 0; I < N; ++I)
     Order[I] = I;
-  std::stable_sort(Order.begin(), Order.end(), [&](std::size_t A, std::size_t B) {
-    auto Rank = [](TlpType T) {
-      return T == TlpType::Down ? 0 : T == TlpType::Optimal ? 1 : 2;
-    };
-    return Rank(Ks[A].type) < Rank(Ks[B].type);
-  });
+  std::stable_sort(
+      Order.begin(), Order.end(), [&](std::size_t A, std::size_t B) {
+        auto Rank = [](TlpType T) {
+          return T == TlpType::Down ? 0 : T == TlpType::Optimal ? 1 : 2;
+        };
+        return Rank(Ks[A].type) < Rank(Ks[B].type);
+      });
 
   // Room kept for one CTA of every kernel after position Pos.
   auto Reserve = [&](std::size_t Pos) {

@@ -75,20 +75,35 @@ bool readRecord(const std::string &T, std::size_t &Pos, std::size_t &Line,
 
 // Scale of an SI-prefixed unit relative to its base ("Kinst" -> 1e3).
 double unitScale(const std::string &U) {
-  static const char *Bases[] = {"byte", "inst", "request", "sector", "cycle",
-                                "second", "warp", "thread", "hz", "Hz"};
+  static const char *Bases[] = {"byte",   "inst", "request", "sector", "cycle",
+                                "second", "warp", "thread",  "hz",     "Hz"};
   if (U.size() < 2)
     return 1;
   double S = 1;
   switch (U[0]) {
-  case 'K': S = 1e3; break;
-  case 'M': S = 1e6; break;
-  case 'G': S = 1e9; break;
-  case 'T': S = 1e12; break;
-  case 'm': S = 1e-3; break;
-  case 'u': S = 1e-6; break;
-  case 'n': S = 1e-9; break;
-  default: return 1;
+  case 'K':
+    S = 1e3;
+    break;
+  case 'M':
+    S = 1e6;
+    break;
+  case 'G':
+    S = 1e9;
+    break;
+  case 'T':
+    S = 1e12;
+    break;
+  case 'm':
+    S = 1e-3;
+    break;
+  case 'u':
+    S = 1e-6;
+    break;
+  case 'n':
+    S = 1e-9;
+    break;
+  default:
+    return 1;
   }
   std::string Rest = U.substr(1);
   for (const char *B : Bases)
@@ -176,8 +191,9 @@ std::vector<NcuMetrics> importNcuCsv(const std::string &Text,
   const int CValue = column(Header, "Metric Value");
   const bool Long = CMetric >= 0;
   if (Long && CValue < 0)
-    throw InputError(where(Source, HeaderLine), "(header)",
-                     "expected a \"Metric Value\" column next to \"Metric Name\"");
+    throw InputError(
+        where(Source, HeaderLine), "(header)",
+        "expected a \"Metric Value\" column next to \"Metric Name\"");
 
   std::map<std::string, Launch> Launches; // by ID
   std::vector<std::string> LaunchOrder;
@@ -271,7 +287,9 @@ std::vector<NcuMetrics> importNcuCsv(const std::string &Text,
     M.launches = S.launches;
     if (S.req_seen && S.inst_seen && S.inst > 0)
       M.llc_apki = S.req * 1000.0 / S.inst;
-    auto Frac = [](double Pct) { return std::min(1.0, std::max(0.0, Pct / 100.0)); };
+    auto Frac = [](double Pct) {
+      return std::min(1.0, std::max(0.0, Pct / 100.0));
+    };
     if (S.hit_n)
       M.llc_hit_rate = Frac(S.hit / S.hit_n);
     if (S.dram_n)

@@ -59,8 +59,7 @@ std::optional<SweepStep> LiveSweep::observe(double NowMs,
                                             const ControlProgress &P) {
   if (Done)
     return std::nullopt;
-  const bool Finished =
-      P.finished || (P.total > 0 && P.done >= P.total);
+  const bool Finished = P.finished || (P.total > 0 && P.done >= P.total);
   if (StepStartMs < 0)
     StepStartMs = NowMs;
   Points.emplace_back(NowMs, static_cast<double>(P.done));
@@ -75,10 +74,9 @@ std::optional<SweepStep> LiveSweep::observe(double NowMs,
     ++Index;
     StepStartMs = NowMs;
     Points.emplace_back(NowMs, static_cast<double>(P.done));
-    const double Left =
-        P.total > 0 ? 1.0 - static_cast<double>(P.done) /
-                                static_cast<double>(P.total)
-                    : 1.0;
+    const double Left = P.total > 0 ? 1.0 - static_cast<double>(P.done) /
+                                                static_cast<double>(P.total)
+                                    : 1.0;
     if (Index >= Opts.steps.size() || Left < Opts.reserve_fraction) {
       Done = true;
       return std::nullopt;

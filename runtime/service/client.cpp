@@ -100,13 +100,18 @@ private:
     std::lock_guard<std::mutex> L(Mu);
     // Hello, then every kernel still running: a restarted service picks
     // this tenant up again.
-    Pending = json{{"type", "hello"}, {"protocol", kProtocol},
-                   {"pid", ::getpid()}, {"sm_ids", SmIds}}
+    Pending = json{{"type", "hello"},
+                   {"protocol", kProtocol},
+                   {"pid", ::getpid()},
+                   {"sm_ids", SmIds}}
                   .dump() +
               "\n";
     for (auto &[Id, K] : Kernels)
-      Pending += json{{"type", "arrive"}, {"kernel", Id}, {"name", K->name()},
-                      {"total", totalOf(*K)}, {"occupancy", K->occupancy()}}
+      Pending += json{{"type", "arrive"},
+                      {"kernel", Id},
+                      {"name", K->name()},
+                      {"total", totalOf(*K)},
+                      {"occupancy", K->occupancy()}}
                      .dump() +
                  "\n";
     In.clear();
@@ -150,9 +155,10 @@ private:
         Acks[Id].written = M["seq"].get<unsigned long long>();
     }
     const std::string Op = M.value("op", "");
-    const unsigned Value = M.contains("value") && M["value"].is_number_unsigned()
-                               ? M["value"].get<unsigned>()
-                               : 0;
+    const unsigned Value =
+        M.contains("value") && M["value"].is_number_unsigned()
+            ? M["value"].get<unsigned>()
+            : 0;
     auto maskOf = [&](SmMask &Mask) {
       if (!M.contains("sms") || !M["sms"].is_array())
         return false;
@@ -204,9 +210,9 @@ private:
       if (It == Kernels.end() || !It->second->knobsApplied())
         continue;
       A.reported = A.written;
-      Pending += json{{"type", "applied"}, {"kernel", Id}, {"seq", A.written}}
-                     .dump() +
-                 "\n";
+      Pending +=
+          json{{"type", "applied"}, {"kernel", Id}, {"seq", A.written}}.dump() +
+          "\n";
     }
   }
 
@@ -215,8 +221,11 @@ private:
     for (auto &[Id, K] : Kernels) {
       ControlProgress P;
       K->progress(P);
-      Pending += json{{"type", "progress"}, {"kernel", Id}, {"taken", P.taken},
-                      {"done", P.done}, {"finished", P.finished}}
+      Pending += json{{"type", "progress"},
+                      {"kernel", Id},
+                      {"taken", P.taken},
+                      {"done", P.done},
+                      {"finished", P.finished}}
                      .dump() +
                  "\n";
     }
@@ -319,8 +328,11 @@ Client::~Client() = default;
 void Client::arrive(std::shared_ptr<KernelControl> K) {
   ControlProgress P;
   K->progress(P);
-  I->post({{"type", "arrive"}, {"kernel", K->id()}, {"name", K->name()},
-           {"total", P.total}, {"occupancy", K->occupancy()}},
+  I->post({{"type", "arrive"},
+           {"kernel", K->id()},
+           {"name", K->name()},
+           {"total", P.total},
+           {"occupancy", K->occupancy()}},
           K);
 }
 void Client::lastBlockTaken(unsigned long long Id) {

@@ -87,7 +87,8 @@ struct Connection {
   uid_t uid = 0;
   bool hello = false;
   std::string in, out;
-  std::map<unsigned long long, std::shared_ptr<RemoteKernel>> kernels; // by local id
+  std::map<unsigned long long, std::shared_ptr<RemoteKernel>>
+      kernels; // by local id
   void queue(const json &Msg) { out += Msg.dump() + "\n"; }
 };
 
@@ -101,7 +102,9 @@ Status RemoteKernel::send(json Msg) {
   return {};
 }
 
-void setNonBlocking(int Fd) { fcntl(Fd, F_SETFL, fcntl(Fd, F_GETFL) | O_NONBLOCK); }
+void setNonBlocking(int Fd) {
+  fcntl(Fd, F_SETFL, fcntl(Fd, F_GETFL) | O_NONBLOCK);
+}
 
 } // namespace
 
@@ -327,7 +330,9 @@ public:
     for (;;) {
       std::vector<pollfd> Fds = {{Wake[0], POLLIN, 0}, {Listen, POLLIN, 0}};
       for (auto &[Fd, C] : Conns)
-        Fds.push_back({Fd, static_cast<short>(POLLIN | (C->out.empty() ? 0 : POLLOUT)), 0});
+        Fds.push_back(
+            {Fd, static_cast<short>(POLLIN | (C->out.empty() ? 0 : POLLOUT)),
+             0});
       if (::poll(Fds.data(), Fds.size(), -1) < 0 && errno != EINTR)
         return;
       if (Fds[0].revents)
@@ -409,7 +414,8 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
   }
   // Permissions from the start: the umask covers the window before chmod.
   const mode_t Old = ::umask(0777 & ~O.mode);
-  const int Bound = ::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof Addr);
+  const int Bound =
+      ::bind(Fd, reinterpret_cast<sockaddr *>(&Addr), sizeof Addr);
   ::umask(Old);
   if (Bound != 0 || ::chmod(O.socket.c_str(), O.mode) != 0 ||
       ::listen(Fd, 64) != 0) {

@@ -35,9 +35,9 @@ struct alignas(128) HostSlot {
 /// on it has completed (events), and each use has a new generation, which
 /// a CTA checks before it touches the state.
 struct Slot {
-  HostSlot *host = nullptr;   // host address
-  HostSlot *mapped = nullptr; // the same memory, device address
-  State *state = nullptr;     // device memory
+  HostSlot *host = nullptr;      // host address
+  HostSlot *mapped = nullptr;    // the same memory, device address
+  State *state = nullptr;        // device memory
   cudaEvent_t started = nullptr; // user stream reached the kernel
   cudaEvent_t done = nullptr;    // the kernel (first instance) completed
   unsigned generation = 0;
@@ -58,7 +58,7 @@ struct DeviceCtx {
   std::vector<cudaStream_t> relaunch;
   std::vector<cudaEvent_t> relaunch_idle;
   std::vector<Slot *> free_slots;
-  void *sentinel = nullptr;   // pinned: gone after cudaDeviceReset
+  void *sentinel = nullptr; // pinned: gone after cudaDeviceReset
   /// Stream-ordered allocation works (cudaMallocAsync): captured launches
   /// then give each graph a State of its own (launch.cpp).
   bool memory_pools = false;
@@ -109,8 +109,10 @@ public:
   /// status, or why the kernel became unusable later.
   Status current() const {
     if (reset)
-      return Status(Errc::kDeviceReset, "kernel " + name + ": its device was "
-                                        "reset (cudaDeviceReset) after launch");
+      return Status(Errc::kDeviceReset,
+                    "kernel " + name +
+                        ": its device was "
+                        "reset (cudaDeviceReset) after launch");
     return status;
   }
 
@@ -134,9 +136,7 @@ public:
 
   cudaEvent_t doneEvent() const { return opaque ? opaque_done : slot->done; }
   const volatile Notices &notices() const { return slot->host->notices; }
-  bool finished() const {
-    return !opaque && notices().finished == generation;
-  }
+  bool finished() const { return !opaque && notices().finished == generation; }
 
   LaunchControl control(bool first) const;
   /// Enqueues `ctas` CTAs through the relaunch closure on `s`. Caller

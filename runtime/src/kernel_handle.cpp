@@ -61,8 +61,7 @@ private:
   if (Status st_ = k_->current(); !st_.ok())                                   \
     return st_;                                                                \
   if (k_->opaque)                                                              \
-    return notSupported(*k_, what,                                             \
-                        "it was not transformed and takes no knobs")
+  return notSupported(*k_, what, "it was not transformed and takes no knobs")
 
 unsigned long long KernelHandle::id() const { return k_ ? k_->id : 0; }
 Status KernelHandle::status() const {
@@ -103,11 +102,11 @@ Status KernelHandle::setSmMask(const SmMask &mask) {
 Status KernelHandle::setCtasPerSm(unsigned n) {
   SMPART_KNOB_PROLOGUE("setCtasPerSm");
   if (n == 0 || n > kMaxCtasPerSm)
-    return Status(Errc::kInvalidArgument,
-                  "setCtasPerSm(" + std::to_string(n) + ") on kernel " +
-                      k_->name + ": must be 1.." +
-                      std::to_string(kMaxCtasPerSm) +
-                      " (preempt() stops every CTA)");
+    return Status(Errc::kInvalidArgument, "setCtasPerSm(" + std::to_string(n) +
+                                              ") on kernel " + k_->name +
+                                              ": must be 1.." +
+                                              std::to_string(kMaxCtasPerSm) +
+                                              " (preempt() stops every CTA)");
   std::lock_guard<std::mutex> lock(k_->mu);
   detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
                      [&](volatile Knobs &k) { k.ctas_per_sm = n; });
@@ -150,9 +149,8 @@ Status KernelHandle::setKnobs(const KnobSet &set) {
                       std::to_string(kMaxCtasPerSm) + ", bypass at most that");
   std::lock_guard<std::mutex> lock(k_->mu);
   k_->preempted = set.preempt;
-  detail::writeKnobs(
-      k_->slot->host->knobs, k_->slot->host->knob_image,
-      [&](volatile Knobs &k) { detail::storeKnobSet(k, set); });
+  detail::writeKnobs(k_->slot->host->knobs, k_->slot->host->knob_image,
+                     [&](volatile Knobs &k) { detail::storeKnobSet(k, set); });
   return Status();
 }
 
@@ -220,10 +218,10 @@ Status KernelHandle::grow(unsigned long long ctas) {
   // Same inputs as the first instance: after the user's earlier work (the
   // kernel started, so this event has completed and nothing waits).
   cudaError_t err = cudaStreamWaitEvent(s, k_->slot->started, 0);
-  Status st = err == cudaSuccess
-                  ? k_->launchInstance(ctas, s, false)
-                  : detail::cudaFailure(err, "cudaStreamWaitEvent", __FILE__,
-                                        __LINE__);
+  Status st =
+      err == cudaSuccess
+          ? k_->launchInstance(ctas, s, false)
+          : detail::cudaFailure(err, "cudaStreamWaitEvent", __FILE__, __LINE__);
   // Recorded even after a failure, so that the slot is reclaimed only once
   // this stream is past whatever was enqueued.
   cudaEventRecord(e, s);
@@ -280,7 +278,10 @@ Status KernelHandle::progress(Progress &out) const {
   }
   const volatile Notices &n = k_->notices();
   out.finished = k_->finished();
-  out.taken = out.finished ? k_->total : std::min<unsigned long long>(static_cast<unsigned long long>(n.taken), k_->total);
+  out.taken = out.finished
+                  ? k_->total
+                  : std::min<unsigned long long>(
+                        static_cast<unsigned long long>(n.taken), k_->total);
   out.done = out.finished ? k_->total : n.done;
   out.resident_ctas = out.finished ? 0 : n.resident_ctas;
   out.started = n.started != 0 || out.finished;
@@ -324,11 +325,11 @@ bool drained(const detail::Kernel &k) {
 Status completed(const detail::Kernel &k) {
   if (k.captured || k.finished())
     return Status();
-  return Status(Errc::kCuda,
-                "kernel " + k.name + " completed without running its " +
-                    std::to_string(k.total) +
-                    " logical blocks: its launch failed (see "
-                    "cudaGetLastError())");
+  return Status(Errc::kCuda, "kernel " + k.name +
+                                 " completed without running its " +
+                                 std::to_string(k.total) +
+                                 " logical blocks: its launch failed (see "
+                                 "cudaGetLastError())");
 }
 
 } // namespace

@@ -49,7 +49,8 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
                                        k.ctx->info.max_blocks_per_sm);
     return Status();
   }
-  const auto key = std::make_pair(k.fn, k.launch_smem ^ (std::size_t{threads} << 40));
+  const auto key =
+      std::make_pair(k.fn, k.launch_smem ^ (std::size_t{threads} << 40));
   auto it = r.fns.find(key);
   if (it != r.fns.end()) {
     k.occupancy = it->second.occupancy;
@@ -57,11 +58,12 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   }
   cudaFuncAttributes attr{};
   SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.fn));
-  if (k.launch_smem > static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) &&
+  if (k.launch_smem >
+          static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) &&
       k.smem <= static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes))
-    SMPART_CUDA_CHECK(cudaFuncSetAttribute(
-        k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-        static_cast<int>(k.launch_smem)));
+    SMPART_CUDA_CHECK(
+        cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(k.launch_smem)));
   int occ = 0;
   SMPART_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &occ, k.fn, static_cast<int>(threads), k.launch_smem));

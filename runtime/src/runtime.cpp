@@ -25,8 +25,9 @@ Status initLocked(Runtime &r) {
     int count = 0;
     SMPART_CUDA_CHECK(cudaGetDeviceCount(&count));
     if (count == 0)
-      return Status(Errc::kNoDevice, "no usable CUDA GPU: cudaGetDeviceCount "
-                                     "reports 0 devices",
+      return Status(Errc::kNoDevice,
+                    "no usable CUDA GPU: cudaGetDeviceCount "
+                    "reports 0 devices",
                     static_cast<int>(cudaErrorNoDevice));
     return Status();
   }();
@@ -85,11 +86,11 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   SMPART_CUDA_CHECK(
       cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
   ctx.info.num_sms = static_cast<unsigned>(v);
-  SMPART_CUDA_CHECK(cudaDeviceGetAttribute(
-      &v, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  SMPART_CUDA_CHECK(
+      cudaDeviceGetAttribute(&v, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
   ctx.info.max_threads_per_sm = static_cast<unsigned>(v);
-  SMPART_CUDA_CHECK(cudaDeviceGetAttribute(
-      &v, cudaDevAttrMaxBlocksPerMultiprocessor, dev));
+  SMPART_CUDA_CHECK(
+      cudaDeviceGetAttribute(&v, cudaDevAttrMaxBlocksPerMultiprocessor, dev));
   ctx.info.max_blocks_per_sm = static_cast<unsigned>(v);
   SMPART_CUDA_CHECK(
       cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));

@@ -78,8 +78,8 @@ Status startSmProbe(DeviceCtx &ctx) {
   // On the runtime's own non-blocking stream, never the legacy one: a
   // legacy-stream operation breaks a capture in progress on any blocking
   // stream of the process.
-  SMPART_CUDA_CHECK(cudaMemsetAsync(
-      ctx.probe, 0, kMaskWords * sizeof(unsigned), ctx.probe_stream));
+  SMPART_CUDA_CHECK(cudaMemsetAsync(ctx.probe, 0, kMaskWords * sizeof(unsigned),
+                                    ctx.probe_stream));
   return launchProbe(ctx);
 }
 

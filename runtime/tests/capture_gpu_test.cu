@@ -2,8 +2,8 @@
 // of CUDA around stream capture, graph replays and the SM-id probe. The
 // same properties are checked without a GPU against a CUDA stand-in
 // (fake_cuda/runtime_fake_cuda_test.cpp). Each test skips without a GPU.
-#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
+#include "gpu_test_checks.hpp"
 #include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>

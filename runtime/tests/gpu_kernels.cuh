@@ -28,7 +28,8 @@ __device__ inline void spinFor(unsigned long long ns) {
   }
 }
 
-static __global__ void recordOriginal(BlockRecord *rec, float *out, unsigned long long spin_ns) {
+static __global__ void recordOriginal(BlockRecord *rec, float *out,
+                                      unsigned long long spin_ns) {
   const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
   if (spin_ns)
     spinFor(spin_ns);
@@ -43,46 +44,53 @@ static __global__ void recordOriginal(BlockRecord *rec, float *out, unsigned lon
   atomicAdd(&rec[b].runs, 1u);
 }
 
-static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl, BlockRecord *rec, float *out, unsigned long long spin_ns) {
+static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl,
+                                       BlockRecord *rec, float *out,
+                                       unsigned long long spin_ns) {
   for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
     const unsigned physical = ::blockIdx.x;
     const uint3 blockIdx = smpart_cta.blockIdx();
     const dim3 gridDim = smpart_cta.gridDim();
     {
-  const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
-  if (spin_ns)
-    spinFor(spin_ns);
-  out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;
-  if (threadIdx.x != 0)
-    goto smpart_next_block;
-  unsigned id;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
-  rec[b].smid = id;
-  rec[b].cta = physical;
-  rec[b].bypass = smpart_cta.bypass();
-  atomicAdd(&rec[b].runs, 1u);
-    } smpart_next_block:;
+      const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
+      if (spin_ns)
+        spinFor(spin_ns);
+      out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;
+      if (threadIdx.x != 0)
+        goto smpart_next_block;
+      unsigned id;
+      asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+      rec[b].smid = id;
+      rec[b].cta = physical;
+      rec[b].bypass = smpart_cta.bypass();
+      atomicAdd(&rec[b].runs, 1u);
+    }
+  smpart_next_block:;
   }
 }
 
 /// What the rewritten launch of recordOriginal<<<grid, block, 0, s>>> is.
-inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block, cudaStream_t s,
-                                         BlockRecord *rec, float *out,
+inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block,
+                                         cudaStream_t s, BlockRecord *rec,
+                                         float *out,
                                          unsigned long long spin_ns) {
   return smpart::launch(
-      {"recordOriginal", reinterpret_cast<const void *>(&recordRewritten)}, grid,
-      block, 0, s,
-      [smpart_args = std::make_tuple(rec, out, spin_ns)](const smpart::LaunchParams &smpart_p) {
-        std::apply([&](const auto &...smpart_a) {
-          recordRewritten<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...);
-        }, smpart_args);
+      {"recordOriginal", reinterpret_cast<const void *>(&recordRewritten)},
+      grid, block, 0, s,
+      [smpart_args = std::make_tuple(rec, out, spin_ns)](
+          const smpart::LaunchParams &smpart_p) {
+        std::apply(
+            [&](const auto &...smpart_a) {
+              recordRewritten<<<smpart_p.grid, smpart_p.block, smpart_p.smem,
+                                smpart_p.stream>>>(smpart_p.ctl, smpart_a...);
+            },
+            smpart_args);
       });
 }
 
 /// Captures launchRecord on stream 0 in a translation unit built with
 /// --default-stream per-thread, replays it once (per_thread_stream.cu).
-cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec,
-                                                   float *out,
+cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec, float *out,
                                                    unsigned blocks);
 
 /// Holds a stream until the host opens the gate (host-mapped flag), so that

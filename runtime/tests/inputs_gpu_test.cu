@@ -14,8 +14,8 @@
 // (emulation_inputs_test). Without a GPU every test skips with the reason.
 // Waits have deadlines (bounded_wait.hpp): a kernel that never finishes
 // fails its test instead of hanging the run.
-#include "gpu_test_checks.hpp"
 #include "gpu_inputs.hpp"
+#include "gpu_test_checks.hpp"
 #include "smpart/runtime.hpp"
 
 #include <cuda_runtime.h>
@@ -41,19 +41,22 @@ template <class T> struct Dev {
   T *p = nullptr;
   std::size_t n = 0;
   explicit Dev(std::size_t count) : n(count) {
-    EXPECT_EQ(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)), cudaSuccess);
+    EXPECT_EQ(cudaMalloc(&p, std::max<std::size_t>(n, 1) * sizeof(T)),
+              cudaSuccess);
   }
   Dev(const Dev &) = delete;
   Dev &operator=(const Dev &) = delete;
   ~Dev() { cudaFree(p); }
   void put(const std::vector<T> &v) {
     ASSERT_EQ(v.size(), n);
-    ASSERT_EQ(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(p, v.data(), n * sizeof(T), cudaMemcpyHostToDevice),
+              cudaSuccess);
   }
   void fill(T v) { put(std::vector<T>(n, v)); }
   std::vector<T> get() const {
     std::vector<T> v(n);
-    EXPECT_EQ(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(v.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost),
+              cudaSuccess);
     return v;
   }
   operator T *() const { return p; }
@@ -62,9 +65,15 @@ template <class T> struct Dev {
 void append(std::vector<double> &d, float v) { d.push_back(v); }
 void append(std::vector<double> &d, int v) { d.push_back(v); }
 void append(std::vector<double> &d, unsigned v) { d.push_back(v); }
-void append(std::vector<double> &d, float2 v) { d.push_back(v.x); d.push_back(v.y); }
+void append(std::vector<double> &d, float2 v) {
+  d.push_back(v.x);
+  d.push_back(v.y);
+}
 void append(std::vector<double> &d, float4 v) {
-  d.push_back(v.x); d.push_back(v.y); d.push_back(v.z); d.push_back(v.w);
+  d.push_back(v.x);
+  d.push_back(v.y);
+  d.push_back(v.z);
+  d.push_back(v.w);
 }
 
 /// Outputs of one run: named arrays flattened to doubles; floats are
@@ -76,7 +85,8 @@ struct Outputs {
   template <class T> Outputs &add(const std::string &name, const Dev<T> &d) {
     return add(name, d.get());
   }
-  template <class T> Outputs &add(const std::string &name, const std::vector<T> &v) {
+  template <class T>
+  Outputs &add(const std::string &name, const std::vector<T> &v) {
     std::vector<double> flat;
     for (const T &e : v)
       append(flat, e);
@@ -110,7 +120,8 @@ protected:
     // Below ctest's 45 s: bounds the waits inside the files' own launchers
     // (bfs_frontier.cu synchronises the device itself).
     watchdog_ = smpart_test::watchCurrentTest();
-    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+              cudaSuccess);
   }
   void TearDown() override {
     if (s)
@@ -147,7 +158,8 @@ protected:
       const double tol = want.is_float[o] ? 1e-5 : 0.0;
       for (std::size_t i = 0; i < w.size(); ++i) {
         const bool both_nan = std::isnan(w[i]) && std::isnan(g[i]);
-        ASSERT_TRUE(both_nan || std::fabs(w[i] - g[i]) <= tol * std::max(1.0, std::fabs(w[i])))
+        ASSERT_TRUE(both_nan || std::fabs(w[i] - g[i]) <=
+                                    tol * std::max(1.0, std::fabs(w[i])))
             << want.names[o] << "[" << i << "]: rewritten " << g[i]
             << ", original " << w[i];
       }
@@ -186,9 +198,10 @@ TEST_F(GpuInputs, Sgemm) {
   Dev<float> A(M * K), B(K * N), C(M * N);
   A.put(ramp(M * K, 0.01f));
   B.put(ramp(K * N, 0.02f));
-  compare([&] { C.put(ramp(M * N, 1.f)); },
-          BOTH(sgemm_tiled, launch_sgemm_tiled(M, N, K, 1.5f, A, B, 0.5f, C, s)),
-          [&] { return Outputs().add("C", C); });
+  compare(
+      [&] { C.put(ramp(M * N, 1.f)); },
+      BOTH(sgemm_tiled, launch_sgemm_tiled(M, N, K, 1.5f, A, B, 0.5f, C, s)),
+      [&] { return Outputs().add("C", C); });
   compare([&] { C.put(ramp(M * N, 1.f)); },
           BOTH(sgemm_tiled, launch_sgemm_naive(M, N, K, 1.5f, A, B, 0.5f, C)),
           [&] { return Outputs().add("C", C); });
@@ -209,7 +222,8 @@ TEST_F(GpuInputs, Stencil2d) {
           [&] { return Outputs().add("out", out); });
   out.put(ramp(nx * ny, 1.1f));
   compare([&] { changed.fill(0); },
-          BOTH(stencil2d, launch_jacobi_count_changed(in, out, nx * ny, 1.f, changed)),
+          BOTH(stencil2d,
+               launch_jacobi_count_changed(in, out, nx * ny, 1.f, changed)),
           [&] { return Outputs().add("changed", changed); });
 }
 
@@ -223,20 +237,28 @@ TEST_F(GpuInputs, Reduction) {
   in.put(ramp(n, 0.001f));
   iin.put(iramp(n, 1000003, 500000));
   int blocks[2] = {0, 0};
-  compare([&] { partial.fill(-1.f); total.fill(-1.f); },
-          [&] {
-            blocks[0] = gpu_orig_reduction::launch_reduce_sum(in, partial, n, block, s);
-            ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
-            // Two-pass: the second pass over the first pass's partial sums
-            // (at most 1024 of them fit one block; fold the first 1024).
-            gpu_orig_reduction::launch_reduce_sum_final(partial, total, std::min(grid, 1024));
-          },
-          [&] {
-            blocks[1] = gpu_xf_reduction::launch_reduce_sum(in, partial, n, block, s);
-            ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
-            gpu_xf_reduction::launch_reduce_sum_final(partial, total, std::min(grid, 1024));
-          },
-          [&] { return Outputs().add("partial", partial).add("total", total); });
+  compare(
+      [&] {
+        partial.fill(-1.f);
+        total.fill(-1.f);
+      },
+      [&] {
+        blocks[0] =
+            gpu_orig_reduction::launch_reduce_sum(in, partial, n, block, s);
+        ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
+        // Two-pass: the second pass over the first pass's partial sums
+        // (at most 1024 of them fit one block; fold the first 1024).
+        gpu_orig_reduction::launch_reduce_sum_final(partial, total,
+                                                    std::min(grid, 1024));
+      },
+      [&] {
+        blocks[1] =
+            gpu_xf_reduction::launch_reduce_sum(in, partial, n, block, s);
+        ASSERT_EQ(smpart_test::syncStream(s), cudaSuccess);
+        gpu_xf_reduction::launch_reduce_sum_final(partial, total,
+                                                  std::min(grid, 1024));
+      },
+      [&] { return Outputs().add("partial", partial).add("total", total); });
   EXPECT_EQ(blocks[0], blocks[1]);
   compare([&] { result.fill(INT_MAX); },
           BOTH(reduction, launch_reduce_min_int(iin, n, result, s)),
@@ -262,9 +284,14 @@ TEST_F(GpuInputs, Histogram) {
   compare([&] { bins.fill(0u); },
           BOTH(histogram, launch_histogram256(data, n, bins, 1000)),
           [&] { return Outputs().add("bins", bins); });
-  compare([&] { rbins.fill(0); outliers.fill(0); },
-          BOTH(histogram, launch_histogram_range(values, n, 1.f, 10.f, nbins, rbins, outliers, s)),
-          [&] { return Outputs().add("bins", rbins).add("outliers", outliers); });
+  compare(
+      [&] {
+        rbins.fill(0);
+        outliers.fill(0);
+      },
+      BOTH(histogram, launch_histogram_range(values, n, 1.f, 10.f, nbins, rbins,
+                                             outliers, s)),
+      [&] { return Outputs().add("bins", rbins).add("outliers", outliers); });
 }
 
 // --- nbody.cu --------------------------------------------------------------
@@ -273,17 +300,26 @@ TEST_F(GpuInputs, Nbody) {
   const int n = 30000;
   std::vector<float4> p(n), v(n);
   for (int i = 0; i < n; ++i) {
-    p[i] = make_float4((i * 7) % 23 * 0.5f, (i * 5) % 17 * 0.5f, (i * 3) % 11 * 0.5f, 1.f + i % 4);
+    p[i] = make_float4((i * 7) % 23 * 0.5f, (i * 5) % 17 * 0.5f,
+                       (i * 3) % 11 * 0.5f, 1.f + i % 4);
     v[i] = make_float4((i % 5) * 0.1f, (i % 7) * 0.1f, (i % 3) * 0.1f, 0.f);
   }
   Dev<float4> pos(n), vel(n), acc(n);
   Dev<float2> energy(n);
-  compare([&] { pos.put(p); acc.fill(make_float4(-1, -1, -1, -1)); },
-          BOTH(nbody, launch_nbody_forces(pos, acc, n, 0.01f, s)),
-          [&] { return Outputs().add("acc", acc); });
-  compare([&] { pos.put(p); vel.put(v); },
-          BOTH(nbody, launch_nbody_integrate(pos, vel, acc, n, 0.01f, 0.99f, s)),
-          [&] { return Outputs().add("pos", pos).add("vel", vel); });
+  compare(
+      [&] {
+        pos.put(p);
+        acc.fill(make_float4(-1, -1, -1, -1));
+      },
+      BOTH(nbody, launch_nbody_forces(pos, acc, n, 0.01f, s)),
+      [&] { return Outputs().add("acc", acc); });
+  compare(
+      [&] {
+        pos.put(p);
+        vel.put(v);
+      },
+      BOTH(nbody, launch_nbody_integrate(pos, vel, acc, n, 0.01f, 0.99f, s)),
+      [&] { return Outputs().add("pos", pos).add("vel", vel); });
   compare([&] { energy.fill(make_float2(-1, -1)); },
           BOTH(nbody, launch_nbody_energy(pos, vel, energy, n)),
           [&] { return Outputs().add("energy", energy); });
@@ -303,9 +339,14 @@ TEST_F(GpuInputs, BlackScholes) {
   stock.put(st);
   strike.put(k);
   years.put(t);
-  compare([&] { call.fill(-1.f); put.fill(-1.f); },
-          BOTH(black_scholes, launch_black_scholes(call, put, stock, strike, years, 0.02f, 0.3f, n)),
-          [&] { return Outputs().add("call", call).add("put", put); });
+  compare(
+      [&] {
+        call.fill(-1.f);
+        put.fill(-1.f);
+      },
+      BOTH(black_scholes, launch_black_scholes(call, put, stock, strike, years,
+                                               0.02f, 0.3f, n)),
+      [&] { return Outputs().add("call", call).add("put", put); });
 }
 
 // --- spmv_csr.cu -----------------------------------------------------------
@@ -329,14 +370,20 @@ TEST_F(GpuInputs, SpmvCsr) {
   vals.put(va);
   x.put(ramp(cols, 0.5f));
   compare([&] { y.fill(-1.f); },
-          BOTH(spmv_csr, launch_spmv_csr_scalar(rows, row_ptr, col_idx, vals, x, y, s)),
+          BOTH(spmv_csr,
+               launch_spmv_csr_scalar(rows, row_ptr, col_idx, vals, x, y, s)),
           [&] { return Outputs().add("y", y); });
   compare([&] { y.put(ramp(rows, 2.f)); },
-          BOTH(spmv_csr, sparse::launch_spmv_csr_axpby(rows, 1.5f, row_ptr, col_idx, vals, x, 0.5f, y)),
+          BOTH(spmv_csr, sparse::launch_spmv_csr_axpby(
+                             rows, 1.5f, row_ptr, col_idx, vals, x, 0.5f, y)),
           [&] { return Outputs().add("y", y); });
-  compare([&] { lengths.fill(-1); empty.fill(0); },
-          BOTH(spmv_csr, launch_csr_row_lengths(rows, row_ptr, lengths, empty)),
-          [&] { return Outputs().add("lengths", lengths).add("empty", empty); });
+  compare(
+      [&] {
+        lengths.fill(-1);
+        empty.fill(0);
+      },
+      BOTH(spmv_csr, launch_csr_row_lengths(rows, row_ptr, lengths, empty)),
+      [&] { return Outputs().add("lengths", lengths).add("empty", empty); });
 }
 
 // --- kmeans_assign.cu ------------------------------------------------------
@@ -350,9 +397,16 @@ TEST_F(GpuInputs, Kmeans) {
   std::vector<int> m0(n);
   for (int i = 0; i < n; ++i)
     m0[i] = i % 3 == 0 ? i % k : 0;
-  compare([&] { membership.put(m0); changed.fill(0); },
-          BOTH(kmeans_assign, launch_kmeans_assign(points, centroids, n, k, dim, membership, changed, s)),
-          [&] { return Outputs().add("membership", membership).add("changed", changed); });
+  compare(
+      [&] {
+        membership.put(m0);
+        changed.fill(0);
+      },
+      BOTH(kmeans_assign, launch_kmeans_assign(points, centroids, n, k, dim,
+                                               membership, changed, s)),
+      [&] {
+        return Outputs().add("membership", membership).add("changed", changed);
+      });
   std::vector<int> m1(n);
   for (int i = 0; i < n; ++i)
     m1[i] = (i * 7) % (k + 2) - 1; // some out of range
@@ -361,7 +415,8 @@ TEST_F(GpuInputs, Kmeans) {
           BOTH(kmeans_assign, launch_kmeans_count(membership, n, k, counts)),
           [&] { return Outputs().add("counts", counts); });
   compare([&] { centroids.fill(-1.f); },
-          BOTH(kmeans_assign, launch_kmeans_update(points, membership, 20000, k, dim, centroids)),
+          BOTH(kmeans_assign, launch_kmeans_update(points, membership, 20000, k,
+                                                   dim, centroids)),
           [&] { return Outputs().add("centroids", centroids); });
 }
 
@@ -384,20 +439,52 @@ TEST_F(GpuInputs, Bfs) {
     fr[v] = 1;
     lv[v] = 1;
   }
-  compare([&] { levels.fill(7); frontier.fill(7); next.fill(7); },
-          BOTH(bfs_frontier, launch_bfs_init(n, 42, levels, frontier, next)),
-          [&] { return Outputs().add("levels", levels).add("frontier", frontier).add("next", next); });
-  compare([&] { levels.put(lv); frontier.put(fr); next.fill(0); count.fill(0); },
-          BOTH(bfs_frontier, launch_bfs_expand(n, offsets, cols, frontier, next, levels, 1, count, s)),
-          [&] { return Outputs().add("levels", levels).add("next", next).add("count", count); });
-  compare([&] { frontier.put(fr); next.put(lv); },
-          BOTH(bfs_frontier, launch_bfs_advance(n, frontier, next, s)),
-          [&] { return Outputs().add("frontier", frontier).add("next", next); });
+  compare(
+      [&] {
+        levels.fill(7);
+        frontier.fill(7);
+        next.fill(7);
+      },
+      BOTH(bfs_frontier, launch_bfs_init(n, 42, levels, frontier, next)),
+      [&] {
+        return Outputs()
+            .add("levels", levels)
+            .add("frontier", frontier)
+            .add("next", next);
+      });
+  compare(
+      [&] {
+        levels.put(lv);
+        frontier.put(fr);
+        next.fill(0);
+        count.fill(0);
+      },
+      BOTH(bfs_frontier, launch_bfs_expand(n, offsets, cols, frontier, next,
+                                           levels, 1, count, s)),
+      [&] {
+        return Outputs()
+            .add("levels", levels)
+            .add("next", next)
+            .add("count", count);
+      });
+  compare(
+      [&] {
+        frontier.put(fr);
+        next.put(lv);
+      },
+      BOTH(bfs_frontier, launch_bfs_advance(n, frontier, next, s)),
+      [&] { return Outputs().add("frontier", frontier).add("next", next); });
   // The whole host driver: a launch per level, cudaMemcpyAsync in between.
   int depth[2] = {-2, -2};
   compare([] {},
-          [&] { depth[0] = gpu_orig_bfs_frontier::bfs_run(n, offsets, cols, 0, levels, frontier, next, count, s); },
-          [&] { depth[1] = gpu_xf_bfs_frontier::bfs_run(n, offsets, cols, 0, levels, frontier, next, count, s); },
+          [&] {
+            depth[0] = gpu_orig_bfs_frontier::bfs_run(
+                n, offsets, cols, 0, levels, frontier, next, count, s);
+          },
+          [&] {
+            depth[1] = gpu_xf_bfs_frontier::bfs_run(n, offsets, cols, 0, levels,
+                                                    frontier, next, count, s);
+          },
           [&] { return Outputs().add("levels", levels); });
   EXPECT_GT(depth[0], 0);
   EXPECT_EQ(depth[0], depth[1]);
@@ -448,14 +535,16 @@ TEST_F(GpuInputs, GridStride) {
   Dev<float> in(size_t(rows) * ld_in), out(size_t(rows) * ld_out);
   in.put(ramp(size_t(rows) * ld_in, 1.f));
   compare([&] { out.fill(-1.f); },
-          BOTH(grid_stride, launch_copy2d_grid_stride(in, out, rows, cols, ld_in, ld_out)),
+          BOTH(grid_stride,
+               launch_copy2d_grid_stride(in, out, rows, cols, ld_in, ld_out)),
           [&] { return Outputs().add("out", out); });
   compare([&] { count.fill(0u); },
           BOTH(grid_stride, launch_count_above(x, n, 5.f, count)),
           [&] { return Outputs().add("count", count); });
-  compare([&] { count.fill(0u); }, // 64 blocks of 128 over 3000: idle blocks return
-          BOTH(grid_stride, launch_count_above(x, 3000, 5.f, count)),
-          [&] { return Outputs().add("count", count); });
+  compare(
+      [&] { count.fill(0u); }, // 64 blocks of 128 over 3000: idle blocks return
+      BOTH(grid_stride, launch_count_above(x, 3000, 5.f, count)),
+      [&] { return Outputs().add("count", count); });
 }
 
 // --- block_helper.cu -------------------------------------------------------
@@ -464,9 +553,20 @@ TEST_F(GpuInputs, BlockHelper3d) {
   const dim3 grid(30, 20, 10), block(8, 4, 2);
   const unsigned blocks = 30 * 20 * 10, threads = 64;
   Dev<unsigned> thread_block(blocks * threads), coords(3 * blocks), info(2);
-  compare([&] { thread_block.fill(~0u); coords.fill(~0u); info.fill(0u); },
-          BOTH(block_helper, launch_record_block_ids(grid, block, thread_block, coords, info, s)),
-          [&] { return Outputs().add("thread_block", thread_block).add("coords", coords).add("info", info); });
+  compare(
+      [&] {
+        thread_block.fill(~0u);
+        coords.fill(~0u);
+        info.fill(0u);
+      },
+      BOTH(block_helper,
+           launch_record_block_ids(grid, block, thread_block, coords, info, s)),
+      [&] {
+        return Outputs()
+            .add("thread_block", thread_block)
+            .add("coords", coords)
+            .add("info", info);
+      });
   const int nx = 300, ny = 200, nz = 100;
   Dev<float> in(nx * ny * nz), out(nx * ny * nz);
   in.put(ramp(nx * ny * nz, 1.f));
@@ -500,10 +600,20 @@ TEST_F(GpuInputs, PrefixScan) {
   Dev<int> in(n), out(n), sums(grid), scanned(grid);
   in.put(iramp(n, 13, 3));
   int grids[2] = {0, 0};
-  compare([&] { out.fill(-1); sums.fill(-1); },
-          [&] { grids[0] = gpu_orig_prefix_scan::launch_scan_block_exclusive(in, out, sums, n, block, s); },
-          [&] { grids[1] = gpu_xf_prefix_scan::launch_scan_block_exclusive(in, out, sums, n, block, s); },
-          [&] { return Outputs().add("out", out).add("block_sums", sums); });
+  compare(
+      [&] {
+        out.fill(-1);
+        sums.fill(-1);
+      },
+      [&] {
+        grids[0] = gpu_orig_prefix_scan::launch_scan_block_exclusive(
+            in, out, sums, n, block, s);
+      },
+      [&] {
+        grids[1] = gpu_xf_prefix_scan::launch_scan_block_exclusive(
+            in, out, sums, n, block, s);
+      },
+      [&] { return Outputs().add("out", out).add("block_sums", sums); });
   EXPECT_EQ(grids[0], grids[1]);
   std::vector<int> sc(grid);
   for (int b = 0, acc = 0; b < grid; ++b) {

@@ -30,8 +30,7 @@ cudaError_t syncWithin(double seconds) {
 
 } // namespace
 
-cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec,
-                                                   float *out,
+cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec, float *out,
                                                    unsigned blocks) {
   cudaGraph_t graph = nullptr;
   cudaError_t err =

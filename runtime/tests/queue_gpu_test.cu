@@ -5,8 +5,8 @@
 // is preempted was loaded beforehand (the runtime's preload), so its launch
 // does not wait for the preempted kernel's anchor. Each test skips without
 // a GPU, and every wait has a deadline: a broken rule fails, it never hangs.
-#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
+#include "gpu_test_checks.hpp"
 #include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 // GPU tests of libsmpart (label gpu). Each test skips, with the reason,
 // when no GPU is usable; none passes silently. Every wait on the GPU has a
 // deadline (bounded_wait.hpp): a test that would hang fails instead.
-#include "gpu_test_checks.hpp"
 #include "gpu_kernels.cuh"
+#include "gpu_test_checks.hpp"
 #include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>
@@ -37,7 +37,8 @@ protected:
     CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::gateKernel));
     CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::recordOriginal));
     CHECK_CUDA(cudaFuncGetAttributes(&attr, smpart_test::recordRewritten));
-    CHECK_CUDA(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
+    CHECK_CUDA(
+        cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, 0));
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     CHECK_CUDA(cudaHostAlloc(&gate_, sizeof(unsigned), cudaHostAllocMapped));
     *gate_ = 0;
@@ -55,24 +56,29 @@ protected:
     ASSERT_EQ(cudaMalloc(&rec_, blocks * sizeof(BlockRecord)), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&out_, blocks * threads * sizeof(float)), cudaSuccess);
     ASSERT_EQ(cudaMemset(rec_, 0, blocks * sizeof(BlockRecord)), cudaSuccess);
-    ASSERT_EQ(cudaMemset(out_, 0, blocks * threads * sizeof(float)), cudaSuccess);
+    ASSERT_EQ(cudaMemset(out_, 0, blocks * threads * sizeof(float)),
+              cudaSuccess);
   }
   void closeGateLaunch() {
     *gate_ = 0;
     unsigned *dev = nullptr;
-    ASSERT_EQ(cudaHostGetDevicePointer(reinterpret_cast<void **>(&dev), gate_, 0), cudaSuccess);
+    ASSERT_EQ(
+        cudaHostGetDevicePointer(reinterpret_cast<void **>(&dev), gate_, 0),
+        cudaSuccess);
     smpart_test::gateKernel<<<1, 1, 0, stream_>>>(dev);
   }
   std::vector<BlockRecord> records() {
     std::vector<BlockRecord> r(blocks_);
     EXPECT_EQ(cudaMemcpy(r.data(), rec_, blocks_ * sizeof(BlockRecord),
-                         cudaMemcpyDeviceToHost), cudaSuccess);
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
     return r;
   }
   std::vector<float> outputs() {
     std::vector<float> o(blocks_ * threads_);
     EXPECT_EQ(cudaMemcpy(o.data(), out_, o.size() * sizeof(float),
-                         cudaMemcpyDeviceToHost), cudaSuccess);
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
     return o;
   }
   void expectEveryBlockOnce() {
@@ -81,12 +87,14 @@ protected:
   }
   /// Every block ran once, and those from `after` on (taken later: the
   /// block counter orders takes) ran inside `mask`.
-  void expectOnceAndInsideFrom(unsigned long long after, const smpart::SmMask &mask) {
+  void expectOnceAndInsideFrom(unsigned long long after,
+                               const smpart::SmMask &mask) {
     const std::vector<BlockRecord> recs = records();
     for (unsigned b = 0; b < blocks_; ++b) {
       ASSERT_EQ(recs[b].runs, 1u) << "block " << b;
       if (b >= after)
-        ASSERT_TRUE(mask.test(recs[b].smid)) << "block " << b << " ran on SM " << recs[b].smid;
+        ASSERT_TRUE(mask.test(recs[b].smid))
+            << "block " << b << " ran on SM " << recs[b].smid;
     }
   }
 
@@ -101,12 +109,14 @@ protected:
 
 TEST_F(Gpu, ResultsEqualOriginal) {
   alloc(20000, 128);
-  smpart_test::recordOriginal<<<dim3(200, 100), 128, 0, stream_>>>(rec_, out_, 0);
+  smpart_test::recordOriginal<<<dim3(200, 100), 128, 0, stream_>>>(rec_, out_,
+                                                                   0);
   CHECK_CUDA(smpart_test::syncStream(stream_));
   const std::vector<float> want = outputs();
   CHECK_CUDA(cudaMemset(out_, 0, blocks_ * threads_ * sizeof(float)));
   CHECK_CUDA(cudaMemset(rec_, 0, blocks_ * sizeof(BlockRecord)));
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(200, 100), 128, stream_, rec_, out_, 0);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(200, 100), 128, stream_, rec_, out_, 0);
   CHECK_OK(h.status());
   // Stream semantics: synchronising the user's stream is enough.
   CHECK_CUDA(smpart_test::syncStream(stream_));
@@ -143,10 +153,12 @@ TEST_F(Gpu, PreemptMidRunThenResume) {
   // Long enough to be caught running: ~100 rounds of 20 us blocks.
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 100;
   alloc(blocks, 64);
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
   CHECK_OK(h.status());
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }))
-      << "the kernel never got going";
+  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) {
+    return p.taken > blocks / 10;
+  })) << "the kernel never got going";
   CHECK_OK(h.preempt());
   CHECK_OK(smpart_test::drainKernel(h));
   smpart::Progress p;
@@ -171,13 +183,16 @@ TEST_F(Gpu, KnobChangeWhileRunningConfinesBlocksAfterTheAcknowledgement) {
   alloc(blocks, 64);
   smpart::DeviceInfo info;
   CHECK_OK(smpart::deviceInfo(info));
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }));
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  ASSERT_TRUE(waitFor(
+      h, [&](const smpart::Progress &p) { return p.taken > blocks / 10; }));
   const smpart::SmMask mask = smpart::smSet(info, 0, info.num_sms / 2);
   CHECK_OK(h.setSmMask(mask));
   // Once the device acknowledged the mask, no block is taken outside it:
   // what a controller relies on before it gives the other SMs away.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (!h.knobsApplied() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
   ASSERT_TRUE(h.knobsApplied()) << "no acknowledgement within 2 s";
@@ -196,10 +211,12 @@ TEST_F(Gpu, GrowAddsCtas) {
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 20;
   alloc(blocks, 64);
   closeGateLaunch();
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
   CHECK_OK(h.setCtasPerSm(1));
   *gate_ = 1;
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  ASSERT_TRUE(
+      waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
   const unsigned long long first = h.launchedCtas();
   CHECK_OK(h.setCtasPerSm(std::min(4u, h.occupancy())));
   CHECK_OK(h.grow());
@@ -218,11 +235,13 @@ TEST_F(Gpu, StalledAllocationIsReportedNotHung) {
   const unsigned blocks = 2000;
   alloc(blocks, 64);
   closeGateLaunch();
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 5000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 5000);
   CHECK_OK(h.setSmMask(smpart::smSet(info, 0, 1)));
   CHECK_OK(h.setCtasPerSm(1));
   *gate_ = 1;
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 10; }));
+  ASSERT_TRUE(
+      waitFor(h, [&](const smpart::Progress &p) { return p.taken > 10; }));
   // Move the kernel to another SM without growing it: the CTA on the first
   // SM leaves and, being the last, parks there as the anchor; nothing can
   // run, so after the grace period it runs outside its SMs and says so.
@@ -239,8 +258,10 @@ TEST_F(Gpu, StalledAllocationIsReportedNotHung) {
 TEST_F(Gpu, UserSyncWhilePreemptedReturnsAfterResumeFromAnotherThread) {
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
   alloc(blocks, 64);
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  ASSERT_TRUE(
+      waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
   CHECK_OK(h.preempt());
   std::thread resumer([h]() mutable {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -262,9 +283,12 @@ TEST_F(Gpu, ResumeAfterRelaunchQueuedBehindUserWork) {
   // variant of this test): the kernel must finish on its own anyway.
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
   alloc(blocks, 64);
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
-  smpart_test::recordOriginal<<<1, 64, 0, stream_>>>(rec_, out_, 0); // user work after it
-  ASSERT_TRUE(waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 20000);
+  smpart_test::recordOriginal<<<1, 64, 0, stream_>>>(rec_, out_,
+                                                     0); // user work after it
+  ASSERT_TRUE(
+      waitFor(h, [&](const smpart::Progress &p) { return p.taken > 0; }));
   CHECK_OK(h.preempt());
   CHECK_OK(smpart_test::drainKernel(h));
   CHECK_OK(h.resume());
@@ -289,9 +313,11 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
   CHECK_CUDA(cudaMemset(rec2, 0, blocks * sizeof(BlockRecord)));
   smpart::KernelHandle second;
   std::atomic<bool> called{false};
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 2000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 2000);
   CHECK_OK(h.onLastBlockTaken([&] {
-    second = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec2, out2, 0);
+    second =
+        smpart_test::launchRecord(dim3(blocks), 64, stream_, rec2, out2, 0);
     called = true;
   }));
   CHECK_OK(waitKernel(h));
@@ -303,7 +329,8 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
   CHECK_OK(waitKernel(second));
   expectEveryBlockOnce();
   std::vector<BlockRecord> r2(blocks);
-  CHECK_CUDA(cudaMemcpy(r2.data(), rec2, blocks * sizeof(BlockRecord), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(r2.data(), rec2, blocks * sizeof(BlockRecord),
+                        cudaMemcpyDeviceToHost));
   for (const BlockRecord &r : r2)
     ASSERT_EQ(r.runs, 1u);
   cudaFree(rec2);
@@ -312,7 +339,8 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
 
 TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {
   alloc(1000, 64);
-  smpart::KernelHandle before = smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
+  smpart::KernelHandle before =
+      smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
   CHECK_OK(waitKernel(before));
   cudaStreamDestroy(stream_);
   stream_ = nullptr;
@@ -321,7 +349,8 @@ TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {
   rec_ = nullptr;
   out_ = nullptr;
   alloc(1000, 64);
-  smpart::KernelHandle after = smpart_test::launchRecord(dim3(1000), 64, nullptr, rec_, out_, 0);
+  smpart::KernelHandle after =
+      smpart_test::launchRecord(dim3(1000), 64, nullptr, rec_, out_, 0);
   CHECK_OK(after.status());
   CHECK_OK(waitKernel(after));
   expectEveryBlockOnce();
@@ -337,7 +366,8 @@ TEST_F(Gpu, GraphCaptureReplaysFromAFreshCounter) {
   alloc(blocks, 64);
   cudaGraph_t graph = nullptr;
   CHECK_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal));
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 0);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(blocks), 64, stream_, rec_, out_, 0);
   CHECK_CUDA(cudaStreamEndCapture(stream_, &graph));
   CHECK_OK(h.status());
   EXPECT_TRUE(h.captured());
@@ -357,7 +387,8 @@ TEST_F(Gpu, PerThreadDefaultStream) {
   alloc(3000, 64);
   // Built with --default-stream per-thread: stream 0 there is the thread's
   // stream, which can be captured; the legacy stream cannot.
-  CHECK_CUDA(smpart_test::launchOnPerThreadDefaultStreamCaptured(rec_, out_, 3000));
+  CHECK_CUDA(
+      smpart_test::launchOnPerThreadDefaultStreamCaptured(rec_, out_, 3000));
   for (const BlockRecord &r : records())
     ASSERT_EQ(r.runs, 1u);
 }
@@ -365,7 +396,8 @@ TEST_F(Gpu, PerThreadDefaultStream) {
 TEST_F(Gpu, SmMaskRespected) {
   alloc(3000, 64);
   closeGateLaunch();
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(3000), 64, stream_, rec_, out_, 5000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(3000), 64, stream_, rec_, out_, 5000);
   CHECK_OK(h.status());
   smpart::SmMask mask;
   for (int s = 0; s < sms_; s += 2)
@@ -385,7 +417,8 @@ TEST_F(Gpu, SmMaskRespected) {
 TEST_F(Gpu, CtasPerSmAndBypassTagCounts) {
   alloc(6000, 64);
   closeGateLaunch();
-  smpart::KernelHandle h = smpart_test::launchRecord(dim3(6000), 64, stream_, rec_, out_, 5000);
+  smpart::KernelHandle h =
+      smpart_test::launchRecord(dim3(6000), 64, stream_, rec_, out_, 5000);
   CHECK_OK(h.status());
   ASSERT_GE(h.occupancy(), 4u);
   CHECK_OK(h.setCtasPerSm(4));
@@ -411,7 +444,8 @@ TEST_F(Gpu, CtasPerSmAndBypassTagCounts) {
 TEST_F(Gpu, OpaqueKernelMixesWithTransformed) {
   alloc(1000, 64);
   smpart::KernelHandle h = smpart::launchOpaque(
-      {"recordOriginal", reinterpret_cast<const void *>(&smpart_test::recordOriginal)},
+      {"recordOriginal",
+       reinterpret_cast<const void *>(&smpart_test::recordOriginal)},
       dim3(1000), dim3(64), 0, stream_,
       [this](dim3 g, dim3 b, std::size_t smem, cudaStream_t s) {
         smpart_test::recordOriginal<<<g, b, smem, s>>>(rec_, out_, 0);

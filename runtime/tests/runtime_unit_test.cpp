@@ -142,8 +142,9 @@ TEST(Plan, BlockDivisorDividesExactlyBelow2To31) {
   divisors.push_back(0x7fffffffu);
   for (unsigned d : divisors) {
     const smpart::BlockDivisor v = smpart::detail::blockDivisor(d);
-    for (unsigned n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, 0x7ffffffeu,
-                       0x7fffffffu, static_cast<unsigned>(rng() % 0x80000000u)}) {
+    for (unsigned n :
+         {0u, 1u, d - 1, d, d + 1, 2 * d - 1, 0x7ffffffeu, 0x7fffffffu,
+          static_cast<unsigned>(rng() % 0x80000000u)}) {
       if (n >= 0x80000000u)
         continue;
       ASSERT_EQ(smpart::detail::divideBlocks(n, v), n / d)
@@ -212,9 +213,9 @@ TEST(Errors, LaunchWithoutGpuReportsLikeCudaGetLastError) {
   if (gpuPresent())
     GTEST_SKIP() << "a GPU is present; this test covers the no-GPU path";
   bool called = false;
-  smpart::KernelHandle h = smpart::launch(
-      {"k", nullptr}, dim3(4), dim3(64), 0, nullptr,
-      [&](const smpart::LaunchParams &) { called = true; });
+  smpart::KernelHandle h =
+      smpart::launch({"k", nullptr}, dim3(4), dim3(64), 0, nullptr,
+                     [&](const smpart::LaunchParams &) { called = true; });
   EXPECT_FALSE(called);
   ASSERT_TRUE(h.valid());
   EXPECT_EQ(h.status().code(), smpart::Errc::kNoDevice);
@@ -246,9 +247,9 @@ TEST(Errors, OpaqueLaunchWithoutGpu) {
 }
 
 TEST(Errors, EmptyGridAndEmptyHandle) {
-  smpart::KernelHandle h = smpart::launch(
-      {"k", nullptr}, dim3(0, 4), dim3(64), 0, nullptr,
-      [](const smpart::LaunchParams &) {});
+  smpart::KernelHandle h =
+      smpart::launch({"k", nullptr}, dim3(0, 4), dim3(64), 0, nullptr,
+                     [](const smpart::LaunchParams &) {});
   EXPECT_EQ(h.status().code(), smpart::Errc::kInvalidArgument);
   EXPECT_NE(h.status().message().find("empty grid"), std::string::npos);
   EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kInvalidArgument);

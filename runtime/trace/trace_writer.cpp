@@ -52,8 +52,11 @@ TraceWriter::TraceWriter(std::string P)
                std::chrono::steady_clock::now() - Start)
         .count();
   };
-  nlohmann::json P1 = {{"name", "process_name"}, {"ph", "M"}, {"ts", 0},
-                       {"pid", Pid}, {"tid", 0},
+  nlohmann::json P1 = {{"name", "process_name"},
+                       {"ph", "M"},
+                       {"ts", 0},
+                       {"pid", Pid},
+                       {"tid", 0},
                        {"args", {{"name", "smpart"}}}};
   Events.push_back(std::move(P1));
 }
@@ -94,8 +97,8 @@ std::size_t TraceWriter::eventCount() const {
 
 nlohmann::json TraceWriter::base(const char *Name, const char *Cat,
                                  const char *Ph) {
-  return {{"name", Name}, {"cat", Cat}, {"ph", Ph}, {"ts", 0},
-          {"pid", Pid},   {"tid", 1}};
+  return {{"name", Name}, {"cat", Cat}, {"ph", Ph},
+          {"ts", 0},      {"pid", Pid}, {"tid", 1}};
 }
 
 void TraceWriter::add(nlohmann::json Event) {
@@ -112,8 +115,8 @@ void TraceWriter::kernelArrival(unsigned long long Id, const std::string &Name,
                                 unsigned long long TotalBlocks) {
   nlohmann::json E = base(Name.c_str(), "kernel", "b");
   E["id"] = hexId(Id);
-  E["args"] = {{"kernel", Name}, {"kernel_id", Id},
-               {"total_blocks", TotalBlocks}};
+  E["args"] = {
+      {"kernel", Name}, {"kernel_id", Id}, {"total_blocks", TotalBlocks}};
 #if SMPART_TRACE_HAVE_NVTX
   {
     nvtxEventAttributes_t A = nvtxAttrs("smpart " + Name, 0xff2080c0u);
@@ -139,8 +142,10 @@ void TraceWriter::kernelStart(unsigned long long Id, const std::string &Name) {
   kernelInstant("start", "kernel", Id, Name, "smpart start ", 0xff2080c0u);
 }
 
-void TraceWriter::lastBlockTaken(unsigned long long Id, const std::string &Name) {
-  kernelInstant("last_block_taken", "kernel", Id, Name, "smpart last block taken ", 0xff40a040u);
+void TraceWriter::lastBlockTaken(unsigned long long Id,
+                                 const std::string &Name) {
+  kernelInstant("last_block_taken", "kernel", Id, Name,
+                "smpart last block taken ", 0xff40a040u);
 }
 
 void TraceWriter::kernelDone(unsigned long long Id, const std::string &Name) {
@@ -174,8 +179,11 @@ void TraceWriter::decision(const std::string &Policy,
                            const std::vector<std::string> &Notes) {
   nlohmann::json E = base("decision", "controller", "i");
   E["s"] = "g";
-  E["args"] = {{"policy", Policy}, {"trigger", Trigger}, {"inputs", Inputs},
-               {"plan", Plan},     {"notes", Notes}};
+  E["args"] = {{"policy", Policy},
+               {"trigger", Trigger},
+               {"inputs", Inputs},
+               {"plan", Plan},
+               {"notes", Notes}};
   nvtxMark("smpart decision " + Policy + " (" + Trigger + ")", 0xffd04040u);
   add(std::move(E));
 }
@@ -184,15 +192,14 @@ void TraceWriter::knob(unsigned long long Id, const std::string &Name,
                        const std::string &Knob, const nlohmann::json &Value) {
   nlohmann::json E = base("knob", "knob", "i");
   E["s"] = "t";
-  E["args"] = {{"kernel", Name}, {"kernel_id", Id}, {"knob", Knob},
-               {"value", Value}};
+  E["args"] = {
+      {"kernel", Name}, {"kernel_id", Id}, {"knob", Knob}, {"value", Value}};
   nvtxMark("smpart " + Knob + " " + Name + " = " + Value.dump(), 0xffc0a020u);
   add(std::move(E));
 }
 
 void TraceWriter::allocation(unsigned long long Id, const std::string &Name,
-                             unsigned Sms, unsigned CtasPerSm,
-                             bool Preempted) {
+                             unsigned Sms, unsigned CtasPerSm, bool Preempted) {
   const std::string Track = Name + " #" + std::to_string(Id);
   nlohmann::json C1 = base(("sms " + Track).c_str(), "allocation", "C");
   C1["args"] = {{"sms", Preempted ? 0u : Sms}};
@@ -200,8 +207,10 @@ void TraceWriter::allocation(unsigned long long Id, const std::string &Name,
   C2["args"] = {{"ctas_per_sm", Preempted ? 0u : CtasPerSm}};
   nlohmann::json E = base("allocation", "allocation", "i");
   E["s"] = "t";
-  E["args"] = {{"kernel", Name},       {"kernel_id", Id},
-               {"sms", Sms},           {"ctas_per_sm", CtasPerSm},
+  E["args"] = {{"kernel", Name},
+               {"kernel_id", Id},
+               {"sms", Sms},
+               {"ctas_per_sm", CtasPerSm},
                {"preempted", Preempted}};
   add(std::move(C1));
   add(std::move(C2));

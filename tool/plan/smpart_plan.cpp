@@ -82,7 +82,8 @@ Options parseArgs(int Argc, char **Argv) {
     std::string Arg = Argv[I];
     std::string Value;
     bool HasInline = false;
-    if (auto Eq = Arg.find('='); Arg.rfind("--", 0) == 0 && Eq != std::string::npos) {
+    if (auto Eq = Arg.find('=');
+        Arg.rfind("--", 0) == 0 && Eq != std::string::npos) {
       Value = Arg.substr(Eq + 1);
       Arg = Arg.substr(0, Eq);
       HasInline = true;
@@ -143,8 +144,7 @@ void noteIdleSms(Plan &P) {
     }
   if (Idle == 0)
     return;
-  std::string Note = std::to_string(Idle) + " of " +
-                     std::to_string(P.num_sms) +
+  std::string Note = std::to_string(Idle) + " of " + std::to_string(P.num_sms) +
                      " SMs run no kernel (first idle SM " +
                      std::to_string(First) + ")";
   if (P.gated_sms > 0)
@@ -152,7 +152,8 @@ void noteIdleSms(Plan &P) {
   P.notes.push_back(Note);
 }
 
-void emit(const nlohmann::ordered_json &Doc, const std::optional<std::string> &Out) {
+void emit(const nlohmann::ordered_json &Doc,
+          const std::optional<std::string> &Out) {
   std::string Text = Doc.dump(2) + "\n";
   if (!Out) {
     std::cout << Text;
@@ -196,11 +197,11 @@ int run(const Options &O) {
                          " samples for 2 coefficients (need at least 3); "
                          "r2 = 1 says nothing");
     if (Fit.c1 < 0 || Fit.c2 < 0)
-      Warnings.push_back("negative coefficient (c1 = " +
-                         std::to_string(Fit.c1) + ", c2 = " +
-                         std::to_string(Fit.c2) +
-                         "); the samples do not follow bw_util = c1 * rbh + "
-                         "c2; keep the defaults or measure more kernels");
+      Warnings.push_back(
+          "negative coefficient (c1 = " + std::to_string(Fit.c1) +
+          ", c2 = " + std::to_string(Fit.c2) +
+          "); the samples do not follow bw_util = c1 * rbh + "
+          "c2; keep the defaults or measure more kernels");
     for (const std::string &W : Warnings)
       std::cerr << "smpart-plan: warning: " << *O.fit_hsm << ": " << W << "\n";
     nlohmann::ordered_json Doc = {{"schema", "smpart.hsm-fit/1"},
@@ -218,7 +219,8 @@ int run(const Options &O) {
   if (O.evaluate) {
     Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate);
     ProfileSet Set = loadProfiles(*O.profiles);
-    nlohmann::ordered_json Doc = evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
+    nlohmann::ordered_json Doc =
+        evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
     Doc["policy"] = P.policy;
     emit(Doc, O.out);
     return 0;

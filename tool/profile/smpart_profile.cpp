@@ -24,10 +24,11 @@ using namespace smpart;
 
 namespace {
 int usage() {
-  std::fprintf(stderr,
-               "usage: smpart-profile merge-ncu --profiles IN.json --ncu ncu.csv "
-               "[-o OUT.json]\n"
-               "       smpart-profile ncu-metrics\n");
+  std::fprintf(
+      stderr,
+      "usage: smpart-profile merge-ncu --profiles IN.json --ncu ncu.csv "
+      "[-o OUT.json]\n"
+      "       smpart-profile ncu-metrics\n");
   return 2;
 }
 
@@ -105,8 +106,10 @@ int main(int Argc, char **Argv) {
         return fail(Out + ": cannot write: " + std::strerror(errno));
       }
     }
-    std::fprintf(stderr, "smpart-profile: merged Nsight Compute metrics of %d kernel(s)\n",
-                 Merged);
+    std::fprintf(
+        stderr,
+        "smpart-profile: merged Nsight Compute metrics of %d kernel(s)\n",
+        Merged);
     return 0;
   } catch (const policy::InputError &E) {
     return fail(E.what());

@@ -67,7 +67,8 @@ int main(int argc, char **argv) {
         if (number(Item.c_str(), N) && N < 4096)
           O.sm_ids.push_back(static_cast<unsigned>(N));
         else
-          return std::fprintf(stderr, "smpartd: --sm-ids: '%s' is not an SM id\n",
+          return std::fprintf(stderr,
+                              "smpartd: --sm-ids: '%s' is not an SM id\n",
                               Item.c_str()),
                  2;
     } else {

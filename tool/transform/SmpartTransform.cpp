@@ -48,8 +48,9 @@ Examples:
   smpart-transform --export-fixes=fixes.yaml saxpy.cu   # clang-apply-replacements
 )");
 
-static cl::opt<std::string> Output("o", cl::desc("Write the rewritten file here "
-                                                 "(one input; default stdout)"),
+static cl::opt<std::string> Output("o",
+                                   cl::desc("Write the rewritten file here "
+                                            "(one input; default stdout)"),
                                    cl::value_desc("file"), cl::cat(Category));
 static cl::opt<std::string>
     OutputDir("output-dir",
@@ -62,8 +63,9 @@ static cl::opt<std::string> HeaderFilter(
     cl::desc("Regular expression of headers whose kernels are rewritten too"),
     cl::cat(Category));
 static cl::opt<std::string>
-    Kernels("kernels", cl::desc("Transform only kernels whose qualified name "
-                                "matches this regular expression"),
+    Kernels("kernels",
+            cl::desc("Transform only kernels whose qualified name "
+                     "matches this regular expression"),
             cl::cat(Category));
 static cl::opt<std::string> ExcludeKernels(
     "exclude-kernels",
@@ -72,8 +74,7 @@ static cl::opt<std::string> ExcludeKernels(
 static cl::opt<std::string>
     Manifest("manifest", cl::desc("Write the JSON kernel manifest here"),
              cl::value_desc("file.json"), cl::cat(Category));
-static cl::opt<std::string> CudaPath("cuda-path",
-                                     cl::desc("CUDA toolkit root"),
+static cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA toolkit root"),
                                      cl::init("/usr/local/cuda"),
                                      cl::cat(Category));
 static cl::opt<std::string>
@@ -90,12 +91,12 @@ static cl::opt<std::string> RuntimeInclude(
     cl::desc("smpart's runtime headers, for files an earlier run rewrote "
              "(default: the build's runtime/include, else <exe>/../include)"),
     cl::init(SMPART_RUNTIME_INCLUDE_DIR), cl::cat(Category));
-static cl::opt<std::string> DepFile(
-    "depfile",
-    cl::desc("Write a Makefile rule naming every file the parse read "
-             "(like -MD), so a build re-runs the rewrite when a header "
-             "changes"),
-    cl::value_desc("file.d"), cl::cat(Category));
+static cl::opt<std::string>
+    DepFile("depfile",
+            cl::desc("Write a Makefile rule naming every file the parse read "
+                     "(like -MD), so a build re-runs the rewrite when a header "
+                     "changes"),
+            cl::value_desc("file.d"), cl::cat(Category));
 static cl::opt<std::string> CompileArgsFile(
     "compile-args-file",
     cl::desc("Compile arguments, one per line (no quoting), appended "
@@ -107,8 +108,9 @@ static cl::opt<std::string> ExportFixes(
              "YAML format"),
     cl::value_desc("file.yaml"), cl::cat(Category));
 static cl::opt<bool>
-    Diff("diff", cl::desc("Dry run: print a unified diff of what would "
-                          "change and write no rewritten file"),
+    Diff("diff",
+         cl::desc("Dry run: print a unified diff of what would "
+                  "change and write no rewritten file"),
          cl::cat(Category));
 static cl::opt<bool> UseColor(
     "use-color",
@@ -168,8 +170,8 @@ int main(int argc, const char **argv) {
   // As --extra-arg, before any `--`, so they reach -p's commands too.
   for (std::string &A : FileArgs)
     A = "--extra-arg=" + A;
-  auto DashDash = llvm::find_if(
-      Args, [](const char *A) { return StringRef(A) == "--"; });
+  auto DashDash =
+      llvm::find_if(Args, [](const char *A) { return StringRef(A) == "--"; });
   size_t At = DashDash - Args.begin();
   for (const std::string &A : FileArgs)
     Args.insert(Args.begin() + At++, A.c_str());
@@ -228,8 +230,8 @@ int main(int argc, const char **argv) {
   Options.DepFile = DepFile;
   Options.ExportFixes = ExportFixes;
   Options.Diff = Diff;
-  Options.Color = UseColor.getNumOccurrences() ? bool(UseColor)
-                                               : errs().has_colors();
+  Options.Color =
+      UseColor.getNumOccurrences() ? bool(UseColor) : errs().has_colors();
   if (Diff && (InPlace || !Output.empty() || !OutputDir.empty()))
     return Fail("--diff writes nothing; it excludes -o, --output-dir and -i");
   // nvcc command lines wherever they come from: CMake's databases for nvcc

@@ -18,7 +18,8 @@ using namespace smpart;
 
 int main(int Argc, char **Argv) {
   if (Argc != 4) {
-    std::fprintf(stderr, "usage: %s POLICY PROFILES.json TRACE.json\n", Argv[0]);
+    std::fprintf(stderr, "usage: %s POLICY PROFILES.json TRACE.json\n",
+                 Argv[0]);
     return 2;
   }
   const policy::Policy *P = policy::findPolicy(Argv[1]);
@@ -96,7 +97,8 @@ int main(int Argc, char **Argv) {
     std::fprintf(stderr, "smpart_corun_sim: %s\n", Err.c_str());
     return 1;
   }
-  std::printf("smpart_corun_sim: %s, %llu decisions, %.1f ms simulated, trace %s\n",
-              Argv[1], C.decisionCount(), NowUs / 1000.0, Argv[3]);
+  std::printf(
+      "smpart_corun_sim: %s, %llu decisions, %.1f ms simulated, trace %s\n",
+      Argv[1], C.decisionCount(), NowUs / 1000.0, Argv[3]);
   return 0;
 }

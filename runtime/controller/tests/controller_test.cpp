@@ -107,7 +107,6 @@ const policy::Policy &pol(const char *Name) {
   return *P;
 }
 
-
 /// A kernel starts and arrives; the world checks every knob write of the
 /// event (see World::beforeEvent / settled).
 template <class K> void arrive(World &W, Controller &C, const K &Kernel) {
@@ -340,8 +339,10 @@ TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
   EXPECT_EQ(B->Mask.count(), 132u);
   policy::Plan P = C.lastPlan();
   ASSERT_EQ(P.kernels.size(), 2u);
-  EXPECT_EQ(A->Ctas, static_cast<unsigned>(std::min(P.kernels[0].ctas_per_sm, 8)));
-  EXPECT_EQ(B->Ctas, static_cast<unsigned>(std::min(P.kernels[1].ctas_per_sm, 8)));
+  EXPECT_EQ(A->Ctas,
+            static_cast<unsigned>(std::min(P.kernels[0].ctas_per_sm, 8)));
+  EXPECT_EQ(B->Ctas,
+            static_cast<unsigned>(std::min(P.kernels[1].ctas_per_sm, 8)));
   EXPECT_GE(A->Ctas, 1u);
 }
 
@@ -399,7 +400,8 @@ TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
 TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
   World W(denseIds(2));
   Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
-  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100), K3 = W.make(3, "c", 100);
+  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100),
+       K3 = W.make(3, "c", 100);
   arrive(W, C, A);
   arrive(W, C, B);
   arrive(W, C, K3);
@@ -478,8 +480,7 @@ TEST(Controller, RandomCoRunsUnderEveryPolicy) {
       for (int Step = 0; Step < 100000; ++Step) {
         if (Arrived < Total && (Step == 0 || Rng() % 4 == 0)) {
           ++Arrived;
-          auto K = W.make(Arrived, Names[Rng() % 3],
-                          20000 + Rng() % 20000);
+          auto K = W.make(Arrived, Names[Rng() % 3], 20000 + Rng() % 20000);
           arrive(W, C, K);
         }
         bool AllGone = Arrived == Total;
@@ -531,29 +532,35 @@ TEST(Environment, NothingSetMeansInactiveAndNoError) {
 }
 
 TEST(Environment, InvalidSettingsGiveOneLineAndActivateNothing) {
-  std::vector<std::pair<std::map<std::string, std::string>, std::string>> Cases = {
-      {{{"SMPART_POLICY", "fastest"}}, "SMPART_POLICY=fastest: unknown policy (one of: even"},
-      {{{"SMPART_PROFILES", Examples + "/compute_memory_pair.json"}},
-       "SMPART_PROFILES is set but SMPART_POLICY is not"},
-      {{{"SMPART_POLICY", "cd-search"}}, "needs SMPART_PROFILES"},
-      {{{"SMPART_POLICY", "even"}, {"SMPART_PROFILES", "/nonexistent/p.json"}},
-       "SMPART_PROFILES: /nonexistent/p.json: (file): expected a readable file"},
-      {{{"SMPART_POLICY", "even"},
-        {"SMPART_PROFILES", Examples + "/compute_memory_plan.json"}},
-       "schema: expected \"smpart.profiles/1\""},
-      {{{"SMPART_POLICY", "even"}, {"SMPART_TRACE", "/nonexistent/t.json"}},
-       "SMPART_TRACE: trace: cannot write /nonexistent/t.json"},
-      {{{"SMPART_PROFILE", "/nonexistent/out.json"}}, "SMPART_PROFILE=/nonexistent/out.json"},
-      {{{"SMPART_PROFILE", "out.json"}, {"SMPART_POLICY", "even"}},
-       "SMPART_PROFILE measures kernels alone"},
-  };
+  std::vector<std::pair<std::map<std::string, std::string>, std::string>>
+      Cases = {
+          {{{"SMPART_POLICY", "fastest"}},
+           "SMPART_POLICY=fastest: unknown policy (one of: even"},
+          {{{"SMPART_PROFILES", Examples + "/compute_memory_pair.json"}},
+           "SMPART_PROFILES is set but SMPART_POLICY is not"},
+          {{{"SMPART_POLICY", "cd-search"}}, "needs SMPART_PROFILES"},
+          {{{"SMPART_POLICY", "even"},
+            {"SMPART_PROFILES", "/nonexistent/p.json"}},
+           "SMPART_PROFILES: /nonexistent/p.json: (file): expected a readable "
+           "file"},
+          {{{"SMPART_POLICY", "even"},
+            {"SMPART_PROFILES", Examples + "/compute_memory_plan.json"}},
+           "schema: expected \"smpart.profiles/1\""},
+          {{{"SMPART_POLICY", "even"}, {"SMPART_TRACE", "/nonexistent/t.json"}},
+           "SMPART_TRACE: trace: cannot write /nonexistent/t.json"},
+          {{{"SMPART_PROFILE", "/nonexistent/out.json"}},
+           "SMPART_PROFILE=/nonexistent/out.json"},
+          {{{"SMPART_PROFILE", "out.json"}, {"SMPART_POLICY", "even"}},
+           "SMPART_PROFILE measures kernels alone"},
+      };
   for (auto &[Vars, Expect] : Cases) {
     Env E;
     E.Vars = Vars;
     auto C = controller::configureFromEnvironment(E.fn(), denseIds(132));
     EXPECT_NE(C.error.find(Expect), std::string::npos) << C.error;
     EXPECT_EQ(C.error.find('\n'), std::string::npos);
-    EXPECT_NE(C.error.find("running without the controller"), std::string::npos);
+    EXPECT_NE(C.error.find("running without the controller"),
+              std::string::npos);
     EXPECT_FALSE(C.active()) << C.error;
     EXPECT_EQ(trace::global(), nullptr);
   }

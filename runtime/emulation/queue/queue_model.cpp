@@ -103,8 +103,8 @@ private:
   /// The stream reached the kernel (the event recorded before it passed).
   bool ready(int k) const {
     const Kernel &K = k_[k];
-    return K.first_item >= 0 && (predecessorsComplete(K.first_item) ||
-                                 K.started || K.finished);
+    return K.first_item >= 0 &&
+           (predecessorsComplete(K.first_item) || K.started || K.finished);
   }
   bool allComplete() const {
     for (const Item &i : items_)
@@ -153,9 +153,8 @@ private:
     // calls sees the kernel enqueued (knobs go into its state image).
     const detail::AnnounceWhen when =
         detail::announceWhen(K.spec.captured, streamIdle(K.spec.stream));
-    K.first_item = enqueue(Item{Item::kKernel, k, true,
-                                c_.sms * c_.occupancy, 0, 0, 0,
-                                K.spec.stream});
+    K.first_item = enqueue(Item{Item::kKernel, k, true, c_.sms * c_.occupancy,
+                                0, 0, 0, K.spec.stream});
     if (when == detail::AnnounceWhen::kAtLaunch)
       arrive(k);
     else if (when == detail::AnnounceWhen::kWhenReady)
@@ -221,9 +220,8 @@ private:
                                 K.finished))
       return;
     const std::size_t i = pool_.acquire(
-        static_cast<unsigned long long>(k) + 1, [&](std::size_t j) {
-          return !streamIdle(relaunch_streams_[j]);
-        });
+        static_cast<unsigned long long>(k) + 1,
+        [&](std::size_t j) { return !streamIdle(relaunch_streams_[j]); });
     if (i == detail::RelaunchStreamPool::kNone)
       return;
     if (i == relaunch_streams_.size()) {
@@ -304,7 +302,8 @@ private:
         it.resident = 0;
         progress_ = true;
       }
-      if (it.placed == it.ctas && it.resident == 0 && (!it.first || K.finished)) {
+      if (it.placed == it.ctas && it.resident == 0 &&
+          (!it.first || K.finished)) {
         it.complete = true;
         progress_ = true;
       }

@@ -10,18 +10,18 @@ namespace smpart {
 namespace queue {
 
 struct KernelSpec {
-  std::string fn;         ///< kernel function (what lazy loading loads)
-  unsigned stream = 0;    ///< user stream
-  unsigned blocks = 64;   ///< logical blocks
-  bool captured = false;  ///< a graph replay: not announced, no relaunch
+  std::string fn;           ///< kernel function (what lazy loading loads)
+  unsigned stream = 0;      ///< user stream
+  unsigned blocks = 64;     ///< logical blocks
+  bool captured = false;    ///< a graph replay: not announced, no relaunch
   unsigned work_before = 0; ///< user work (steps) queued before it
 };
 
 struct Config {
   unsigned connections = 8; ///< CUDA_DEVICE_MAX_CONNECTIONS
   unsigned sms = 4;
-  unsigned occupancy = 2;   ///< CTAs per SM of every kernel
-  bool lazy = true;         ///< CUDA_MODULE_LOADING=LAZY
+  unsigned occupancy = 2; ///< CTAs per SM of every kernel
+  bool lazy = true;       ///< CUDA_MODULE_LOADING=LAZY
   unsigned max_steps = 200000;
   std::vector<std::string> registered; ///< kernels registered at static init
   /// The controller's pattern: a newcomer preempts the running kernel, which

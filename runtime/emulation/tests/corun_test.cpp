@@ -76,7 +76,8 @@ struct RowSumsJob : Job {
     k.block = dim3(64);
     k.occupancy = 2;
     k.body = [this](const LaunchControl &c) {
-      corun_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth, kHeight);
+      corun_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth,
+                               kHeight);
     };
     return k;
   }
@@ -114,15 +115,15 @@ struct Smooth3dJob : Job {
 
 /// Policies whose plans give each kernel its own SM range.
 bool spatial(const std::string &p) {
-  return p == "even" || p == "cd-search" || p == "hsm-fair" ||
-         p == "hsm-qos" || p == "power-aware";
+  return p == "even" || p == "cd-search" || p == "hsm-fair" || p == "hsm-qos" ||
+         p == "power-aware";
 }
 
 /// What the controller did, observed on the emulated host knobs.
 struct Shrink {
   unsigned long long id;
   SmMask before, after;
-  std::size_t running; ///< kernels planned before the arrival
+  std::size_t running;        ///< kernels planned before the arrival
   unsigned long long arrival; ///< the arriving kernel
 };
 struct GiveBack {
@@ -167,9 +168,7 @@ public:
   void onLastBlockTaken(unsigned long long Id) override {
     leaving(Id, [&] { C.onLastBlockTaken(Id); });
   }
-  void onKnobsApplied(unsigned long long Id) override {
-    C.onKnobsApplied(Id);
-  }
+  void onKnobsApplied(unsigned long long Id) override { C.onKnobsApplied(Id); }
   void onDone(unsigned long long Id) override {
     leaving(Id, [&] { C.onDeparture(Id); });
   }
@@ -242,9 +241,9 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
     else
       jobs.push_back(std::make_unique<Smooth3dJob>());
     jobs.back()->reset();
-    const emu::Report o = emu::runOriginal(
-        jobs.back()->make().grid, jobs.back()->make().block,
-        [&j = *jobs.back()] { j.original(); });
+    const emu::Report o =
+        emu::runOriginal(jobs.back()->make().grid, jobs.back()->make().block,
+                         [&j = *jobs.back()] { j.original(); });
     ASSERT_TRUE(o.ok) << o.error;
     jobs.back()->want = jobs.back()->outputs();
     jobs.back()->reset();
@@ -364,12 +363,14 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   for (const GiveBack &g : Obs.GiveBacks) {
     ++t.give_backs;
     const SmMask lost = g.freed & g.planned & ~g.others;
-    EXPECT_TRUE(lost.none()) << "SMs " << maskText(lost) << " of departed kernel "
-                             << g.departed << " are planned but in no mask";
-    if (policyName != "power-aware" && policyName != "cd-search")
+    EXPECT_TRUE(lost.none())
+        << "SMs " << maskText(lost) << " of departed kernel " << g.departed
+        << " are planned but in no mask";
+    if (policyName != "power-aware" && policyName != "cd-search") {
       EXPECT_TRUE((g.freed & ~g.others).none())
           << "SMs " << maskText(g.freed & ~g.others) << " of departed kernel "
           << g.departed << " given to no kernel";
+    }
   }
 
   // The trace: valid JSON with the expected events.
@@ -437,9 +438,10 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
   EXPECT_EQ(t.runs, seeds);
   if (spatial(p.policy)) {
     EXPECT_GT(t.shrinks, 0u) << "no arrival shrank a running kernel";
-    if (p.policy != "power-aware") // its pairs often finish first
+    if (p.policy != "power-aware") { // its pairs often finish first
       EXPECT_GT(t.observed_shrinks, 0u)
           << "no shrunk kernel took blocks under its new knobs";
+    }
   }
   if (spatial(p.policy)) {
     EXPECT_GT(t.give_backs, 0u) << "no departure while another kernel ran";
@@ -469,15 +471,15 @@ std::vector<Param> params() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Policies, CoRun, ::testing::ValuesIn(params()),
-    [](const ::testing::TestParamInfo<Param> &i) {
-      std::string s = i.param.policy + "_" + std::to_string(i.param.kernels) +
-                      "_kernels";
-      for (char &c : s)
-        if (c == '-')
-          c = '_';
-      return s;
-    });
+INSTANTIATE_TEST_SUITE_P(Policies, CoRun, ::testing::ValuesIn(params()),
+                         [](const ::testing::TestParamInfo<Param> &i) {
+                           std::string s = i.param.policy + "_" +
+                                           std::to_string(i.param.kernels) +
+                                           "_kernels";
+                           for (char &c : s)
+                             if (c == '-')
+                               c = '_';
+                           return s;
+                         });
 
 } // namespace

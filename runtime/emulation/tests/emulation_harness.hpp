@@ -20,13 +20,15 @@ namespace smpart {
 namespace emu {
 
 struct KernelCase {
+  KernelCase(std::string name, dim3 grid, dim3 block)
+      : name(std::move(name)), grid(grid), block(block) {}
   std::string name;
   dim3 grid, block;
-  std::function<void()> reset;              ///< fill inputs, clear outputs
-  std::function<void()> original;           ///< one thread: call original
-  TransformedBody transformed;              ///< one thread: call rewritten
+  std::function<void()> reset;    ///< fill inputs, clear outputs
+  std::function<void()> original; ///< one thread: call original
+  TransformedBody transformed;    ///< one thread: call rewritten
   std::function<std::vector<double>()> outputs;
-  double tolerance = 0;                     ///< relative, for float atomics
+  double tolerance = 0; ///< relative, for float atomics
   std::size_t dynamic_smem = 0;
 };
 

@@ -27,10 +27,7 @@ struct RowSums {
   std::vector<float> in, out;
   float total = 0;
   KernelCase make() {
-    KernelCase k;
-    k.name = "rowSums";
-    k.grid = dim3((kWidth + 63) / 64, kHeight);
-    k.block = dim3(64);
+    KernelCase k{"rowSums", dim3((kWidth + 63) / 64, kHeight), dim3(64)};
     k.reset = [this] {
       in.resize(kWidth * kHeight);
       for (std::size_t i = 0; i < in.size(); ++i)
@@ -42,8 +39,7 @@ struct RowSums {
       emu_orig_reduce::rowSums(in.data(), out.data(), &total, kWidth, kHeight);
     };
     k.transformed = [this](const smpart::LaunchControl &c) {
-      emu_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth,
-                             kHeight);
+      emu_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth, kHeight);
     };
     k.outputs = [this] {
       auto v = smpart::emu::asDoubles(out);
@@ -59,10 +55,7 @@ struct Smooth3d {
   static constexpr int kNx = 40, kNy = 3, kNz = 2;
   std::vector<float> in, out;
   KernelCase make() {
-    KernelCase k;
-    k.name = "smooth3d";
-    k.grid = dim3((kNx + 31) / 32, kNy, kNz);
-    k.block = dim3(32);
+    KernelCase k{"smooth3d", dim3((kNx + 31) / 32, kNy, kNz), dim3(32)};
     k.reset = [this] {
       in.resize(kNx * kNy * kNz);
       std::iota(in.begin(), in.end(), 1.f);
@@ -155,7 +148,7 @@ TEST(EmulationProperty, SparseSmIdsAndManyCtasPerSm) {
     smpart::emu::Report r =
         smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
     ASSERT_TRUE(r.ok) << r.error;
-  }  // 144 SMs with ids spread over 0..263, as on a large GPU.
+  } // 144 SMs with ids spread over 0..263, as on a large GPU.
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     smpart::emu::Config cfg = smpart::emu::configFor(seed);
     cfg.num_sms = 144;
@@ -179,7 +172,8 @@ TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
   cfg.chaos = false;
   cfg.num_sms = 2;
   cfg.occupancy = 1;
-  cfg.script = {{1, [](volatile smpart::Knobs &kn) {
+  cfg.script = {{1,
+                 [](volatile smpart::Knobs &kn) {
                    smpart::SmMask m;
                    m.set(0);
                    smpart::detail::storeMask(kn, m);
@@ -194,7 +188,8 @@ TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
   smpart::emu::Report r =
       smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_GT(r.stalls, 0u) << "steps " << r.steps << " chunks " << r.chunks << " ctas " << r.ctas;
+  EXPECT_GT(r.stalls, 0u) << "steps " << r.steps << " chunks " << r.chunks
+                          << " ctas " << r.ctas;
   EXPECT_GT(r.outside_blocks, 0u);
 }
 
@@ -216,8 +211,8 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
   EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
-  EXPECT_LT(r.taken_at_end, static_cast<unsigned long long>(k.grid.x) *
-                                k.grid.y * k.grid.z);
+  EXPECT_LT(r.taken_at_end,
+            static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z);
 }
 
 // The checker is not vacuous: a "rewritten" kernel that ignores the

@@ -68,7 +68,10 @@ TEST(TestInputs, Saxpy) {
   const int n = 700;
   std::vector<float> x, y;
   KernelCase k{"vector_ops.cu saxpy", dim3(3), dim3(256)};
-  k.reset = [&] { x = ramp(n, 0.5f); y = ramp(n, 1.0f); };
+  k.reset = [&] {
+    x = ramp(n, 0.5f);
+    y = ramp(n, 1.0f);
+  };
   SMPART_CASE(vector_ops, saxpy, n, 2.0f, x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
@@ -78,7 +81,11 @@ TEST(TestInputs, VectorAdd) {
   const int n = 500;
   std::vector<float> a, b, c;
   KernelCase k{"vector_ops.cu vector_add", dim3(4), dim3(128)};
-  k.reset = [&] { a = ramp(n, 1.f); b = ramp(n, 3.f); c.assign(n, 0.f); };
+  k.reset = [&] {
+    a = ramp(n, 1.f);
+    b = ramp(n, 3.f);
+    c.assign(n, 0.f);
+  };
   SMPART_CASE(vector_ops, vector_add, a.data(), b.data(), c.data(), n);
   k.outputs = [&] { return asDoubles(c); };
   run(k);
@@ -89,7 +96,10 @@ TEST(TestInputs, ReduceSumExternShared) {
   std::vector<float> in, partial;
   KernelCase k{"reduction.cu reduce_sum", dim3(grid), dim3(block)};
   k.dynamic_smem = block * sizeof(float);
-  k.reset = [&] { in = ramp(n, 1.f); partial.assign(grid, -1.f); };
+  k.reset = [&] {
+    in = ramp(n, 1.f);
+    partial.assign(grid, -1.f);
+  };
   SMPART_CASE(reduction, reduce_sum, in.data(), partial.data(), n);
   k.outputs = [&] { return asDoubles(partial); };
   run(k);
@@ -131,9 +141,12 @@ TEST(TestInputs, Histogram256SharedAtomics) {
 TEST(TestInputs, TransposeTiled) {
   const int w = 40, h = 70;
   std::vector<float> in, out;
-  KernelCase k{"transpose.cu transpose_tiled", dim3((w + 31) / 32, (h + 31) / 32),
-               dim3(32, 8)};
-  k.reset = [&] { in = ramp(w * h, 1.f); out.assign(w * h, 0.f); };
+  KernelCase k{"transpose.cu transpose_tiled",
+               dim3((w + 31) / 32, (h + 31) / 32), dim3(32, 8)};
+  k.reset = [&] {
+    in = ramp(w * h, 1.f);
+    out.assign(w * h, 0.f);
+  };
   SMPART_CASE(transpose, transpose_tiled, in.data(), out.data(), w, h);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -153,8 +166,10 @@ TEST(TestInputs, RecordBlockIds3dHelpers) {
               coords.data(), info.data());
   k.outputs = [&] {
     auto v = asDoubles(thread_block);
-    for (unsigned c : coords) v.push_back(c);
-    for (unsigned c : info) v.push_back(c);
+    for (unsigned c : coords)
+      v.push_back(c);
+    for (unsigned c : info)
+      v.push_back(c);
     return v;
   };
   run(k);
@@ -165,7 +180,10 @@ TEST(TestInputs, VolumeScale3d) {
   std::vector<float> in, out;
   KernelCase k{"block_helper.cu volume_scale3d",
                dim3((nx + 7) / 8, (ny + 7) / 8, (nz + 3) / 4), dim3(8, 8, 4)};
-  k.reset = [&] { in = ramp(nx * ny * nz, 1.f); out.assign(in.size(), 0.f); };
+  k.reset = [&] {
+    in = ramp(nx * ny * nz, 1.f);
+    out.assign(in.size(), 0.f);
+  };
   SMPART_CASE(block_helper, volume_scale3d, in.data(), out.data(), nx, ny, nz,
               1.5f);
   k.outputs = [&] { return asDoubles(out); };
@@ -177,7 +195,10 @@ TEST(TestInputs, VolumeScale3d) {
 std::vector<double> flat(const std::vector<float4> &v) {
   std::vector<double> d;
   for (const float4 &e : v) {
-    d.push_back(e.x); d.push_back(e.y); d.push_back(e.z); d.push_back(e.w);
+    d.push_back(e.x);
+    d.push_back(e.y);
+    d.push_back(e.z);
+    d.push_back(e.w);
   }
   return d;
 }
@@ -185,7 +206,8 @@ std::vector<double> flat(const std::vector<float4> &v) {
 std::vector<double> flat(const std::vector<float2> &v) {
   std::vector<double> d;
   for (const float2 &e : v) {
-    d.push_back(e.x); d.push_back(e.y);
+    d.push_back(e.x);
+    d.push_back(e.y);
   }
   return d;
 }
@@ -226,7 +248,11 @@ TEST(TestInputs, ScaleOffsetTwoReturns) {
   const int n = 500;
   std::vector<float> x, offset, out;
   KernelCase k{"vector_ops.cu scale_offset", dim3(4), dim3(128)};
-  k.reset = [&] { x = ramp(n, 1.f); offset = ramp(7, 0.5f); out.assign(n, -1.f); };
+  k.reset = [&] {
+    x = ramp(n, 1.f);
+    offset = ramp(7, 0.5f);
+    out.assign(n, -1.f);
+  };
   SMPART_CASE(vector_ops, scale_offset, x.data(), offset.data(), 7, 3.f,
               out.data(), n);
   k.outputs = [&] { return asDoubles(out); };
@@ -238,7 +264,11 @@ TEST(TestInputs, SgemmTiledSharedTiles2d) {
   std::vector<float> A, B, C;
   KernelCase k{"sgemm_tiled.cu sgemm_tiled", dim3((N + 15) / 16, (M + 15) / 16),
                dim3(16, 16)};
-  k.reset = [&] { A = ramp(M * K, 0.5f); B = ramp(K * N, 0.25f); C = ramp(M * N, 1.f); };
+  k.reset = [&] {
+    A = ramp(M * K, 0.5f);
+    B = ramp(K * N, 0.25f);
+    C = ramp(M * N, 1.f);
+  };
   SMPART_CASE(sgemm_tiled, sgemm_tiled, M, N, K, 1.5f, A.data(), K, B.data(), N,
               0.5f, C.data(), N);
   k.outputs = [&] { return asDoubles(C); };
@@ -250,7 +280,11 @@ TEST(TestInputs, SgemmNaive) {
   std::vector<float> A, B, C;
   KernelCase k{"sgemm_tiled.cu sgemm_naive", dim3((N + 7) / 8, (M + 3) / 4),
                dim3(8, 4)};
-  k.reset = [&] { A = ramp(M * K, 0.5f); B = ramp(K * N, 0.25f); C = ramp(M * N, 1.f); };
+  k.reset = [&] {
+    A = ramp(M * K, 0.5f);
+    B = ramp(K * N, 0.25f);
+    C = ramp(M * N, 1.f);
+  };
   SMPART_CASE(sgemm_tiled, sgemm_naive, M, N, K, 2.f, A.data(), B.data(), -1.f,
               C.data());
   k.outputs = [&] { return asDoubles(C); };
@@ -260,9 +294,12 @@ TEST(TestInputs, SgemmNaive) {
 TEST(TestInputs, Jacobi5SharedHalo) {
   const int nx = 40, ny = 12;
   std::vector<float> in, out;
-  KernelCase k{"stencil2d.cu jacobi5_shared", dim3((nx + 31) / 32, (ny + 7) / 8),
-               dim3(32, 8)};
-  k.reset = [&] { in = ramp(nx * ny, 1.f); out.assign(nx * ny, -1.f); };
+  KernelCase k{"stencil2d.cu jacobi5_shared",
+               dim3((nx + 31) / 32, (ny + 7) / 8), dim3(32, 8)};
+  k.reset = [&] {
+    in = ramp(nx * ny, 1.f);
+    out.assign(nx * ny, -1.f);
+  };
   SMPART_CASE(stencil2d, jacobi5_shared, in.data(), out.data(), nx, ny, 0.8f);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -273,7 +310,10 @@ TEST(TestInputs, Jacobi5Global) {
   std::vector<float> in, out;
   KernelCase k{"stencil2d.cu jacobi5_global", dim3((nx + 7) / 8, (ny + 7) / 8),
                dim3(8, 8)};
-  k.reset = [&] { in = ramp(nx * ny, 1.f); out.assign(nx * ny, -1.f); };
+  k.reset = [&] {
+    in = ramp(nx * ny, 1.f);
+    out.assign(nx * ny, -1.f);
+  };
   SMPART_CASE(stencil2d, jacobi5_global, in.data(), out.data(), nx, ny, 0.8f);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -284,7 +324,11 @@ TEST(TestInputs, JacobiCountChanged) {
   std::vector<float> a, b;
   int changed = 0;
   KernelCase k{"stencil2d.cu jacobi_count_changed", dim3(4), dim3(128)};
-  k.reset = [&] { a = ramp(n, 1.f); b = ramp(n, 1.1f); changed = 0; };
+  k.reset = [&] {
+    a = ramp(n, 1.f);
+    b = ramp(n, 1.1f);
+    changed = 0;
+  };
   SMPART_CASE(stencil2d, jacobi_count_changed, a.data(), b.data(), n, 1.0f,
               &changed);
   k.outputs = [&] { return std::vector<double>{double(changed)}; };
@@ -306,7 +350,9 @@ TEST(TestInputs, HistogramRangeEarlyReturns) {
   };
   SMPART_CASE(histogram, histogram_range, values.data(), n, 1.f, 10.f, nbins,
               bins.data(), &outliers);
-  k.outputs = [&] { return concat(bins, std::vector<double>{double(outliers)}); };
+  k.outputs = [&] {
+    return concat(bins, std::vector<double>{double(outliers)});
+  };
   run(k);
 }
 
@@ -314,7 +360,10 @@ TEST(TestInputs, NbodyForcesFloat4Tile) {
   const int n = 200; // two tiles of NBODY_BLOCK = 128, the last one padded
   std::vector<float4> pos, acc;
   KernelCase k{"nbody.cu nbody_forces", dim3(2), dim3(128)};
-  k.reset = [&] { pos = bodies(n, 0.5f); acc.assign(n, make_float4(-1, -1, -1, -1)); };
+  k.reset = [&] {
+    pos = bodies(n, 0.5f);
+    acc.assign(n, make_float4(-1, -1, -1, -1));
+  };
   SMPART_CASE(nbody, nbody_forces, pos.data(), acc.data(), n, 0.01f);
   k.outputs = [&] { return flat(acc); };
   run(k);
@@ -324,7 +373,11 @@ TEST(TestInputs, NbodyIntegrate) {
   const int n = 300;
   std::vector<float4> pos, vel, acc;
   KernelCase k{"nbody.cu nbody_integrate", dim3(3), dim3(128)};
-  k.reset = [&] { pos = bodies(n, 0.5f); vel = bodies(n, 0.1f); acc = bodies(n, 0.01f); };
+  k.reset = [&] {
+    pos = bodies(n, 0.5f);
+    vel = bodies(n, 0.1f);
+    acc = bodies(n, 0.01f);
+  };
   SMPART_CASE(nbody, nbody_integrate, pos.data(), vel.data(), acc.data(), n,
               0.01f, 0.99f);
   k.outputs = [&] {
@@ -340,7 +393,11 @@ TEST(TestInputs, NbodyEnergyFloat2) {
   std::vector<float4> pos, vel;
   std::vector<float2> out;
   KernelCase k{"nbody.cu nbody_energy", dim3(5), dim3(64)};
-  k.reset = [&] { pos = bodies(n, 0.5f); vel = bodies(n, 0.1f); out.assign(n, make_float2(-1, -1)); };
+  k.reset = [&] {
+    pos = bodies(n, 0.5f);
+    vel = bodies(n, 0.1f);
+    out.assign(n, make_float2(-1, -1));
+  };
   SMPART_CASE(nbody, nbody_energy, pos.data(), vel.data(), out.data(), n);
   k.outputs = [&] { return flat(out); };
   run(k);
@@ -349,7 +406,10 @@ TEST(TestInputs, NbodyEnergyFloat2) {
 struct Options {
   std::vector<float> stock, strike, years, vol, call, put;
   void reset(int n) {
-    stock.resize(n); strike.resize(n); years.resize(n); vol.resize(n);
+    stock.resize(n);
+    strike.resize(n);
+    years.resize(n);
+    vol.resize(n);
     for (int i = 0; i < n; ++i) {
       stock[i] = 5.f + (i * 7) % 26;
       strike[i] = 1.f + (i * 11) % 100;
@@ -389,7 +449,10 @@ TEST(TestInputs, SpmvCsrScalarNamespace) {
   const Csr a(rows, cols);
   std::vector<float> x, y;
   KernelCase k{"spmv_csr.cu sparse::spmv_csr_scalar", dim3(5), dim3(64)};
-  k.reset = [&] { x = ramp(cols, 0.5f); y.assign(rows, -1.f); };
+  k.reset = [&] {
+    x = ramp(cols, 0.5f);
+    y.assign(rows, -1.f);
+  };
   SMPART_CASE(spmv_csr, sparse::spmv_csr_scalar, rows, a.row_ptr.data(),
               a.col_idx.data(), a.vals.data(), x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
@@ -401,7 +464,10 @@ TEST(TestInputs, SpmvCsrAxpbyNamespace) {
   const Csr a(rows, cols);
   std::vector<float> x, y;
   KernelCase k{"spmv_csr.cu sparse::spmv_csr_axpby", dim3(5), dim3(64)};
-  k.reset = [&] { x = ramp(cols, 0.5f); y = ramp(rows, 2.f); };
+  k.reset = [&] {
+    x = ramp(cols, 0.5f);
+    y = ramp(rows, 2.f);
+  };
   SMPART_CASE(spmv_csr, sparse::spmv_csr_axpby, rows, 1.5f, a.row_ptr.data(),
               a.col_idx.data(), a.vals.data(), x.data(), 0.5f, y.data());
   k.outputs = [&] { return asDoubles(y); };
@@ -414,16 +480,22 @@ TEST(TestInputs, CsrRowLengths) {
   std::vector<int> lengths;
   int empty = 0;
   KernelCase k{"spmv_csr.cu csr_row_lengths", dim3(5), dim3(64)};
-  k.reset = [&] { lengths.assign(rows, -1); empty = 0; };
+  k.reset = [&] {
+    lengths.assign(rows, -1);
+    empty = 0;
+  };
   SMPART_CASE(spmv_csr, csr_row_lengths, rows, a.row_ptr.data(), lengths.data(),
               &empty);
-  k.outputs = [&] { return concat(lengths, std::vector<double>{double(empty)}); };
+  k.outputs = [&] {
+    return concat(lengths, std::vector<double>{double(empty)});
+  };
   run(k);
 }
 
 struct Points {
   static constexpr int n = 300, k = 5, dim = 4;
-  std::vector<float> points = ramp(n * dim, 0.5f), centroids = ramp(k * dim, 1.3f);
+  std::vector<float> points = ramp(n * dim, 0.5f),
+                     centroids = ramp(k * dim, 1.3f);
   std::vector<int> membership;
 };
 
@@ -469,8 +541,8 @@ TEST(TestInputs, KmeansUpdate2dGrid) {
   for (int i = 0; i < n; ++i)
     membership[i] = (i * 3) % (kc + 1); // value kc is no cluster: skipped
   std::vector<float> centroids;
-  KernelCase k{"kmeans_assign.cu kmeans_update", dim3((dim + 3) / 4, (kc + 3) / 4),
-               dim3(4, 4)};
+  KernelCase k{"kmeans_assign.cu kmeans_update",
+               dim3((dim + 3) / 4, (kc + 3) / 4), dim3(4, 4)};
   k.reset = [&] { centroids.assign(kc * dim, -1.f); };
   SMPART_CASE(kmeans_assign, kmeans_update, points.data(), membership.data(), n,
               kc, dim, centroids.data());
@@ -495,8 +567,11 @@ struct Graph {
     frontier.assign(n, 0);
     next_frontier.assign(n, 0);
     for (int v = 0; v < n; ++v) {
-      if (v % 7 == 0) { frontier[v] = 1; levels[v] = 1; }
-      else if (v % 5 == 0) levels[v] = 0;
+      if (v % 7 == 0) {
+        frontier[v] = 1;
+        levels[v] = 1;
+      } else if (v % 5 == 0)
+        levels[v] = 0;
     }
   }
 };
@@ -515,12 +590,16 @@ TEST(TestInputs, BfsExpandAtomicCas) {
   Graph g;
   int next_count = 0;
   KernelCase k{"bfs_frontier.cu bfs_expand", dim3(5), dim3(64)};
-  k.reset = [&] { g.reset(); next_count = 0; };
+  k.reset = [&] {
+    g.reset();
+    next_count = 0;
+  };
   SMPART_CASE(bfs_frontier, bfs_expand, Graph::n, g.offsets.data(),
               g.cols.data(), g.frontier.data(), g.next_frontier.data(),
               g.levels.data(), 1, &next_count);
   k.outputs = [&] {
-    return concat(g.levels, g.next_frontier, std::vector<double>{double(next_count)});
+    return concat(g.levels, g.next_frontier,
+                  std::vector<double>{double(next_count)});
   };
   run(k);
 }
@@ -543,7 +622,10 @@ TEST(TestInputs, TemplateBlockSumFloat64) {
   const int n = 300;
   std::vector<float> in, out;
   KernelCase k{"template_kernel.cu block_sum<float, 64>", dim3(5), dim3(64)};
-  k.reset = [&] { in = ramp(n, 0.5f); out.assign(5, -1.f); };
+  k.reset = [&] {
+    in = ramp(n, 0.5f);
+    out.assign(5, -1.f);
+  };
   SMPART_CASE(template_kernel, block_sum_float_64, in.data(), out.data(), n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -555,7 +637,8 @@ TEST(TestInputs, TemplateBlockSumInt32) {
   KernelCase k{"template_kernel.cu block_sum<int, 32>", dim3(5), dim3(32)};
   k.reset = [&] {
     in.resize(n);
-    for (int i = 0; i < n; ++i) in[i] = (i * 37) % 101 - 50;
+    for (int i = 0; i < n; ++i)
+      in[i] = (i * 37) % 101 - 50;
     out.assign(5, -1);
   };
   SMPART_CASE(template_kernel, block_sum_int_32, in.data(), out.data(), n);
@@ -567,7 +650,10 @@ TEST(TestInputs, TemplateAxpbyDeducedFloat) {
   const int n = 300;
   std::vector<float> x, y;
   KernelCase k{"template_kernel.cu axpby<float>", dim3(5), dim3(64)};
-  k.reset = [&] { x = ramp(n, 0.5f); y = ramp(n, 2.f); };
+  k.reset = [&] {
+    x = ramp(n, 0.5f);
+    y = ramp(n, 2.f);
+  };
   SMPART_CASE(template_kernel, axpby_float, 1.5f, x.data(), -0.5f, y.data(), n);
   k.outputs = [&] { return asDoubles(y); };
   run(k);
@@ -578,8 +664,12 @@ TEST(TestInputs, TemplateAxpbyExplicitInt) {
   std::vector<int> x, y;
   KernelCase k{"template_kernel.cu axpby<int>", dim3(5), dim3(64)};
   k.reset = [&] {
-    x.resize(n); y.resize(n);
-    for (int i = 0; i < n; ++i) { x[i] = i % 17; y[i] = (i * 3) % 29; }
+    x.resize(n);
+    y.resize(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = i % 17;
+      y[i] = (i * 3) % 29;
+    }
   };
   SMPART_CASE(template_kernel, axpby_int, 3, x.data(), -2, y.data(), n);
   k.outputs = [&] { return asDoubles(y); };
@@ -590,7 +680,10 @@ TEST(TestInputs, TemplateClampCopyLaunchBounds) {
   const int n = 300;
   std::vector<float> in, out;
   KernelCase k{"template_kernel.cu clamp_copy<64, float>", dim3(5), dim3(64)};
-  k.reset = [&] { in = ramp(n, 1.f); out.assign(n, -1.f); };
+  k.reset = [&] {
+    in = ramp(n, 1.f);
+    out.assign(n, -1.f);
+  };
   SMPART_CASE(template_kernel, clamp_copy_64_float, in.data(), out.data(), 4.f,
               15.f, n);
   k.outputs = [&] { return asDoubles(out); };
@@ -601,7 +694,10 @@ TEST(TestInputs, SaxpyGridStride) {
   const int n = 1000; // 192 threads stride over 1000 elements
   std::vector<float> x, y;
   KernelCase k{"grid_stride.cu saxpy_grid_stride", dim3(3), dim3(64)};
-  k.reset = [&] { x = ramp(n, 0.5f); y = ramp(n, 1.f); };
+  k.reset = [&] {
+    x = ramp(n, 0.5f);
+    y = ramp(n, 1.f);
+  };
   SMPART_CASE(grid_stride, saxpy_grid_stride, n, 2.f, x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
@@ -631,9 +727,12 @@ TEST(TestInputs, Copy2dGridStride) {
   const int rows = 20, cols = 30, ld_in = 32, ld_out = 31;
   std::vector<float> in, out;
   KernelCase k{"grid_stride.cu copy2d_grid_stride", dim3(2, 2), dim3(8, 4)};
-  k.reset = [&] { in = ramp(rows * ld_in, 1.f); out.assign(rows * ld_out, -1.f); };
-  SMPART_CASE(grid_stride, copy2d_grid_stride, in.data(), out.data(), rows, cols,
-              ld_in, ld_out);
+  k.reset = [&] {
+    in = ramp(rows * ld_in, 1.f);
+    out.assign(rows * ld_out, -1.f);
+  };
+  SMPART_CASE(grid_stride, copy2d_grid_stride, in.data(), out.data(), rows,
+              cols, ld_in, ld_out);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -643,7 +742,10 @@ TEST(TestInputs, CountAboveIdleBlocksReturn) {
   std::vector<float> x;
   unsigned count = 0;
   KernelCase k{"grid_stride.cu count_above", dim3(8), dim3(64)};
-  k.reset = [&] { x = ramp(n, 1.f); count = 0; };
+  k.reset = [&] {
+    x = ramp(n, 1.f);
+    count = 0;
+  };
   SMPART_CASE(grid_stride, count_above, x.data(), n, 10.f, &count);
   k.outputs = [&] { return std::vector<double>{double(count)}; };
   run(k);
@@ -654,7 +756,10 @@ TEST(TestInputs, Laplacian3d) {
   std::vector<float> in, out;
   KernelCase k{"block_helper.cu laplacian3d",
                dim3((nx + 3) / 4, (ny + 3) / 4, (nz + 1) / 2), dim3(4, 4, 2)};
-  k.reset = [&] { in = ramp(nx * ny * nz, 1.f); out.assign(in.size(), -1.f); };
+  k.reset = [&] {
+    in = ramp(nx * ny * nz, 1.f);
+    out.assign(in.size(), -1.f);
+  };
   SMPART_CASE(block_helper, laplacian3d, in.data(), out.data(), nx, ny, nz);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -665,7 +770,10 @@ TEST(TestInputs, TransposeNaive) {
   std::vector<float> in, out;
   KernelCase k{"transpose.cu transpose_naive", dim3((w + 7) / 8, (h + 7) / 8),
                dim3(8, 8)};
-  k.reset = [&] { in = ramp(w * h, 1.f); out.assign(w * h, -1.f); };
+  k.reset = [&] {
+    in = ramp(w * h, 1.f);
+    out.assign(w * h, -1.f);
+  };
   SMPART_CASE(transpose, transpose_naive, in.data(), out.data(), w, h);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
@@ -678,7 +786,8 @@ TEST(TestInputs, ScanBlockExclusiveBlelloch) {
   k.dynamic_smem = 2 * block * sizeof(int);
   k.reset = [&] {
     in.resize(n);
-    for (int i = 0; i < n; ++i) in[i] = (i * 7) % 13 - 3;
+    for (int i = 0; i < n; ++i)
+      in[i] = (i * 7) % 13 - 3;
     out.assign(n, -1);
     sums.assign(grid, -1);
   };
@@ -694,9 +803,11 @@ TEST(TestInputs, ScanAddOffsets) {
   KernelCase k{"prefix_scan.cu scan_add_offsets", dim3(grid), dim3(block)};
   k.reset = [&] {
     out.resize(n);
-    for (int i = 0; i < n; ++i) out[i] = i % 11;
+    for (int i = 0; i < n; ++i)
+      out[i] = i % 11;
     sums.resize(grid);
-    for (int b = 0; b < grid; ++b) sums[b] = 100 * b;
+    for (int b = 0; b < grid; ++b)
+      sums[b] = 100 * b;
   };
   SMPART_CASE(prefix_scan, scan_add_offsets, out.data(), sums.data(), n);
   k.outputs = [&] { return asDoubles(out); };

@@ -108,8 +108,10 @@ static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 /// each replay of a captured one) copies a zero State first.
 struct State {
   DeviceKnobs knobs;
-  alignas(128) unsigned long long next_block; ///< logical blocks taken (may overshoot)
-  alignas(128) unsigned long long blocks_done; ///< added by each CTA as it leaves
+  alignas(128) unsigned long long next_block; ///< logical blocks taken (may
+                                              ///< overshoot)
+  alignas(
+      128) unsigned long long blocks_done; ///< added by each CTA as it leaves
   /// The launch handshake: (generation << 1) while the CTA that won it
   /// initialises this State, (generation << 1) | 1 once it is ready. A
   /// generation older than a CTA's own means the State is left from an
@@ -117,7 +119,8 @@ struct State {
   alignas(128) unsigned long long handshake;
   std::uint32_t resident_ctas; ///< CTAs holding a slot
   std::uint32_t first_live;    ///< CTAs of the first instance not yet gone
-  alignas(128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
+  alignas(
+      128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
 };
 inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 
@@ -136,14 +139,14 @@ inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 /// that every CTA will start under its write.
 struct Notices {
   std::uint32_t last_block_taken; ///< nonzero once the last block is taken
-  std::uint32_t finished;   ///< the launch's generation once every block is done
-  std::uint32_t parked;     ///< nonzero while the anchor CTA waits for work
-  std::uint32_t stalls;     ///< times the anchor ran outside its allocation
-  unsigned long long taken; ///< mirror of State::next_block
-  unsigned long long done;  ///< mirror of State::blocks_done
+  std::uint32_t finished; ///< the launch's generation once every block is done
+  std::uint32_t parked;   ///< nonzero while the anchor CTA waits for work
+  std::uint32_t stalls;   ///< times the anchor ran outside its allocation
+  unsigned long long taken;    ///< mirror of State::next_block
+  unsigned long long done;     ///< mirror of State::blocks_done
   std::uint32_t resident_ctas; ///< mirror of State::resident_ctas
-  std::uint32_t started;    ///< nonzero once a CTA of the launch ran
-  std::uint32_t acked_epoch; ///< see above; 0 until the first acknowledgement
+  std::uint32_t started;       ///< nonzero once a CTA of the launch ran
+  std::uint32_t acked_epoch;   ///< see above; 0 until the first acknowledgement
   std::uint32_t reserved;
   /// %globaltimer when acked_epoch was written (written before it): the
   /// device-clock end of a knob change, and of a preemption (a preempt

@@ -153,10 +153,10 @@ namespace controller {
 /// The outcome of reading SMPART_POLICY / SMPART_PROFILES / SMPART_TRACE /
 /// SMPART_PROFILE.
 struct EnvConfig {
-  std::string error;               ///< one line; empty when the settings are valid
+  std::string error; ///< one line; empty when the settings are valid
   std::unique_ptr<Controller> controller; ///< null unless SMPART_POLICY is set
-  bool trace = false;              ///< SMPART_TRACE opened (trace::global())
-  std::string profile_out;         ///< SMPART_PROFILE, when set
+  bool trace = false;      ///< SMPART_TRACE opened (trace::global())
+  std::string profile_out; ///< SMPART_PROFILE, when set
   bool active() const {
     return controller != nullptr || trace || !profile_out.empty();
   }

@@ -2,8 +2,8 @@
 // (runtime/controller/README.md), for programs and benchmarks that build
 // their own controller (a policy, profiles measured in the same run):
 //
-//   auto c = std::make_shared<smpart::Controller>(policy, profiles, info.sm_ids);
-//   smpart::setLaunchObserver(smpart::observerFor(c));
+//   auto c = std::make_shared<smpart::Controller>(policy, profiles,
+//   info.sm_ids); smpart::setLaunchObserver(smpart::observerFor(c));
 //
 // Needs the CUDA runtime (libsmpart); controller.hpp itself is CUDA-free.
 #pragma once

@@ -44,11 +44,11 @@ struct SweepOptions {
   /// shrinking takes effect at the next block boundary, growing needs new
   /// CTAs. Default (empty): made by defaultSchedule().
   std::vector<SweepStep> steps;
-  double dwell_ms = 20;       ///< time spent in each configuration
+  double dwell_ms = 20;          ///< time spent in each configuration
   double settle_fraction = 0.25; ///< first part of each dwell ignored (CTAs of
                                  ///< the previous configuration still draining)
   double reserve_fraction = 0.1; ///< stop when less than this much work is left
-  unsigned min_points = 3;    ///< progress reads needed to estimate a rate
+  unsigned min_points = 3;       ///< progress reads needed to estimate a rate
 };
 
 /// SM counts num_sms, num_sms/2, num_sms/4, ... down to 1 (at most
@@ -110,7 +110,7 @@ private:
 
 /// Memory-side metrics of one kernel from Nsight Compute.
 struct NcuMetrics {
-  std::string kernel;  ///< name without argument list
+  std::string kernel; ///< name without argument list
   unsigned launches = 0;
   std::optional<double> llc_apki, llc_hit_rate, bw_util;
 };
@@ -173,7 +173,8 @@ private:
 // ----------------------------------------------------------- Nsight CSV --
 
 /// The Nsight Compute metrics that map onto profile fields:
-///   llc_apki     = lts__t_requests_srcunit_tex.sum * 1000 / smsp__inst_executed.sum
+///   llc_apki     = lts__t_requests_srcunit_tex.sum * 1000 /
+///   smsp__inst_executed.sum
 ///                  (L2 requests from L1/TEX per kilo warp-instruction)
 ///   llc_hit_rate = lts__t_sector_hit_rate.pct / 100
 ///   bw_util      = dram__throughput.avg.pct_of_peak_sustained_elapsed / 100

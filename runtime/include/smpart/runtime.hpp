@@ -58,9 +58,8 @@ struct LaunchParams {
 using Relaunch = std::function<void(const LaunchParams &)>;
 
 /// Launches an untransformed kernel with its original configuration.
-using OpaqueLaunch =
-    std::function<void(dim3 grid, dim3 block, std::size_t smem,
-                       cudaStream_t stream)>;
+using OpaqueLaunch = std::function<void(dim3 grid, dim3 block, std::size_t smem,
+                                        cudaStream_t stream)>;
 
 /// Logical blocks of one kernel, from the device's mirror in host memory
 /// (no CUDA call; a few microseconds old while the kernel runs).
@@ -75,10 +74,10 @@ struct Progress {
   unsigned long long done = 0;
   unsigned long long total = 0;
   unsigned resident_ctas = 0; ///< CTAs holding an SM slot
-  bool started = false;  ///< a CTA of the launch has run
-  bool finished = false; ///< every logical block is done
-  bool parked = false;   ///< only the anchor CTA is left, waiting for work
-  unsigned stalls = 0;   ///< times the anchor ran outside its allocation
+  bool started = false;       ///< a CTA of the launch has run
+  bool finished = false;      ///< every logical block is done
+  bool parked = false;        ///< only the anchor CTA is left, waiting for work
+  unsigned stalls = 0;        ///< times the anchor ran outside its allocation
 };
 
 /// The GPU a kernel was launched on, as the runtime sized it.
@@ -280,12 +279,11 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
 /// run: on the launching thread before it is enqueued when its stream has
 /// nothing pending (knobs set there apply to its first blocks), else on the
 /// notice thread once the stream reached it; captured launches are not
-/// announced. The others run on the runtime's notice thread, which polls host memory every ~50 us.
-/// onKnobsApplied: knobsApplied() became true for a knob epoch written
-/// after the launch (once per epoch). A launch that fails after onLaunch
-/// gets onDone at once.
-/// SMPART_POLICY, SMPART_PROFILE and SMPART_TRACE install one at the first
-/// launch (runtime/controller/README.md).
+/// announced. The others run on the runtime's notice thread, which polls host
+/// memory every ~50 us. onKnobsApplied: knobsApplied() became true for a knob
+/// epoch written after the launch (once per epoch). A launch that fails after
+/// onLaunch gets onDone at once. SMPART_POLICY, SMPART_PROFILE and SMPART_TRACE
+/// install one at the first launch (runtime/controller/README.md).
 class LaunchObserver {
 public:
   virtual ~LaunchObserver() = default;

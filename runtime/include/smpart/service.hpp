@@ -25,13 +25,13 @@ inline constexpr const char *kProtocol = "smpart.service/1";
 inline constexpr std::size_t kMaxLine = 64 * 1024;
 
 struct ServerOptions {
-  std::string socket;                ///< path of the Unix socket
-  std::string policy = "even";       ///< any of smpart-plan's policies
-  std::string profiles;              ///< smpart.profiles/1 (not for even)
-  std::string trace;                 ///< trace file, optional
-  std::vector<unsigned> sm_ids;      ///< empty: from the first tenant
-  unsigned mode = 0600;              ///< socket permissions
-  std::vector<uid_t> allow_uids;     ///< besides the service's own uid
+  std::string socket;            ///< path of the Unix socket
+  std::string policy = "even";   ///< any of smpart-plan's policies
+  std::string profiles;          ///< smpart.profiles/1 (not for even)
+  std::string trace;             ///< trace file, optional
+  std::vector<unsigned> sm_ids;  ///< empty: from the first tenant
+  unsigned mode = 0600;          ///< socket permissions
+  std::vector<uid_t> allow_uids; ///< besides the service's own uid
   std::function<void(const std::string &)> log; ///< default: stderr
 };
 

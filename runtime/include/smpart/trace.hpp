@@ -54,8 +54,8 @@ public:
             const std::string &Knob, const nlohmann::json &Value);
   /// The allocation a kernel holds after a decision is applied (counters
   /// "sms" and "ctas_per_sm"; what `smpart-trace plot` draws).
-  void allocation(unsigned long long Id, const std::string &Name,
-                  unsigned Sms, unsigned CtasPerSm, bool Preempted);
+  void allocation(unsigned long long Id, const std::string &Name, unsigned Sms,
+                  unsigned CtasPerSm, bool Preempted);
   void preempt(unsigned long long Id, const std::string &Name);
   void resume(unsigned long long Id, const std::string &Name);
   /// Free-form instant (warnings, profiler steps).

@@ -68,7 +68,8 @@ TEST(CdSearch, PowerModeTentativeCount) {
   ProfileSet S = example("memory_memory_pair.json");
   std::vector<std::string> Steps;
   EXPECT_EQ(cdPowerModeSms(S.kernels[0], 66, 0.05, &Steps), 48);
-  EXPECT_NE(Steps.front().find("tentative 32"), std::string::npos) << Steps.front();
+  EXPECT_NE(Steps.front().find("tentative 32"), std::string::npos)
+      << Steps.front();
 }
 
 TEST(CdSearch, ComputeOnlyIsEven) {
@@ -92,17 +93,21 @@ TEST(CdSearch, ComputeOnlyIsEven) {
 TEST(CdSearch, FourKernelExtension) {
   json G = gpu(132);
   auto Mem = [](const char *Name, double T16) {
-    return json{{"name", Name},
-                {"metrics", {{"llc_apki", 200.0}, {"llc_hit_rate", 0.3}}},
-                {"isolated", {{"by_sms", json::array({{{"sms", 8}, {"time_ms", 40.0}},
-                                                      {{"sms", 16}, {"time_ms", T16}},
-                                                      {{"sms", 33}, {"time_ms", 12.0}}})}}}};
+    return json{
+        {"name", Name},
+        {"metrics", {{"llc_apki", 200.0}, {"llc_hit_rate", 0.3}}},
+        {"isolated",
+         {{"by_sms", json::array({{{"sms", 8}, {"time_ms", 40.0}},
+                                  {{"sms", 16}, {"time_ms", T16}},
+                                  {{"sms", 33}, {"time_ms", 12.0}}})}}}};
   };
   auto Comp = [](const char *Name) {
-    return json{{"name", Name}, {"metrics", {{"llc_apki", 1.0}, {"llc_hit_rate", 0.9}}}};
+    return json{{"name", Name},
+                {"metrics", {{"llc_apki", 1.0}, {"llc_hit_rate", 0.9}}}};
   };
   Plan P = decide("cd-search",
-                  profiles(G, json::array({Mem("m1", 21.0), Comp("c1"), Mem("m2", 12.5), Comp("c2")})));
+                  profiles(G, json::array({Mem("m1", 21.0), Comp("c1"),
+                                           Mem("m2", 12.5), Comp("c2")})));
   EXPECT_EQ(P.mode, "performance");
   EXPECT_EQ(find(P, "m1").sms, 33);
   EXPECT_EQ(find(P, "m2").sms, 17);

@@ -18,7 +18,8 @@ TEST(Evaluator, HandExampleSpatial) {
   ProfileSet S = example("compute_memory_pair.json");
   Evaluation E = evaluatePlan(decide("cd-search", S), S, "plan.json");
   ASSERT_EQ(E.kernels.size(), 2u);
-  double NpC = (0.05 + (1 / 13.4 - 0.05) * 18.0 / 33.0) * 10.0; // perf(84) * T(132)
+  double NpC =
+      (0.05 + (1 / 13.4 - 0.05) * 18.0 / 33.0) * 10.0; // perf(84) * T(132)
   EXPECT_NEAR(E.kernels[0].np, NpC, 1e-12);
   EXPECT_NEAR(E.kernels[1].np, 9.7 / 10.5, 1e-12);
   EXPECT_NEAR(E.stp, NpC + 9.7 / 10.5, 1e-12);
@@ -39,11 +40,13 @@ TEST(Evaluator, RejectsPlansThatDoNotMatch) {
   ProfileSet S = example("compute_memory_pair.json");
   Plan P = decide("even", S);
   P.kernels[1].name = "ghost";
-  EXPECT_NE(errorOf([&] { evaluatePlan(P, S, "plan.json"); })
-                .find("plan.json: kernels[1].name: expected a kernel named in"),
+  EXPECT_NE(errorOf([&] {
+              evaluatePlan(P, S, "plan.json");
+            }).find("plan.json: kernels[1].name: expected a kernel named in"),
             std::string::npos);
   P = decide("even", S);
   P.kernels[1].sms = 100;
-  EXPECT_EQ(errorOf([&] { evaluatePlan(P, S, "plan.json"); }),
-            "plan.json: kernels[1].sms: expected sm_first + sms <= 132, got 166");
+  EXPECT_EQ(
+      errorOf([&] { evaluatePlan(P, S, "plan.json"); }),
+      "plan.json: kernels[1].sms: expected sm_first + sms <= 132, got 166");
 }

@@ -11,9 +11,12 @@ using namespace smpart::policy::test;
 // threads 2, regs 65536/65536 = 1 -> 1.
 TEST(Even, SplitsWithRemainderFirst) {
   ProfileSet S = profiles(
-      gpu(10), json::array({{{"name", "a"}, {"block", {{"threads", 256}, {"regs_per_thread", 32}}}},
-                            {{"name", "b"}, {"block", {{"threads", 1024}, {"regs_per_thread", 64}}}},
-                            {{"name", "c"}}}));
+      gpu(10),
+      json::array({{{"name", "a"},
+                    {"block", {{"threads", 256}, {"regs_per_thread", 32}}}},
+                   {{"name", "b"},
+                    {"block", {{"threads", 1024}, {"regs_per_thread", 64}}}},
+                   {{"name", "c"}}}));
   Plan P = decide("even", S);
   ASSERT_EQ(P.kernels.size(), 3u);
   EXPECT_EQ(P.kernels[0].sms, 4);

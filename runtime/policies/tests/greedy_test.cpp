@@ -10,7 +10,8 @@ using namespace smpart::policy::test;
 TEST(Greedy, PrunesToMonotonicallyDecreasingTimes) {
   // Sorted by CTAs: 1:30, 2:16, 3:18, 4:12, 5:12 -> keep 1, 2, 4
   // (3 is slower than 2, 5 is not faster than 4).
-  auto Kept = pruneConfigurations({{4, 12.0}, {1, 30.0}, {3, 18.0}, {2, 16.0}, {5, 12.0}});
+  auto Kept = pruneConfigurations(
+      {{4, 12.0}, {1, 30.0}, {3, 18.0}, {2, 16.0}, {5, 12.0}});
   ASSERT_EQ(Kept.size(), 3u);
   EXPECT_EQ(Kept[0].ctas, 1);
   EXPECT_EQ(Kept[1].ctas, 2);
@@ -56,12 +57,16 @@ TEST(Greedy, ExecutedBlocksShortenRemainingTime) {
                             {{"ctas", 2}, {"time_ms", 12.0}},
                             {{"ctas", 3}, {"time_ms", 9.0}}});
   json Block = {{"threads", 512}};
-  ProfileSet S = profiles(gpu(4), json::array({{{"name", "a"}, {"block", Block},
-                                                {"total_blocks", 100}, {"executed_blocks", 50},
-                                                {"isolated", {{"by_ctas_per_sm", Curve}}}},
-                                               {{"name", "b"}, {"block", Block},
-                                                {"total_blocks", 100},
-                                                {"isolated", {{"by_ctas_per_sm", Curve}}}}}));
+  ProfileSet S = profiles(
+      gpu(4), json::array({{{"name", "a"},
+                            {"block", Block},
+                            {"total_blocks", 100},
+                            {"executed_blocks", 50},
+                            {"isolated", {{"by_ctas_per_sm", Curve}}}},
+                           {{"name", "b"},
+                            {"block", Block},
+                            {"total_blocks", 100},
+                            {"isolated", {{"by_ctas_per_sm", Curve}}}}}));
   Plan P = decide("greedy", S);
   EXPECT_EQ(find(P, "a").ctas_per_sm, 1);
   EXPECT_EQ(find(P, "b").ctas_per_sm, 3);
@@ -72,12 +77,15 @@ TEST(Greedy, ExecutedBlocksShortenRemainingTime) {
 TEST(Greedy, FallsBackToOneCtaEach) {
   json Curve = json::array({{{"ctas", 1}, {"time_ms", 20.0}}});
   json Block = {{"threads", 1536}};
-  ProfileSet S = profiles(gpu(4), json::array({{{"name", "a"}, {"block", Block},
-                                                {"total_blocks", 10},
-                                                {"isolated", {{"by_ctas_per_sm", Curve}}}},
-                                               {{"name", "b"}, {"block", Block},
-                                                {"total_blocks", 10},
-                                                {"isolated", {{"by_ctas_per_sm", Curve}}}}}));
+  ProfileSet S = profiles(
+      gpu(4), json::array({{{"name", "a"},
+                            {"block", Block},
+                            {"total_blocks", 10},
+                            {"isolated", {{"by_ctas_per_sm", Curve}}}},
+                           {{"name", "b"},
+                            {"block", Block},
+                            {"total_blocks", 10},
+                            {"isolated", {{"by_ctas_per_sm", Curve}}}}}));
   Plan P = decide("greedy", S);
   EXPECT_EQ(P.mode, "fallback-one-cta");
   EXPECT_EQ(P.kernels[0].ctas_per_sm, 1);

@@ -38,7 +38,8 @@ TEST(Hsm, FairHandExample) {
   EXPECT_EQ(find(P, "stream_triad").sms, 49);
   EXPECT_EQ(find(P, "stream_triad").sm_first, 83);
   EXPECT_NEAR(*find(P, "sgemm").predicted_np, 83.0 / 132, 1e-12);
-  EXPECT_NEAR(*find(P, "stream_triad").predicted_np, 0.5 / 0.59 / 66 * 49, 1e-12);
+  EXPECT_NEAR(*find(P, "stream_triad").predicted_np, 0.5 / 0.59 / 66 * 49,
+              1e-12);
   EXPECT_EQ(find(P, "stream_triad").klass, "memory");
 }
 
@@ -69,15 +70,18 @@ TEST(Hsm, QosHandExample) {
 // a: 0 vs b 0.1 -> b (2). Result h 5, a 3, b 2.
 TEST(Hsm, QosSpreadMaximisesSumOfNp) {
   auto Shared = [](int Sms, double Insts, double Acc, double Bw) {
-    return json{{"sms", Sms}, {"instructions", Insts}, {"cycles", 5e5},
-                {"mem_accesses", Acc}, {"bw_util", Bw}, {"rbh", 0.5}};
+    return json{{"sms", Sms},          {"instructions", Insts}, {"cycles", 5e5},
+                {"mem_accesses", Acc}, {"bw_util", Bw},         {"rbh", 0.5}};
   };
   // Compute: Acc tiny. Memory a: B^d huge; NP = 0.495/0.55 = 0.9 on 2 SMs.
-  ProfileSet S = profiles(gpu(10), json::array({
-      {{"name", "h"}, {"priority", "high"}, {"np_target", 0.5},
-       {"shared", Shared(1, 2e6, 1.0, 0.01)}},
-      {{"name", "a"}, {"shared", Shared(2, 1e5, 1e7, 0.495)}},
-      {{"name", "b"}, {"shared", Shared(1, 2e6, 1.0, 0.01)}}}));
+  ProfileSet S = profiles(
+      gpu(10),
+      json::array({{{"name", "h"},
+                    {"priority", "high"},
+                    {"np_target", 0.5},
+                    {"shared", Shared(1, 2e6, 1.0, 0.01)}},
+                   {{"name", "a"}, {"shared", Shared(2, 1e5, 1e7, 0.495)}},
+                   {{"name", "b"}, {"shared", Shared(1, 2e6, 1.0, 0.01)}}}));
   Plan P = decide("hsm-qos", S);
   EXPECT_EQ(find(P, "h").sms, 5);
   EXPECT_EQ(find(P, "a").sms, 3);
@@ -86,15 +90,21 @@ TEST(Hsm, QosSpreadMaximisesSumOfNp) {
 }
 
 TEST(Hsm, QosNeedsAHighPriorityKernel) {
-  json Shared = {{"sms", 1}, {"instructions", 1e6}, {"mem_accesses", 1.0},
-                 {"bw_util", 0.1}, {"rbh", 0.5}};
-  ProfileSet S = profiles(gpu(4), json::array({{{"name", "a"}, {"shared", Shared}}}));
+  json Shared = {{"sms", 1},
+                 {"instructions", 1e6},
+                 {"mem_accesses", 1.0},
+                 {"bw_util", 0.1},
+                 {"rbh", 0.5}};
+  ProfileSet S =
+      profiles(gpu(4), json::array({{{"name", "a"}, {"shared", Shared}}}));
   EXPECT_EQ(errorOf([&] { decide("hsm-qos", S); }),
-            "test.json: kernels[*].priority: missing; policy hsm-qos needs one kernel "
+            "test.json: kernels[*].priority: missing; policy hsm-qos needs one "
+            "kernel "
             "with \"priority\": \"high\"");
   ProfileSet T = example("memory_memory_pair.json");
-  EXPECT_NE(errorOf([&] { decide("hsm-qos", T); }).find("kernels[0].shared: missing"),
-            std::string::npos);
+  EXPECT_NE(
+      errorOf([&] { decide("hsm-qos", T); }).find("kernels[0].shared: missing"),
+      std::string::npos);
 }
 
 // Exact line bw = 0.4 rbh + 0.35 at rbh 0.2, 0.5, 0.8 -> c1 0.4, c2 0.35.

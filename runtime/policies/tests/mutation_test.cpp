@@ -26,9 +26,20 @@ std::string readExample(const char *Name) {
 
 // Replaces a random node of \p Doc by an awkward value.
 void mutateTree(json &Doc, std::mt19937_64 &Rng) {
-  static const json Awkward[] = {-1,   0,          1,        -1e308, 1e308,   2.5,
-                                 "x",  nullptr,    json::array(), json::object(), true,
-                                 9223372036854775807LL, 18446744073709551615ULL, 1e-320};
+  static const json Awkward[] = {-1,
+                                 0,
+                                 1,
+                                 -1e308,
+                                 1e308,
+                                 2.5,
+                                 "x",
+                                 nullptr,
+                                 json::array(),
+                                 json::object(),
+                                 true,
+                                 9223372036854775807LL,
+                                 18446744073709551615ULL,
+                                 1e-320};
   json *Node = &Doc;
   for (int Depth = 0; Depth < 6; ++Depth) {
     if (Node->is_object() && !Node->empty()) {
@@ -63,8 +74,9 @@ void mutateTree(json &Doc, std::mt19937_64 &Rng) {
 
 // Byte-level damage: flips, deletions, JSON-ish insertions.
 void mutateText(std::string &Text, std::mt19937_64 &Rng) {
-  static const char *Tokens[] = {"[", "]", "{", "}", "\"", ",", ":", "-", "1e999", "null",
-                                 "\\u", "0", "-0", "[[[[", "\xff", "\"kernels\""};
+  static const char *Tokens[] = {
+      "[",     "]",    "{",   "}", "\"", ",",    ":",    "-",
+      "1e999", "null", "\\u", "0", "-0", "[[[[", "\xff", "\"kernels\""};
   int Edits = 1 + static_cast<int>(Rng() % 4);
   for (int E = 0; E < Edits && !Text.empty(); ++E) {
     std::size_t At = Rng() % Text.size();

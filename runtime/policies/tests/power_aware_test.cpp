@@ -50,14 +50,16 @@ TEST(PowerAware, PairsAQueueToMinimiseSlowdown) {
   auto Pt = [](int Sms, double T, double Ipc, double W) {
     return json{{"sms", Sms}, {"time_ms", T}, {"ipc", Ipc}, {"power_w", W}};
   };
-  json C = json::array({Pt(5, 40, 5, 50), Pt(10, 20, 10, 80), Pt(15, 40.0 / 3, 15, 110),
-                        Pt(20, 10, 20, 140)});
-  json M = json::array({Pt(5, 11, 9, 40), Pt(10, 10.2, 9.7, 60), Pt(20, 10, 9.9, 100)});
+  json C = json::array({Pt(5, 40, 5, 50), Pt(10, 20, 10, 80),
+                        Pt(15, 40.0 / 3, 15, 110), Pt(20, 10, 20, 140)});
+  json M = json::array(
+      {Pt(5, 11, 9, 40), Pt(10, 10.2, 9.7, 60), Pt(20, 10, 9.9, 100)});
   auto K = [](const char *Name, const json &Curve) {
     return json{{"name", Name}, {"isolated", {{"by_sms", Curve}}}};
   };
   Plan P = decide("power-aware",
-                  profiles(gpu(20), json::array({K("c1", C), K("c2", C), K("m1", M), K("m2", M)})));
+                  profiles(gpu(20), json::array({K("c1", C), K("c2", C),
+                                                 K("m1", M), K("m2", M)})));
   EXPECT_EQ(P.mode, "paired-queue");
   EXPECT_EQ(*find(P, "c1").round, 0);
   EXPECT_EQ(*find(P, "m1").round, 0);

@@ -17,7 +17,9 @@ using namespace smpart::policy::test;
 namespace smpart::policy::test {
 
 nlohmann::json randomProfileDocument(std::mt19937_64 &Rng, int MaxKernels) {
-  auto Int = [&](int Lo, int Hi) { return std::uniform_int_distribution<int>(Lo, Hi)(Rng); };
+  auto Int = [&](int Lo, int Hi) {
+    return std::uniform_int_distribution<int>(Lo, Hi)(Rng);
+  };
   auto Real = [&](double Lo, double Hi) {
     return std::uniform_real_distribution<double>(Lo, Hi)(Rng);
   };
@@ -28,32 +30,44 @@ nlohmann::json randomProfileDocument(std::mt19937_64 &Rng, int MaxKernels) {
   json Kernels = json::array();
   for (int I = 0; I < K; ++I) {
     json BySms = json::array();
-    double Sat = Real(1.0, Sms);       // SMs at which it saturates
-    double Work = Real(10.0, 1000.0);  // time on one SM
+    double Sat = Real(1.0, Sms);      // SMs at which it saturates
+    double Work = Real(10.0, 1000.0); // time on one SM
     for (int S = Int(1, std::min(8, Sms)); S <= Sms; S += Int(1, 16))
-      BySms.push_back({{"sms", S}, {"time_ms", Work / std::min<double>(S, Sat)},
+      BySms.push_back({{"sms", S},
+                       {"time_ms", Work / std::min<double>(S, Sat)},
                        {"ipc", Real(1, 100) * std::min<double>(S, Sat)},
                        {"power_w", Real(20, 40) + 2.0 * S}});
     json ByCtas = json::array();
     int Best = Int(1, 8);
     for (int C = 1; C <= 10; C += Int(1, 3))
-      ByCtas.push_back({{"ctas", C}, {"time_ms", 10.0 + std::abs(C - Best) * Real(0.1, 3)}});
+      ByCtas.push_back(
+          {{"ctas", C}, {"time_ms", 10.0 + std::abs(C - Best) * Real(0.1, 3)}});
     int Threads = 32 * Int(1, 32);
     Kernels.push_back(
         {{"name", "k" + std::to_string(I)},
-         {"block", {{"threads", Threads}, {"regs_per_thread", Int(16, 2048 * 32 / Threads)},
-                    {"smem_bytes", 1024 * Int(0, 96)}}},
+         {"block",
+          {{"threads", Threads},
+           {"regs_per_thread", Int(16, 2048 * 32 / Threads)},
+           {"smem_bytes", 1024 * Int(0, 96)}}},
          {"total_blocks", Int(1000, 100000)},
          {"executed_blocks", Int(0, 999)},
          {"isolated", {{"by_sms", BySms}, {"by_ctas_per_sm", ByCtas}}},
-         {"metrics", {{"llc_apki", Real(0, 150)}, {"llc_hit_rate", Real(0, 1)},
-                      {"bw_util", Real(0, 1)}, {"rbh", Real(0, 1)}}},
-         {"shared", {{"sms", Shared[I]}, {"instructions", Real(1e6, 1e9)},
-                     {"cycles", 5e5}, {"mem_accesses", Real(0, 1e7)},
-                     {"bw_util", Real(0, 1)}, {"rbh", Real(0, 1)}}},
+         {"metrics",
+          {{"llc_apki", Real(0, 150)},
+           {"llc_hit_rate", Real(0, 1)},
+           {"bw_util", Real(0, 1)},
+           {"rbh", Real(0, 1)}}},
+         {"shared",
+          {{"sms", Shared[I]},
+           {"instructions", Real(1e6, 1e9)},
+           {"cycles", 5e5},
+           {"mem_accesses", Real(0, 1e7)},
+           {"bw_util", Real(0, 1)},
+           {"rbh", Real(0, 1)}}},
          {"priority", I == 0 ? "high" : "normal"}});
     if (Int(0, 1))
-      Kernels.back()["metrics"]["type"] = std::array{"Up", "Optimal", "Down"}[Int(0, 2)];
+      Kernels.back()["metrics"]["type"] =
+          std::array{"Up", "Optimal", "Down"}[Int(0, 2)];
   }
   return {{"schema", "smpart.profiles/1"}, {"gpu", G}, {"kernels", Kernels}};
 }
@@ -62,7 +76,9 @@ nlohmann::json randomProfileDocument(std::mt19937_64 &Rng, int MaxKernels) {
 
 namespace {
 
-bool sharesSms(const std::string &Policy) { return Policy == "greedy" || Policy == "tlp"; }
+bool sharesSms(const std::string &Policy) {
+  return Policy == "greedy" || Policy == "tlp";
+}
 
 void checkPlan(const Plan &P, const ProfileSet &S, const std::string &Policy) {
   const int N = S.gpu.num_sms;
@@ -77,12 +93,14 @@ void checkPlan(const Plan &P, const ProfileSet &S, const std::string &Policy) {
       EXPECT_GE(P.kernels[I].ctas_per_sm, 1);
       Load.add(*S.kernels[I].block, P.kernels[I].ctas_per_sm);
     }
-    bool Fallback = P.mode == "fallback-one-cta" ||
-                    std::any_of(P.notes.begin(), P.notes.end(), [](const std::string &N) {
-                      return N.find("block scheduler queues") != std::string::npos;
-                    });
-    if (!Fallback)
+    bool Fallback =
+        P.mode == "fallback-one-cta" ||
+        std::any_of(P.notes.begin(), P.notes.end(), [](const std::string &N) {
+          return N.find("block scheduler queues") != std::string::npos;
+        });
+    if (!Fallback) {
       EXPECT_TRUE(fitsSm(S.gpu, Load)) << Policy << " exceeds per-SM resources";
+    }
     return;
   }
   // Spatial: per round, disjoint ranges inside [0, N).
@@ -92,7 +110,8 @@ void checkPlan(const Plan &P, const ProfileSet &S, const std::string &Policy) {
     EXPECT_GE(D.sms, 1) << Policy;
     EXPECT_GE(D.sm_first, 0);
     ASSERT_LE(D.sm_first + D.sms, N) << Policy;
-    std::vector<bool> &U = Used.try_emplace(D.round.value_or(0), N, false).first->second;
+    std::vector<bool> &U =
+        Used.try_emplace(D.round.value_or(0), N, false).first->second;
     for (int Sm = D.sm_first; Sm < D.sm_first + D.sms; ++Sm) {
       EXPECT_FALSE(U[Sm]) << Policy << ": SM " << Sm << " given twice";
       U[Sm] = true;
@@ -105,8 +124,9 @@ void checkPlan(const Plan &P, const ProfileSet &S, const std::string &Policy) {
   const std::vector<bool> &Round0 = Used.begin()->second;
   int Idle = static_cast<int>(std::count(Round0.begin(), Round0.end(), false));
   EXPECT_EQ(P.gated_sms, Idle) << Policy;
-  if (Policy == "even" || Policy == "hsm-fair" || Policy == "hsm-qos")
+  if (Policy == "even" || Policy == "hsm-fair" || Policy == "hsm-qos") {
     EXPECT_EQ(P.gated_sms, 0) << Policy;
+  }
 }
 
 } // namespace
@@ -117,13 +137,15 @@ TEST(Properties, RandomProfilesEveryPolicy) {
     json Doc = randomProfileDocument(Rng);
     ProfileSet S = parseProfiles(Doc.dump(), "random.json");
     for (const Policy *Pol : allPolicies()) {
-      SCOPED_TRACE("case " + std::to_string(Case) + " policy " + std::string(Pol->name()));
+      SCOPED_TRACE("case " + std::to_string(Case) + " policy " +
+                   std::string(Pol->name()));
       PolicyOptions O;
       O.explain = Case % 2 == 0;
       Plan A = Pol->decide(S, O);
       checkPlan(A, S, std::string(Pol->name()));
       Plan B = Pol->decide(S, O);
-      EXPECT_EQ(planToJson(A).dump(), planToJson(B).dump()) << "not deterministic";
+      EXPECT_EQ(planToJson(A).dump(), planToJson(B).dump())
+          << "not deterministic";
     }
   }
 }

@@ -22,7 +22,8 @@ json gpu(int Sms) {
 }
 
 ProfileSet profiles(const json &Gpu, const json &Kernels) {
-  json Doc = {{"schema", "smpart.profiles/1"}, {"gpu", Gpu}, {"kernels", Kernels}};
+  json Doc = {
+      {"schema", "smpart.profiles/1"}, {"gpu", Gpu}, {"kernels", Kernels}};
   return parseProfiles(Doc.dump(), "test.json");
 }
 

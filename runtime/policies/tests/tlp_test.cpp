@@ -16,9 +16,11 @@ TEST(Tlp, ClassifiesFromTheCtaCurve) {
 namespace {
 json kernel(const char *Name, const char *Type, int Opt, int Threads, int Regs,
             int Smem = 0) {
-  json K = {{"name", Name},
-            {"block", {{"threads", Threads}, {"regs_per_thread", Regs}, {"smem_bytes", Smem}}},
-            {"metrics", {{"type", Type}}}};
+  json K = {
+      {"name", Name},
+      {"block",
+       {{"threads", Threads}, {"regs_per_thread", Regs}, {"smem_bytes", Smem}}},
+      {"metrics", {{"type", Type}}}};
   if (Opt > 0)
     K["metrics"]["opt_ctas_per_sm"] = Opt;
   return K;
@@ -31,8 +33,9 @@ json kernel(const char *Name, const char *Type, int Opt, int Threads, int Regs,
 //   (2048-512)/128 = 12, (65536-16384)/8192 = 6, blocks 30) = 6 -> Tb_B = 6.
 // Input order B, A: the algorithm is symmetric.
 TEST(Tlp, DownWithUp) {
-  ProfileSet S = profiles(gpu(8), json::array({kernel("b", "Up", 0, 128, 64),
-                                               kernel("a", "Down", 2, 256, 32)}));
+  ProfileSet S =
+      profiles(gpu(8), json::array({kernel("b", "Up", 0, 128, 64),
+                                    kernel("a", "Down", 2, 256, 32)}));
   Plan P = decide("tlp", S);
   EXPECT_EQ(P.mode, "static-tlp");
   EXPECT_EQ(find(P, "a").ctas_per_sm, 2);
@@ -45,8 +48,9 @@ TEST(Tlp, DownWithUp) {
 // 3*8192 = 24576 regs); Compute_Remain(B) for 256 thr x 32 regs:
 // min(1280/256 = 5, 40960/8192 = 5) = 5; Tb_B = min(5, opt(B) = 4) = 4.
 TEST(Tlp, OptimalWithOptimal) {
-  ProfileSet S = profiles(gpu(8), json::array({kernel("a", "Optimal", 3, 256, 32),
-                                               kernel("b", "Optimal", 4, 256, 32)}));
+  ProfileSet S =
+      profiles(gpu(8), json::array({kernel("a", "Optimal", 3, 256, 32),
+                                    kernel("b", "Optimal", 4, 256, 32)}));
   Plan P = decide("tlp", S);
   EXPECT_EQ(find(P, "a").ctas_per_sm, 3);
   EXPECT_EQ(find(P, "b").ctas_per_sm, 4);
@@ -58,8 +62,9 @@ TEST(Tlp, OptimalWithOptimal) {
 // A alone fits min(8, 4) = 4; opt clamped to 4; reserve 1 B CTA (8192 regs)
 // -> (65536 - 8192) / 16384 = 3 -> Tb_A = 3; B: min(remain 2, opt 5) = 2.
 TEST(Tlp, DownWithOptimalKeepsRoomForB) {
-  ProfileSet S = profiles(gpu(8), json::array({kernel("a", "Down", 6, 256, 64),
-                                               kernel("b", "Optimal", 5, 256, 32)}));
+  ProfileSet S =
+      profiles(gpu(8), json::array({kernel("a", "Down", 6, 256, 64),
+                                    kernel("b", "Optimal", 5, 256, 32)}));
   Plan P = decide("tlp", S);
   EXPECT_EQ(find(P, "a").ctas_per_sm, 3);
   EXPECT_EQ(find(P, "b").ctas_per_sm, 2);
@@ -88,8 +93,10 @@ TEST(Tlp, ExampleFromCurves) {
 }
 
 TEST(Tlp, NeedsATypeOrACurve) {
-  ProfileSet S = profiles(gpu(8), json::array({{{"name", "a"}, {"block", {{"threads", 64}}}}}));
+  ProfileSet S = profiles(
+      gpu(8), json::array({{{"name", "a"}, {"block", {{"threads", 64}}}}}));
   EXPECT_EQ(errorOf([&] { decide("tlp", S); }),
-            "test.json: kernels[0].metrics.type: missing; policy tlp needs metrics.type or "
+            "test.json: kernels[0].metrics.type: missing; policy tlp needs "
+            "metrics.type or "
             "a by_ctas_per_sm curve with at least two points");
 }

@@ -1,8 +1,8 @@
 #include "../../controller/tests/fake_kernel.hpp"
 
+#include "smpart/policy/curves.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
-#include "smpart/policy/curves.hpp"
 #include "smpart/profiler.hpp"
 
 #include <gtest/gtest.h>
@@ -54,7 +54,8 @@ struct SimKernel : smpart::testing::FakeKernel {
       const double T = FromMs + I * 0.1;
       double R = (T - ChangedAt < 2.0) ? OldRate : trueRate(Mask.count(), Ctas);
       Acc += R * 0.1;
-      P.done = P.taken = std::min<unsigned long long>(P.total, (unsigned long long)Acc);
+      P.done = P.taken =
+          std::min<unsigned long long>(P.total, (unsigned long long)Acc);
     }
   }
   Status setSmMask(const SmMask &M) override {
@@ -130,9 +131,9 @@ TEST(Builder, WritesLoadableProfilesCombiningLaunches) {
   G.num_sms = 8;
   ProfileBuilder B(G);
   B.addLaunch("k", 1000, policy::BlockShape{256, 32, 0});
-  B.addSample("k", {{8, 4}, 400, 10}, 8);   // 40 blocks/ms
-  B.addSample("k", {{4, 4}, 200, 10}, 8);   // 20 blocks/ms
-  B.addSample("k", {{8, 2}, 300, 10}, 8);   // 30 blocks/ms
+  B.addSample("k", {{8, 4}, 400, 10}, 8); // 40 blocks/ms
+  B.addSample("k", {{4, 4}, 200, 10}, 8); // 20 blocks/ms
+  B.addSample("k", {{8, 2}, 300, 10}, 8); // 30 blocks/ms
   B.addLaunch("k", 1000);
   B.addSample("k", {{4, 4}, 300, 10}, 8, 150.0); // second launch: 30 -> mean 25
   NcuMetrics M;
@@ -194,29 +195,38 @@ const char *DetailsCsv =
     "\"Context\",\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\","
     "\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
     "\"0\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"12.5\"\n"
     "\"0\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"lts__t_requests_srcunit_tex.sum\",\"request\",\"1,000,000\"\n"
     "\"0\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"smsp__inst_executed.sum\",\"Minst\",\"40\"\n"
     "\"0\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"lts__t_sector_hit_rate.pct\",\"%\",\"80\"\n"
     // A second launch of sgemm: means of the percentages, sums of counts.
     "\"1\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"lts__t_sector_hit_rate.pct\",\"%\",\"60\"\n"
     "\"1\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"lts__t_requests_srcunit_tex.sum\",\"request\",\"1,000,000\"\n"
     "\"1\",\"1234\",\"app\",\"127.0.0.1\",\"sgemm(float const*, float*, int)\","
-    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"1\",\"7\",\"(256, 1, 1)\",\"(64, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"smsp__inst_executed.sum\",\"inst\",\"40,000,000\"\n"
-    "\"2\",\"1234\",\"app\",\"127.0.0.1\",\"void ns::scale<float, 2>(float*, \"\"q\"\")\","
-    "\"1\",\"7\",\"(128, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+    "\"2\",\"1234\",\"app\",\"127.0.0.1\",\"void ns::scale<float, 2>(float*, "
+    "\"\"q\"\")\","
+    "\"1\",\"7\",\"(128, 1, 1)\",\"(8, 1, 1)\",\"0\",\"9.0\",\"Command line "
+    "profiler metrics\","
     "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"n/a\"\n";
 
 TEST(Ncu, DetailsPageMapsMetricsAndCombinesLaunches) {
@@ -235,7 +245,8 @@ TEST(Ncu, DetailsPageMapsMetricsAndCombinesLaunches) {
 
 TEST(Ncu, RawPageWithUnitsRow) {
   const char *Raw =
-      "\"ID\",\"Kernel Name\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
+      "\"ID\",\"Kernel "
+      "Name\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\","
       "\"lts__t_requests_srcunit_tex.sum\",\"smsp__inst_executed.sum\","
       "\"lts__t_sector_hit_rate.pct\"\r\n"
       "\"\",\"\",\"%\",\"Krequest\",\"inst\",\"%\"\r\n"
@@ -255,20 +266,26 @@ TEST(Ncu, ErrorsNameFileAndLine) {
       importNcuCsv(Text, "bad.csv");
       ADD_FAILURE() << "no error for: " << Text;
     } catch (const policy::InputError &E) {
-      EXPECT_NE(std::string(E.what()).find(Want), std::string::npos) << E.what();
+      EXPECT_NE(std::string(E.what()).find(Want), std::string::npos)
+          << E.what();
     }
   };
-  Expect("hello\nworld\n", "bad.csv:1: (csv): expected an Nsight Compute CSV header");
-  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+  Expect("hello\nworld\n",
+         "bad.csv:1: (csv): expected an Nsight Compute CSV header");
+  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric "
+         "Value\"\n"
          "\"0\",\"k\",\"lts__t_sector_hit_rate.pct\",\"%\",\"eighty\"\n",
          "bad.csv:2: Metric Value: expected a number, got \"eighty\"");
-  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric "
+         "Value\"\n"
          "\"0\",\"k\",\"x\"\n",
          "bad.csv:2: (csv): expected 5 fields like the header, got 3");
-  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+  Expect("\"ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric "
+         "Value\"\n"
          "\"0\",\"k\n",
          "bad.csv:2: (csv): unterminated quoted field");
-  Expect("\"ID\",\"Process ID\"\n\"0\",\"1\"\n", "bad.csv:1: (header): expected a \"Kernel Name\" column");
+  Expect("\"ID\",\"Process ID\"\n\"0\",\"1\"\n",
+         "bad.csv:1: (header): expected a \"Kernel Name\" column");
 }
 
 TEST(Ncu, BaseKernelName) {

@@ -16,17 +16,27 @@ public:
   unsigned long long id() const override { return K.id(); }
   std::string name() const override { return K.name(); }
   unsigned occupancy() const override { return K.occupancy(); }
-  Status setSmMask(const SmMask &M) override { return locked([&] { return K.setSmMask(M); }); }
-  Status setCtasPerSm(unsigned N) override { return locked([&] { return K.setCtasPerSm(N); }); }
+  Status setSmMask(const SmMask &M) override {
+    return locked([&] { return K.setSmMask(M); });
+  }
+  Status setCtasPerSm(unsigned N) override {
+    return locked([&] { return K.setCtasPerSm(N); });
+  }
   Status setBypassCtasPerSm(unsigned N) override {
     return locked([&] { return K.setBypassCtasPerSm(N); });
   }
-  Status preempt() override { return locked([&] { return K.preempt(); }); }
+  Status preempt() override {
+    return locked([&] { return K.preempt(); });
+  }
   Status setKnobs(const KnobSet &S) override {
     return locked([&] { return K.setKnobs(S); });
   }
-  Status resume() override { return locked([&] { return K.resume(); }); }
-  Status grow() override { return locked([&] { return K.grow(); }); }
+  Status resume() override {
+    return locked([&] { return K.resume(); });
+  }
+  Status grow() override {
+    return locked([&] { return K.grow(); });
+  }
   Status progress(ControlProgress &Out) const override {
     std::lock_guard<std::mutex> L(Mu);
     return K.progress(Out);

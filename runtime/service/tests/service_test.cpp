@@ -41,7 +41,8 @@ bool eventually(const std::function<bool()> &Cond) {
 }
 
 std::string socketPath(const char *Name) {
-  return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-" + Name + ".sock";
+  return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-" + Name +
+         ".sock";
 }
 
 /// A service on its own thread.
@@ -126,12 +127,12 @@ TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
   Running R(Path);
   service::Client A(Path, ids()), B(Path, ids());
   auto KA = std::make_shared<LockedKernel>(1, "a", 1000000, ids());
-  auto KB = std::make_shared<LockedKernel>(1, "b", 1000000, ids()); // same local id
+  auto KB =
+      std::make_shared<LockedKernel>(1, "b", 1000000, ids()); // same local id
   A.arrive(KA);
   B.arrive(KB);
-  ASSERT_TRUE(eventually([&] {
-    return KA->mask().count() == 6 && KB->mask().count() == 6;
-  }));
+  ASSERT_TRUE(eventually(
+      [&] { return KA->mask().count() == 6 && KB->mask().count() == 6; }));
   EXPECT_FALSE((KA->mask() & KB->mask()).any());
   EXPECT_TRUE(disjoint(R.S->allocations()));
   EXPECT_EQ(R.S->allocations().size(), 2u);
@@ -159,9 +160,8 @@ TEST(Service, SmsGoToAnotherTenantOnlyAfterTheLeavingOneApplied) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_TRUE(KB->preempted());
   KA->setApplied(true); // A's client answers `applied` within a millisecond
-  ASSERT_TRUE(eventually([&] {
-    return !KB->preempted() && KB->mask().count() == 6;
-  }));
+  ASSERT_TRUE(
+      eventually([&] { return !KB->preempted() && KB->mask().count() == 6; }));
   EXPECT_FALSE((KA->mask() & KB->mask()).any());
 }
 
@@ -172,8 +172,10 @@ TEST(Service, GarbageGetsErrorsAndTheServiceGoesOn) {
   const std::string Replies = G.output();
   EXPECT_EQ(G.wait(), 0);
   EXPECT_NE(Replies.find("\"welcome\""), std::string::npos) << Replies;
-  EXPECT_NE(Replies.find("expected a JSON object"), std::string::npos) << Replies;
-  EXPECT_NE(Replies.find("expected an unsigned id"), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("expected a JSON object"), std::string::npos)
+      << Replies;
+  EXPECT_NE(Replies.find("expected an unsigned id"), std::string::npos)
+      << Replies;
   EXPECT_NE(Replies.find("is not one of yours"), std::string::npos) << Replies;
   EXPECT_NE(Replies.find("arrive: expected"), std::string::npos) << Replies;
   EXPECT_TRUE(R.S->allocations().empty());

@@ -33,13 +33,15 @@ static int garbage(const char *Path) {
     return 1;
   const std::string Lines =
       std::string("{\"type\":\"hello\",\"protocol\":\"") +
-      smpart::service::kProtocol + "\",\"sm_ids\":[0,2,4,6]}\n"
+      smpart::service::kProtocol +
+      "\",\"sm_ids\":[0,2,4,6]}\n"
       "not json at all\n"
       "[1,2,3]\n"
       "{\"type\":\"arrive\",\"kernel\":-1}\n"
       "{\"type\":\"knobs\",\"kernel\":1,\"op\":\"mask\",\"sms\":[0]}\n"
       "{\"type\":\"progress\",\"kernel\":99,\"taken\":1,\"done\":1}\n"
-      "{\"type\":\"arrive\",\"kernel\":7,\"name\":\"g\",\"total\":\"many\",\"occupancy\":1}\n";
+      "{\"type\":\"arrive\",\"kernel\":7,\"name\":\"g\",\"total\":\"many\","
+      "\"occupancy\":1}\n";
   [[maybe_unused]] ssize_t W = ::write(Fd, Lines.data(), Lines.size());
   std::this_thread::sleep_for(200ms);
   char Buf[8192];

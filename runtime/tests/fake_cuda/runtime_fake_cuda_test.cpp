@@ -308,8 +308,9 @@ TEST_F(FakeRuntime, ExecsOfOneCapturedLaunchNeverShareState) {
   const cudaError_t second = cudaGraphInstantiate(&x2, g, 0);
   monitor_.hold = true;
   ASSERT_EQ(cudaGraphLaunch(x1, stream_), cudaSuccess);
-  if (second == cudaSuccess)
+  if (second == cudaSuccess) {
     ASSERT_EQ(cudaGraphLaunch(x2, other), cudaSuccess);
+  }
   monitor_.hold = false;
   fake_cuda::pump();
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];

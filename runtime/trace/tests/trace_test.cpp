@@ -130,7 +130,8 @@ TEST(Trace, UnwritablePathIsOneClearError) {
   std::string Err;
   auto W = TraceWriter::open("/nonexistent-dir/x/trace.json", &Err);
   EXPECT_FALSE(W);
-  EXPECT_NE(Err.find("/nonexistent-dir/x/trace.json"), std::string::npos) << Err;
+  EXPECT_NE(Err.find("/nonexistent-dir/x/trace.json"), std::string::npos)
+      << Err;
   EXPECT_EQ(Err.find('\n'), std::string::npos);
   Err.clear();
   EXPECT_FALSE(TraceWriter::open("", &Err));
@@ -184,8 +185,8 @@ TEST(Trace, PassesDocumentedFormatCheck) {
     W->allocation(1, "k", 132, 2, false);
     W->kernelDone(1, "k");
   }
-  std::string Cmd = std::string("python3 ") + SMPART_CHECK_FORMAT +
-                    " trace " + Path;
+  std::string Cmd =
+      std::string("python3 ") + SMPART_CHECK_FORMAT + " trace " + Path;
   EXPECT_EQ(std::system(Cmd.c_str()), 0) << Cmd;
 }
 #endif

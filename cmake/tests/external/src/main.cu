@@ -1,6 +1,10 @@
 #include <cstdio>
-namespace a { void run(int, const float *, float *); }
-namespace b { void run(int, const float *, float *); }
+namespace a {
+void run(int, const float *, float *);
+}
+namespace b {
+void run(int, const float *, float *);
+}
 int main(int argc, char **) {
   // Built, not run, in the tests (no GPU there).
   if (argc > 1) {

@@ -67,8 +67,12 @@ void *dynamicSmem();
 } // namespace smpart
 
 inline void __syncthreads() { smpart::emu::rt::barrier(0); }
-inline int __syncthreads_count(int p) { return smpart::emu::rt::barrier(p != 0); }
-inline int __syncthreads_or(int p) { return smpart::emu::rt::barrier(p != 0) != 0; }
+inline int __syncthreads_count(int p) {
+  return smpart::emu::rt::barrier(p != 0);
+}
+inline int __syncthreads_or(int p) {
+  return smpart::emu::rt::barrier(p != 0) != 0;
+}
 inline int __syncthreads_and(int p) {
   const int live = smpart::emu::rt::barrier(1);
   return smpart::emu::rt::barrier(p != 0) == live;
@@ -84,22 +88,62 @@ inline long long clock64() { return 0; }
 
 // Atomics: one host thread runs every fiber, switching only at barriers,
 // so a plain read-modify-write is atomic.
-template <class T, class U> inline T atomicAdd(T *p, U v) { T o = *p; *p = o + static_cast<T>(v); return o; }
-template <class T, class U> inline T atomicSub(T *p, U v) { T o = *p; *p = o - static_cast<T>(v); return o; }
-template <class T, class U> inline T atomicExch(T *p, U v) { T o = *p; *p = static_cast<T>(v); return o; }
-template <class T, class U> inline T atomicMin(T *p, U v) { T o = *p; *p = std::min(o, static_cast<T>(v)); return o; }
-template <class T, class U> inline T atomicMax(T *p, U v) { T o = *p; *p = std::max(o, static_cast<T>(v)); return o; }
-template <class T, class U> inline T atomicAnd(T *p, U v) { T o = *p; *p = o & static_cast<T>(v); return o; }
-template <class T, class U> inline T atomicOr(T *p, U v) { T o = *p; *p = o | static_cast<T>(v); return o; }
-template <class T, class U> inline T atomicXor(T *p, U v) { T o = *p; *p = o ^ static_cast<T>(v); return o; }
+template <class T, class U> inline T atomicAdd(T *p, U v) {
+  T o = *p;
+  *p = o + static_cast<T>(v);
+  return o;
+}
+template <class T, class U> inline T atomicSub(T *p, U v) {
+  T o = *p;
+  *p = o - static_cast<T>(v);
+  return o;
+}
+template <class T, class U> inline T atomicExch(T *p, U v) {
+  T o = *p;
+  *p = static_cast<T>(v);
+  return o;
+}
+template <class T, class U> inline T atomicMin(T *p, U v) {
+  T o = *p;
+  *p = std::min(o, static_cast<T>(v));
+  return o;
+}
+template <class T, class U> inline T atomicMax(T *p, U v) {
+  T o = *p;
+  *p = std::max(o, static_cast<T>(v));
+  return o;
+}
+template <class T, class U> inline T atomicAnd(T *p, U v) {
+  T o = *p;
+  *p = o & static_cast<T>(v);
+  return o;
+}
+template <class T, class U> inline T atomicOr(T *p, U v) {
+  T o = *p;
+  *p = o | static_cast<T>(v);
+  return o;
+}
+template <class T, class U> inline T atomicXor(T *p, U v) {
+  T o = *p;
+  *p = o ^ static_cast<T>(v);
+  return o;
+}
 template <class T, class U, class V> inline T atomicCAS(T *p, U cmp, V v) {
   T o = *p;
   if (o == static_cast<T>(cmp))
     *p = static_cast<T>(v);
   return o;
 }
-inline unsigned atomicInc(unsigned *p, unsigned m) { unsigned o = *p; *p = o >= m ? 0 : o + 1; return o; }
-inline unsigned atomicDec(unsigned *p, unsigned m) { unsigned o = *p; *p = (o == 0 || o > m) ? m : o - 1; return o; }
+inline unsigned atomicInc(unsigned *p, unsigned m) {
+  unsigned o = *p;
+  *p = o >= m ? 0 : o + 1;
+  return o;
+}
+inline unsigned atomicDec(unsigned *p, unsigned m) {
+  unsigned o = *p;
+  *p = (o == 0 || o > m) ? m : o - 1;
+  return o;
+}
 
 // Bit and integer intrinsics.
 inline int __ffs(int x) { return __builtin_ffs(x); }
@@ -107,17 +151,26 @@ inline int __ffs(unsigned x) { return __builtin_ffs(static_cast<int>(x)); }
 inline int __ffsll(long long x) { return __builtin_ffsll(x); }
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
-inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x)); }
+inline int __clz(int x) {
+  return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x));
+}
+inline int __clzll(long long x) {
+  return x == 0 ? 64 : __builtin_clzll(static_cast<unsigned long long>(x));
+}
 inline unsigned __brev(unsigned x) {
   unsigned r = 0;
-  for (int i = 0; i < 32; ++i) r |= ((x >> i) & 1u) << (31 - i);
+  for (int i = 0; i < 32; ++i)
+    r |= ((x >> i) & 1u) << (31 - i);
   return r;
 }
 inline int __mul24(int a, int b) { return a * b; }
 inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
-inline int __mulhi(int a, int b) { return static_cast<int>((static_cast<long long>(a) * b) >> 32); }
-inline unsigned __umulhi(unsigned a, unsigned b) { return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32); }
+inline int __mulhi(int a, int b) {
+  return static_cast<int>((static_cast<long long>(a) * b) >> 32);
+}
+inline unsigned __umulhi(unsigned a, unsigned b) {
+  return static_cast<unsigned>((static_cast<unsigned long long>(a) * b) >> 32);
+}
 // CUDA's integer and floating min/max overloads.
 #define SMPART_EMU_MINMAX(T)                                                   \
   inline T min(T a, T b) { return b < a ? b : a; }                             \
@@ -129,10 +182,18 @@ SMPART_EMU_MINMAX(unsigned long long)
 SMPART_EMU_MINMAX(float)
 SMPART_EMU_MINMAX(double)
 #undef SMPART_EMU_MINMAX
-inline unsigned min(int a, unsigned b) { return min(static_cast<unsigned>(a), b); }
-inline unsigned min(unsigned a, int b) { return min(a, static_cast<unsigned>(b)); }
-inline unsigned max(int a, unsigned b) { return max(static_cast<unsigned>(a), b); }
-inline unsigned max(unsigned a, int b) { return max(a, static_cast<unsigned>(b)); }
+inline unsigned min(int a, unsigned b) {
+  return min(static_cast<unsigned>(a), b);
+}
+inline unsigned min(unsigned a, int b) {
+  return min(a, static_cast<unsigned>(b));
+}
+inline unsigned max(int a, unsigned b) {
+  return max(static_cast<unsigned>(a), b);
+}
+inline unsigned max(unsigned a, int b) {
+  return max(a, static_cast<unsigned>(b));
+}
 
 // Cache-hinted loads and stores: plain accesses on the host.
 template <class T> inline T __ldg(const T *p) { return *p; }
@@ -158,17 +219,37 @@ inline float __powf(float a, float b) { return std::pow(a, b); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float __frcp_rn(float a) { return 1.0f / a; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
-inline float __saturatef(float a) { return a < 0.f ? 0.f : (a > 1.f ? 1.f : a); }
+inline float __saturatef(float a) {
+  return a < 0.f ? 0.f : (a > 1.f ? 1.f : a);
+}
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
-inline int __float2int_rn(float a) { return static_cast<int>(std::nearbyint(a)); }
+inline int __float2int_rn(float a) {
+  return static_cast<int>(std::nearbyint(a));
+}
 inline int __float2int_rz(float a) { return static_cast<int>(a); }
 inline float __int2float_rn(int a) { return static_cast<float>(a); }
-inline float __int_as_float(int a) { float f; std::memcpy(&f, &a, 4); return f; }
-inline int __float_as_int(float a) { int i; std::memcpy(&i, &a, 4); return i; }
-inline unsigned __float_as_uint(float a) { unsigned i; std::memcpy(&i, &a, 4); return i; }
-inline float __uint_as_float(unsigned a) { float f; std::memcpy(&f, &a, 4); return f; }
+inline float __int_as_float(int a) {
+  float f;
+  std::memcpy(&f, &a, 4);
+  return f;
+}
+inline int __float_as_int(float a) {
+  int i;
+  std::memcpy(&i, &a, 4);
+  return i;
+}
+inline unsigned __float_as_uint(float a) {
+  unsigned i;
+  std::memcpy(&i, &a, 4);
+  return i;
+}
+inline float __uint_as_float(unsigned a) {
+  float f;
+  std::memcpy(&f, &a, 4);
+  return f;
+}
 
 // Warp intrinsics (mask ignored: every live lane of the warp takes part).
 namespace smpart {
@@ -185,23 +266,28 @@ template <class T> inline T warpShuffle(T v, int src) {
 } // namespace emu
 } // namespace smpart
 
-template <class T> inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
+template <class T>
+inline T __shfl_sync(unsigned, T v, int src, int width = 32) {
   const int lane = static_cast<int>(smpart::emu::rt::laneId());
-  return smpart::emu::warpShuffle(v, (lane & ~(width - 1)) + (src & (width - 1)));
+  return smpart::emu::warpShuffle(v,
+                                  (lane & ~(width - 1)) + (src & (width - 1)));
 }
-template <class T> inline T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
+template <class T>
+inline T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
   const int lane = static_cast<int>(smpart::emu::rt::laneId());
   const int src = lane + static_cast<int>(d);
   const bool in = (src & ~(width - 1)) == (lane & ~(width - 1));
   return smpart::emu::warpShuffle(v, in ? src : lane);
 }
-template <class T> inline T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {
+template <class T>
+inline T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {
   const int lane = static_cast<int>(smpart::emu::rt::laneId());
   const int src = lane - static_cast<int>(d);
   const bool in = src >= 0 && (src & ~(width - 1)) == (lane & ~(width - 1));
   return smpart::emu::warpShuffle(v, in ? src : lane);
 }
-template <class T> inline T __shfl_xor_sync(unsigned, T v, int m, int width = 32) {
+template <class T>
+inline T __shfl_xor_sync(unsigned, T v, int m, int width = 32) {
   const int lane = static_cast<int>(smpart::emu::rt::laneId());
   const int src = lane ^ m;
   const bool in = (src & ~(width - 1)) == (lane & ~(width - 1));
@@ -212,7 +298,9 @@ inline unsigned __ballot_sync(unsigned, int pred) {
   smpart::emu::rt::warpExchange(pred != 0, 0, &b);
   return b;
 }
-inline int __any_sync(unsigned m, int pred) { return __ballot_sync(m, pred) != 0; }
+inline int __any_sync(unsigned m, int pred) {
+  return __ballot_sync(m, pred) != 0;
+}
 inline int __all_sync(unsigned m, int pred) {
   const unsigned live = __ballot_sync(m, 1);
   return __ballot_sync(m, pred) == live;

@@ -27,8 +27,8 @@ using TransformedBody = std::function<void(const LaunchControl &)>;
 
 struct Config {
   std::uint64_t seed = 1;
-  unsigned num_sms = 4;       ///< virtual SMs
-  unsigned occupancy = 3;     ///< CTAs of the kernel that fit on one SM (<= 32)
+  unsigned num_sms = 4;   ///< virtual SMs
+  unsigned occupancy = 3; ///< CTAs of the kernel that fit on one SM (<= 32)
   /// %smid of SM i is i * id_stride + id_offset (sparse, over several mask
   /// words) instead of i.
   bool sparse_ids = false;
@@ -38,25 +38,26 @@ struct Config {
   unsigned id_span = 0;
   /// Host knob writes at given scheduler steps (besides chaos), e.g. a
   /// mask change that strands the anchor.
-  std::vector<std::pair<unsigned long long, std::function<void(volatile Knobs &)>>>
+  std::vector<
+      std::pair<unsigned long long, std::function<void(volatile Knobs &)>>>
       script;
   /// Before the end the controller completes its last write and clears
   /// preemption; false: a preempted kernel stays preempted (and must then
   /// fail as a stall, with only the anchor left).
   bool settle = true;
-  bool chaos = true;          ///< turn knobs / preempt / grow at random
-  double knob_rate = 0.15;    ///< chance of a knob action per step
+  bool chaos = true;       ///< turn knobs / preempt / grow at random
+  double knob_rate = 0.15; ///< chance of a knob action per step
   std::size_t dynamic_smem = 0;
 };
 
 struct Report {
   bool ok = true;
-  std::string error; ///< first violated property, with the seed
+  std::string error;            ///< first violated property, with the seed
   unsigned resident_at_end = 0; ///< CTAs still resident when the run ended
   unsigned long long taken_at_end = 0; ///< State::next_block at the end
   unsigned long long steps = 0, preemptions = 0, resumes = 0, grows = 0,
-                     mask_changes = 0, ctas = 0, tagged_loads = 0,
-                     loads = 0, chunks = 0, stalls = 0, outside_blocks = 0,
+                     mask_changes = 0, ctas = 0, tagged_loads = 0, loads = 0,
+                     chunks = 0, stalls = 0, outside_blocks = 0,
                      bypass_checks = 0; ///< settled-SM tag counts checked
 };
 
@@ -83,7 +84,6 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
 /// completion and the early notification fired.
 Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
                       const Config &config);
-
 
 // ---------------------------------------------------------------------------
 // Co-running kernels on one emulated GPU.

@@ -75,8 +75,8 @@ TEST(QueueModel, SeededSchedules) {
       c.registered.push_back("k" + std::to_string(f));
     std::vector<KernelSpec> l;
     for (unsigned i = 0, count = pick(2, 14); i < count; ++i)
-      l.push_back({"k" + std::to_string(pick(0, fns - 1)),
-                   pick(0, streams - 1), pick(8, 400), pick(0, 7) == 0,
+      l.push_back({"k" + std::to_string(pick(0, fns - 1)), pick(0, streams - 1),
+                   pick(8, 400), pick(0, 7) == 0,
                    pick(0, 3) == 0 ? pick(1, 60) : 0u});
     const smpart::queue::Result r = smpart::queue::run(c, l);
     ASSERT_TRUE(r.ok) << "seed " << seed << ": " << r.failure;

@@ -16,7 +16,7 @@ __global__ void rowSums(const float *in, float *out, float *total, int width,
   const int y = blockIdx.y;
   partial[threadIdx.x] = (x < width && y < height) ? in[y * width + x] : 0.f;
   __syncthreads();
-  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+  for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
     if (threadIdx.x < s)
       partial[threadIdx.x] += partial[threadIdx.x + s];
     __syncthreads();
@@ -28,7 +28,8 @@ __global__ void rowSums(const float *in, float *out, float *total, int width,
 }
 
 // 3-D grid, warp shuffle, early return.
-__global__ void smooth3d(const float *in, float *out, int nx, int ny, int nz) {
+__global__ void smooth3d(const float *in, float *out, int nx, int ny,
+                         int /*nz*/) {
   const int x = blockIdx.x * blockDim.x + threadIdx.x;
   const int i = (blockIdx.z * ny + blockIdx.y) * nx + x;
   const float v = x < nx ? in[i] : 0.f;
@@ -39,9 +40,9 @@ __global__ void smooth3d(const float *in, float *out, int nx, int ny, int nz) {
 }
 
 #if !defined(SMPART_EMULATION)
-void runReduce(const float *in, float *out, float *total, int width,
-               int height, cudaStream_t s) {
-  rowSums<<<dim3((width + 63) / 64, height), 64, 0, s>>>(in, out, total,
-                                                          width, height);
+void runReduce(const float *in, float *out, float *total, int width, int height,
+               cudaStream_t s) {
+  rowSums<<<dim3((width + 63) / 64, height), 64, 0, s>>>(in, out, total, width,
+                                                         height);
 }
 #endif

@@ -18,13 +18,13 @@
 // host code such as `max(unsigned, int)` needs them too (in both parses:
 // host functions are checked in the device-side parse too).
 #define SMPART_MINMAX(R, A, B)                                                 \
-  static inline __host__ R max(const A a, const B b) {                        \
-    return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a)          \
-                                                 : static_cast<R>(b);         \
-  }                                                                           \
-  static inline __host__ R min(const A a, const B b) {                        \
-    return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a)          \
-                                                 : static_cast<R>(b);         \
+  static inline __host__ R max(const A a, const B b) {                         \
+    return static_cast<R>(a) > static_cast<R>(b) ? static_cast<R>(a)           \
+                                                 : static_cast<R>(b);          \
+  }                                                                            \
+  static inline __host__ R min(const A a, const B b) {                         \
+    return static_cast<R>(a) < static_cast<R>(b) ? static_cast<R>(a)           \
+                                                 : static_cast<R>(b);          \
   }
 SMPART_MINMAX(int, int, int)
 SMPART_MINMAX(unsigned int, unsigned int, unsigned int)

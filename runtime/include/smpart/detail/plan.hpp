@@ -232,9 +232,8 @@ inline BlockDivisor blockDivisor(unsigned d) {
   while ((1ull << log2) < d)
     ++log2;
   const unsigned long long p = 31 + log2;
-  return BlockDivisor{
-      static_cast<unsigned>(((1ull << p) + d - 1) / d),
-      static_cast<unsigned>(p - 32)};
+  return BlockDivisor{static_cast<unsigned>(((1ull << p) + d - 1) / d),
+                      static_cast<unsigned>(p - 32)};
 }
 
 /// n / d for n < 2^31 with `v` = blockDivisor(d) (the device does the
@@ -242,8 +241,8 @@ inline BlockDivisor blockDivisor(unsigned d) {
 inline unsigned divideBlocks(unsigned n, BlockDivisor v) {
   if (v.mul == 0)
     return n;
-  return static_cast<unsigned>(
-             (static_cast<unsigned long long>(n) * v.mul) >> 32) >>
+  return static_cast<unsigned>((static_cast<unsigned long long>(n) * v.mul) >>
+                               32) >>
          v.shr;
 }
 

@@ -450,8 +450,8 @@ private:
     protocolStep();
     if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
       return false;
-      // Rolled loops: unrolled, the compiler would load the whole image
-      // into registers at once and raise the kernel's register count.
+    // Rolled loops: unrolled, the compiler would load the whole image
+    // into registers at once and raise the kernel's register count.
 #pragma unroll 1
     for (unsigned w = 1; w < kKnobImageWords; ++w)
       if (stampOf(stage[w]) != e)

@@ -15,8 +15,7 @@ namespace detail {
 /// only add CTAs that wait, on a stream, behind whatever the user's stream
 /// still runs before the kernel. Not once the last block was taken or the
 /// kernel finished: nothing is left to take.
-inline bool relaunchUseful(bool started, bool last_block_taken,
-                           bool finished) {
+inline bool relaunchUseful(bool started, bool last_block_taken, bool finished) {
   return started && !last_block_taken && !finished;
 }
 
@@ -37,8 +36,8 @@ public:
   /// relaunch completed (`busy(i)` false), else size() (the caller creates
   /// stream size() and calls added(owner), or failed() if it cannot), else
   /// kNone when `cap` streams are all busy.
-  template <class Busy> std::size_t acquire(unsigned long long owner,
-                                            Busy &&busy) {
+  template <class Busy>
+  std::size_t acquire(unsigned long long owner, Busy &&busy) {
     for (std::size_t i = 0; i < owner_.size(); ++i)
       if (!busy(i)) {
         owner_[i] = owner;

@@ -13,10 +13,10 @@
 namespace smpart::policy {
 
 struct PolicyOptions {
-  bool explain = false;         // add classification/mode/steps to notes
-  double fair_threshold = 0.9;  // HSM-Fair: act when min/max NP below this
-  double qos_target = 0.8;      // HSM-QoS: NP target when np_target absent
-  double cd_loss = 0.05;        // CD-search: tolerated performance loss
+  bool explain = false;        // add classification/mode/steps to notes
+  double fair_threshold = 0.9; // HSM-Fair: act when min/max NP below this
+  double qos_target = 0.8;     // HSM-QoS: NP target when np_target absent
+  double cd_loss = 0.05;       // CD-search: tolerated performance loss
 };
 
 class Policy {

@@ -85,8 +85,8 @@ struct KernelProfile {
   std::optional<BlockShape> block;
   std::optional<long long> total_blocks;
   long long executed_blocks = 0;
-  std::vector<SmPoint> by_sms;        // sorted, strictly increasing sms
-  std::vector<CtaPoint> by_ctas;      // sorted, strictly increasing ctas
+  std::vector<SmPoint> by_sms;   // sorted, strictly increasing sms
+  std::vector<CtaPoint> by_ctas; // sorted, strictly increasing ctas
   KernelMetrics metrics;
   std::optional<SharedSample> shared; // present when "shared" was given
   Priority priority = Priority::Normal;
