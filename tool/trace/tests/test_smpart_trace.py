@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """smpart-trace on a small two-kernel trace in the documented format: the
-plot is a real PNG, the summary names both kernels, bad input exits 2."""
+plot is a real PNG, the summary names both kernels; a bad input file (JSON
+syntax, wrong types, missing) is one line naming the file and the line and
+column or the JSON path, exit 1, never a traceback."""
 import json
 import os
 import subprocess
@@ -86,16 +88,72 @@ class SmpartTrace(unittest.TestCase):
                       r.stdout)
         self.assertIn("sgemm #1: 0.000 .. 9.000 ms, 3 allocations, last 132 SMs", r.stdout)
 
-    def test_bad_input_exits_2_with_one_line(self):
+    def bad_input(self, text, *expected):
+        """summary and plot of a file holding text: exit 1, one line on stderr
+        starting with the tool's name and naming the file, no traceback."""
         bad = os.path.join(self.dir.name, "bad.json")
         with open(bad, "w") as f:
-            f.write("{\"schema\": 1}")
-        r = self.run_tool("summary", bad)
-        self.assertEqual(r.returncode, 2)
-        self.assertIn("not a trace", r.stderr)
-        r = self.run_tool("summary", os.path.join(self.dir.name, "missing.json"))
-        self.assertEqual(r.returncode, 2)
+            f.write(text)
+        for args in (["summary", bad], ["plot", bad, "-o", bad + ".png"]):
+            r = self.run_tool(*args)
+            if args[0] == "plot" and r.returncode == 3:
+                continue  # no matplotlib: plot stops before reading the trace
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertTrue(r.stderr.startswith(f"smpart-trace: error: {bad}"), r.stderr)
+            for text in expected:
+                self.assertIn(text, r.stderr)
+            self.assertEqual(r.stdout, "")
 
+    def test_not_a_trace(self):
+        self.bad_input('{"schema": 1}', "not a trace (no traceEvents)")
+        self.bad_input('[1, 2]', "not a trace: expected a JSON object", "got an array")
+
+    def test_missing_file(self):
+        missing = os.path.join(self.dir.name, "missing.json")
+        r = self.run_tool("summary", missing)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, f"smpart-trace: error: {missing}: No such file or directory\n")
+
+    def test_json_syntax_error_names_file_line_and_column(self):
+        bad = os.path.join(self.dir.name, "bad.json")
+        self.bad_input('{"traceEvents": [\n  {"ts": 1,}\n]}',
+                       f"{bad}:2:12: invalid JSON: Expecting property name")
+        self.bad_input("", f"{bad}:1:1: invalid JSON: Expecting value")
+        self.bad_input("[" * 100000, "JSON nested too deeply")
+
+    def test_wrong_types_name_the_json_path(self):
+        self.bad_input('{"traceEvents": 5}', "traceEvents: expected an array, got a number")
+        self.bad_input('{"traceEvents": {}}', "traceEvents: expected an array, got an object")
+        self.bad_input('{"traceEvents": [{"ts": 1}, 7]}',
+                       "traceEvents[1]: expected an object, got a number")
+        self.bad_input('{"traceEvents": [{"ts": "10"}]}',
+                       "traceEvents[0].ts: expected a number, got a string")
+        self.bad_input('{"traceEvents": [{"ts": true}]}',
+                       "traceEvents[0].ts: expected a number, got a boolean")
+        self.bad_input('{"traceEvents": [{"ts": 1, "args": [1]}]}',
+                       "traceEvents[0].args: expected an object, got an array")
+        self.bad_input('{"traceEvents": [{"ts": 1}, {"name": "allocation", "ts": 2, '
+                       '"args": {"kernel_id": 1, "sms": "all"}}]}',
+                       "traceEvents[1].args.sms: expected a number, got a string")
+        self.bad_input('{"traceEvents": [{"name": "allocation", "ts": 2, '
+                       '"args": {"kernel_id": [1], "sms": 4}}]}',
+                       "traceEvents[0].args.kernel_id: expected a number or a string, "
+                       "got an array")
+        self.bad_input('{"traceEvents": [{"name": 3}]}',
+                       "traceEvents[0].name: expected a string, got a number")
+
+    def test_fields_the_tool_does_not_read_may_be_anything(self):
+        t = two_kernel_trace()
+        t["traceEvents"][0]["pid"] = "one"
+        t["traceEvents"][1]["args"]["inputs"] = 5
+        t["traceEvents"].append({"name": "process_name", "ph": "M", "args": None})
+        with open(self.trace, "w") as f:
+            json.dump(t, f)
+        r = self.run_tool("summary", self.trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("2 kernels, 3 decisions", r.stdout)
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
