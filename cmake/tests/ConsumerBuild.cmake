@@ -24,7 +24,8 @@ if(PACKAGE STREQUAL "install")
   foreach(f bin/smpart-transform bin/smpart-plan lib/libsmpart.a
             lib/libsmpart_policies.a include/smpart/device.cuh
             include/smpart/runtime.hpp include/smpart/policy/policy.hpp
-            include/smpart/detail/nvcc_compat.h bin/smpart-profile
+            share/smpart-transform/include/nvcc_compat.h
+            bin/smpart-profile
             include/smpart/controller_runtime.hpp
             lib/cmake/smpart/smpartConfig.cmake
             lib/cmake/smpart/smpartConfigVersion.cmake
@@ -33,6 +34,10 @@ if(PACKAGE STREQUAL "install")
       message(FATAL_ERROR "cmake --install did not install ${f}")
     endif()
   endforeach()
+  # The parse's compatibility header is the tool's, not a runtime header.
+  if(EXISTS ${WORK}/prefix/include/smpart/detail/nvcc_compat.h)
+    message(FATAL_ERROR "nvcc_compat.h installed with the runtime headers")
+  endif()
   set(where -DCMAKE_PREFIX_PATH=${WORK}/prefix)
 else()
   set(where -Dsmpart_DIR=${SMPART_BUILD})

@@ -1,10 +1,11 @@
 #include "pipeline/TransformPipeline.h"
 
-#include "analysis/DialectNotes.h"
 #include "analysis/KernelHazards.h"
+#include "nvcc/DialectNotes.h"
+#include "nvcc/NvccDialect.h"
+#include "nvcc/NvccDialectPrinter.h"
 #include "pipeline/CanonicalPath.h"
 #include "pipeline/ManifestWriter.h"
-#include "pipeline/NvccDialect.h"
 #include "pipeline/OutputFile.h"
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
@@ -13,9 +14,7 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
-#include "clang/Basic/DiagnosticAST.h"
 #include "clang/Basic/DiagnosticOptions.h"
-#include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -110,61 +109,6 @@ private:
   TextDiagnosticPrinter Printer;
   DiagnosticsEngine Diags;
   SourceManager Sources;
-};
-
-/// Prints the parse's diagnostics like the compiler, except the errors for
-/// code that nvcc accepts and clang-22 does not, where the AST that
-/// clang built is still good enough to rewrite: those print as warnings
-/// with a note naming the nvcc dialect feature, and do not fail the file.
-class NvccDialectPrinter : public TextDiagnosticPrinter {
-public:
-  using TextDiagnosticPrinter::TextDiagnosticPrinter;
-  unsigned Tolerated = 0;
-
-  void HandleDiagnostic(DiagnosticsEngine::Level Level,
-                        const Diagnostic &Info) override {
-    if (Level == DiagnosticsEngine::Error)
-      if (const char *Feature = nvccFeature(Info)) {
-        ++Tolerated;
-        TextDiagnosticPrinter::HandleDiagnostic(DiagnosticsEngine::Warning,
-                                                Info);
-        llvm::errs() << "smpart-transform: note: nvcc accepts this (" << Feature
-                     << "); parsing goes on\n";
-        return;
-      }
-    TextDiagnosticPrinter::HandleDiagnostic(Level, Info);
-  }
-
-private:
-  static const char *nvccFeature(const Diagnostic &Info) {
-    switch (Info.getID()) {
-    case diag::err_shared_var_init:
-      // `__shared__ cuda::barrier<...> b;`: nvcc runs no constructor for
-      // __shared__ variables and accepts non-empty ones; clang refuses.
-      return "a __shared__ variable of a type with a non-trivial "
-             "constructor, which nvcc leaves uninitialised";
-    case diag::err_asm_invalid_escape: {
-      // `asm("mov.u64 %0, %globaltimer;" ...)`: nvcc passes a single-%
-      // PTX special register through. Not for %ctaid/%nctaid: the asm is
-      // dropped from clang's AST, and those must be seen to be refused.
-      if (!Info.hasSourceManager() || Info.getLocation().isInvalid())
-        return nullptr;
-      const SourceManager &SM = Info.getSourceManager();
-      std::pair<FileID, unsigned> At =
-          SM.getDecomposedLoc(SM.getSpellingLoc(Info.getLocation()));
-      llvm::StringRef Text = SM.getBufferData(At.first);
-      size_t Begin = Text.rfind('\n', At.second);
-      llvm::StringRef Line =
-          Text.substr(Begin == llvm::StringRef::npos ? 0 : Begin + 1)
-              .take_until([](char C) { return C == '\n'; });
-      if (Line.contains("ctaid"))
-        return nullptr;
-      return "a PTX special register spelled with a single % in inline asm";
-    }
-    default:
-      return nullptr;
-    }
-  }
 };
 
 /// Finds host launches, in the main file, of kernels defined in a header
@@ -381,7 +325,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
 
   ClangTool Tool(Db, {File});
   // Spellings nvcc accepts and clang does not, replaced line-length-neutrally
-  // in a copy the parse reads instead of the file (pipeline/NvccDialect.h).
+  // in a copy the parse reads instead of the file (nvcc/NvccDialect.h).
   llvm::SmallString<128> Copy;
   if (llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Text =
           llvm::MemoryBuffer::getFile(File)) {

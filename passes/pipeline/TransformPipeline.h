@@ -6,7 +6,7 @@
 
 #include "analysis/InactiveLaunches.h"
 
-#include "pipeline/CompilerFlags.h"
+#include "nvcc/CompilerFlags.h"
 #include "pipeline/TransformPlanner.h"
 
 #include "clang/Tooling/CompilationDatabase.h"

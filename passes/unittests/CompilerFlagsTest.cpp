@@ -1,4 +1,4 @@
-#include "pipeline/CompilerFlags.h"
+#include "nvcc/CompilerFlags.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"

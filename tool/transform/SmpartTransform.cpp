@@ -217,8 +217,12 @@ int main(int argc, const char **argv) {
     if (llvm::sys::fs::exists(Installed + "/smpart/device.cuh"))
       Runtime = std::string(Installed);
   }
-  Options.Cuda = {CudaPath, GpuArch, ResourceDir, Runtime,
-                  smpart::hostCompilerInclude()};
+  Options.Cuda = {CudaPath,
+                  GpuArch,
+                  ResourceDir,
+                  Runtime,
+                  smpart::hostCompilerInclude(),
+                  smpart::nvccCompatHeader(argv[0])};
   Options.OutputFile = Output;
   Options.OutputDir = OutputDir;
   Options.InPlace = InPlace;

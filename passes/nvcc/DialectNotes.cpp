@@ -1,4 +1,4 @@
-#include "analysis/DialectNotes.h"
+#include "nvcc/DialectNotes.h"
 
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/MacroInfo.h"

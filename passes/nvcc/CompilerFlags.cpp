@@ -1,4 +1,4 @@
-#include "pipeline/CompilerFlags.h"
+#include "nvcc/CompilerFlags.h"
 
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
@@ -397,14 +397,13 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
     if (!Setup.RuntimeInclude.empty()) {
       Out.push_back("-idirafter");
       Out.push_back(Setup.RuntimeInclude);
-      // With the toolkit's headers, what nvcc's headers bring in.
-      const bool NoCudaInc = llvm::find(Out, "-nocudainc") != Out.end();
-      const std::string Compat =
-          Setup.RuntimeInclude + "/smpart/detail/nvcc_compat.h";
-      if (!NoCudaInc && llvm::sys::fs::exists(Compat)) {
-        Out.push_back("-include");
-        Out.push_back(Compat);
-      }
+    }
+    // With the toolkit's headers, what nvcc's headers declare and clang's
+    // wrapper does not.
+    const bool NoCudaInc = llvm::find(Out, "-nocudainc") != Out.end();
+    if (!NoCudaInc && !Setup.CompatHeader.empty()) {
+      Out.push_back("-include");
+      Out.push_back(Setup.CompatHeader);
     }
     Out.insert(Out.end(), Inputs.begin(), Inputs.end());
     return Out;
@@ -429,6 +428,21 @@ std::string checkSetup(const CudaSetup &Setup, const CompilationDatabase &Db,
     return "no CUDA installation found at '" + Setup.CudaPath +
            "' (no include/cuda_runtime.h); pass --cuda-path=<CUDA toolkit "
            "root>, or -nocudainc -nocudalib after `--` for header-free code";
+  return {};
+}
+
+std::string nvccCompatHeader(const char *Argv0) {
+  static int Anchor;
+  llvm::SmallString<256> Installed(llvm::sys::path::parent_path(
+      llvm::sys::fs::getMainExecutable(Argv0, &Anchor)));
+  llvm::sys::path::append(Installed, SMPART_NVCC_INSTALLED_INCLUDE,
+                          "nvcc_compat.h");
+  llvm::sys::path::remove_dots(Installed, /*remove_dot_dot=*/true);
+  if (llvm::sys::fs::exists(Installed))
+    return std::string(Installed);
+  const std::string Source = SMPART_NVCC_SOURCE_INCLUDE "/nvcc_compat.h";
+  if (llvm::sys::fs::exists(Source))
+    return Source;
   return {};
 }
 

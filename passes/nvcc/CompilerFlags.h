@@ -21,7 +21,17 @@ struct CudaSetup {
   std::string RuntimeInclude;
   /// The host compiler's private include dir (omp.h, ...), searched last.
   std::string HostCompilerInclude;
+  /// The tool's compatibility header (nvcc/include/nvcc_compat.h), which
+  /// the parse pre-includes when it uses the toolkit's headers; none if
+  /// empty.
+  std::string CompatHeader;
 };
+
+/// Where the compatibility header of this build of the tool lives:
+/// beside an installed smpart-transform (<prefix>/share/smpart-transform/
+/// include, as clang finds its resource dir from its binary), else in the
+/// source tree it was built from. Empty when neither exists.
+std::string nvccCompatHeader(const char *Argv0);
 
 /// GCC's private include dir with omp.h, if any (what nvcc's host compiler
 /// sees and clang's resource dir lacks).

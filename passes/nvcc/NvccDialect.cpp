@@ -1,4 +1,4 @@
-#include "pipeline/NvccDialect.h"
+#include "nvcc/NvccDialect.h"
 
 #include "llvm/ADT/StringExtras.h"
 
