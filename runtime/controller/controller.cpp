@@ -71,6 +71,7 @@ void Controller::onArrival(std::shared_ptr<KernelControl> K) {
     if (P.name == T.alloc.name)
       T.profile = &P;
   T.alloc.profiled = T.profile != nullptr;
+  T.learned = &Learned[T.alloc.name];
   if (!T.profile)
     warnOnce("noprofile:" + T.alloc.name,
              "kernel '" + T.alloc.name + "' has no profile" +
@@ -84,6 +85,7 @@ void Controller::onArrival(std::shared_ptr<KernelControl> K) {
     Opts.trace->kernelStart(T.alloc.id, T.alloc.name);
   }
   Kernels.push_back(std::move(T));
+  EpochPeak = std::max(EpochPeak, Kernels.size());
   decideAndApply("arrival");
 }
 
@@ -324,6 +326,11 @@ void Controller::decideAndApply(const char *Trigger) {
   std::vector<std::string> Notes;
   Plan P = planFor(Active, Trigger, Notes);
   P.notes = Notes;
+  applyPlan(std::move(P), Active, Trigger);
+}
+
+void Controller::applyPlan(Plan P, const std::vector<Tracked *> &Active,
+                           const char *Trigger) {
   ++Decisions;
 
   if (Opts.trace) {
@@ -336,7 +343,10 @@ void Controller::decideAndApply(const char *Trigger) {
                         {"total_blocks", T.progress.total},
                         {"profiled", T.alloc.profiled},
                         {"last_block_taken", T.alloc.last_block_taken}});
-    Opts.trace->decision(std::string(Pol->name()), Trigger,
+    // Offline re-plans name the configured policy (even when it fell back);
+    // an online step names the online policy.
+    const bool Online = std::string_view(Trigger) == "epoch";
+    Opts.trace->decision(Online ? P.policy : std::string(Pol->name()), Trigger,
                          {{"kernels", Inputs}, {"sm_ids", SmIds}},
                          policy::planToJson(P), P.notes);
   }
@@ -404,6 +414,7 @@ void Controller::writeKnobs(Tracked &T, const KnobSet &Next) {
   // One write for the whole step: the device never runs the mask of one
   // plan with the CTAs per SM of another.
   check(T, T.control->setKnobs(Next), "setKnobs");
+  T.knobs_written = true;
   Cur.mask = Next.mask;
   Cur.ctas_per_sm = Next.ctas_per_sm;
   Cur.bypass_ctas_per_sm = Next.bypass_ctas_per_sm;

@@ -1,10 +1,13 @@
-// SMPART_POLICY / SMPART_PROFILES / SMPART_TRACE / SMPART_PROFILE, checked
-// without CUDA. runtime_glue.cpp feeds it the device's SM ids.
+// SMPART_POLICY / SMPART_PROFILES / SMPART_TRACE / SMPART_PROFILE /
+// SMPART_EPOCH_US, checked without CUDA. runtime_glue.cpp feeds it the device's
+// SM ids.
 #include "smpart/controller.hpp"
 
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
 
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 namespace smpart::controller {
@@ -21,6 +24,19 @@ std::string value(const std::function<const char *(const char *)> &GetEnv,
                   const char *Name) {
   const char *V = GetEnv(Name);
   return V ? std::string(V) : std::string();
+}
+
+/// SMPART_EPOCH_US: microseconds, MinEpochUs .. 10 s; false if malformed.
+bool parseEpochUs(const std::string &Text, double &Out) {
+  if (Text.empty())
+    return false;
+  char *End = nullptr;
+  const double V = std::strtod(Text.c_str(), &End);
+  if (End != Text.c_str() + Text.size() || !std::isfinite(V) ||
+      V < MinEpochUs || V > 1e7)
+    return false;
+  Out = V;
+  return true;
 }
 
 bool parentWritable(const std::string &Path) {
@@ -59,6 +75,15 @@ EnvConfig configureFromEnvironment(
     C.error = "smpart: SMPART_PROFILES is set but SMPART_POLICY is not "
               "(one of: " +
               policyList() + ")" + Suffix;
+    return C;
+  }
+  double EpochUs = DefaultEpochUs;
+  if (const char *E = GetEnv("SMPART_EPOCH_US");
+      E && !parseEpochUs(E, EpochUs)) {
+    C.error = "smpart: SMPART_EPOCH_US=" + std::string(E) +
+              ": expected the epoch length in microseconds, a number from " +
+              std::to_string(static_cast<int>(MinEpochUs)) + " to 10000000" +
+              Suffix;
     return C;
   }
   if (Pol && ProfilesPath.empty() && Pol->name() != "even") {
@@ -116,6 +141,7 @@ EnvConfig configureFromEnvironment(
   if (Pol) {
     ControllerOptions O;
     O.trace = TraceRaw;
+    O.epoch_us = EpochUs;
     C.controller = std::make_unique<Controller>(*Pol, std::move(Profiles),
                                                 SmIds, std::move(O));
   }

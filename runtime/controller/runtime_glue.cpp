@@ -3,6 +3,7 @@
 //
 //   HandleControl       smpart::KernelHandle -> smpart::KernelControl
 //   ControllerObserver  launch events -> Controller::onArrival/...
+//   EpochTimer          Controller::epoch() every SMPART_EPOCH_US
 //   TraceObserver       launch events -> trace (when no controller traces)
 //   ProfileObserver     SMPART_PROFILE: a live sweep per launch, written
 //                       as smpart.profiles/1 at exit
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -77,6 +79,50 @@ public:
 
 private:
   std::shared_ptr<Controller> C;
+};
+
+// Closes the controller's epochs on a thread of its own, so the launch
+// path never waits for a measurement; an epoch reads the progress the
+// runtime mirrors to host memory and makes no CUDA call.
+class EpochTimer {
+public:
+  explicit EpochTimer(std::shared_ptr<Controller> C)
+      : C(std::move(C)), Worker([this] { run(); }) {}
+  ~EpochTimer() { stop(); }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      Stop = true;
+    }
+    Cv.notify_all();
+    if (Worker.joinable() && Worker.get_id() != std::this_thread::get_id())
+      Worker.join();
+  }
+
+private:
+  void run() {
+    using Clock = std::chrono::steady_clock;
+    const auto Start = Clock::now();
+    const auto Period = std::chrono::microseconds(
+        static_cast<long long>(std::max(1.0, C->epochUs())));
+    auto Next = Start;
+    std::unique_lock<std::mutex> L(Mu);
+    while (!Stop) {
+      Next += Period;
+      if (Cv.wait_until(L, Next, [this] { return Stop; }))
+        break;
+      L.unlock();
+      C->epoch(std::chrono::duration<double, std::micro>(Clock::now() - Start)
+                   .count());
+      L.lock();
+    }
+  }
+
+  std::shared_ptr<Controller> C;
+  std::mutex Mu;
+  std::condition_variable Cv;
+  bool Stop = false;
+  std::thread Worker; // last: starts once the members above exist
 };
 
 class TraceObserver : public LaunchObserver {
@@ -295,9 +341,14 @@ std::string controller::initFromEnvironment() {
       return;
     }
     auto Fan = std::make_shared<FanOut>();
-    if (C.controller)
-      Fan->All.push_back(observerFor(std::move(C.controller)));
-    else if (C.trace)
+    if (C.controller) {
+      std::shared_ptr<Controller> Ctl = std::move(C.controller);
+      Fan->All.push_back(observerFor(Ctl));
+      // Stopped at exit, before the controller's kernels go away.
+      static std::unique_ptr<EpochTimer> Timer;
+      Timer = std::make_unique<EpochTimer>(Ctl);
+      std::atexit([] { Timer->stop(); });
+    } else if (C.trace)
       Fan->All.push_back(std::make_shared<TraceObserver>());
     if (Service && *Service)
       Fan->All.push_back(std::make_shared<ServiceObserver>(

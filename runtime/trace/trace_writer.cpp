@@ -217,6 +217,25 @@ void TraceWriter::allocation(unsigned long long Id, const std::string &Name,
   add(std::move(E));
 }
 
+void TraceWriter::epoch(unsigned long long Index, double StartUs, double EndUs,
+                        const nlohmann::json &Kernels) {
+  // No NVTX mark: epochs come every millisecond and would drown the rest.
+  for (const nlohmann::json &K : Kernels) {
+    const std::string Track = "np " + K.value("kernel", std::string()) + " #" +
+                              std::to_string(K.value("kernel_id", 0ull));
+    nlohmann::json C = base(Track.c_str(), "epoch", "C");
+    C["args"] = {{"np", K.value("np", 0.0)}};
+    add(std::move(C));
+  }
+  nlohmann::json E = base("epoch", "epoch", "i");
+  E["s"] = "g";
+  E["args"] = {{"index", Index},
+               {"start_us", StartUs},
+               {"end_us", EndUs},
+               {"kernels", Kernels}};
+  add(std::move(E));
+}
+
 void TraceWriter::preempt(unsigned long long Id, const std::string &Name) {
   kernelInstant("preempt", "preempt", Id, Name, "smpart preempt ", 0xffa000a0u);
 }

@@ -25,10 +25,16 @@
 // refuses the inputs (a field missing, too many kernels) makes the decision
 // fall back to `even`, with the policy's message as a one-time warning.
 //
+// Epochs of measurement (smpart/controller_epoch.hpp): epoch(NowUs) closes
+// one; it reads every kernel's progress, derives per-kernel rates,
+// normalised progress and TLP sampling periods, traces them and hands them
+// to the online policy, if any, whose plan is applied like a re-plan.
+//
 // Thread-safe: every entry point takes one mutex; knob calls are made with it
 // held (KernelControl implementations must not call back into the controller).
 #pragma once
 
+#include "smpart/controller_epoch.hpp"
 #include "smpart/kernel_control.hpp"
 #include "smpart/policy/plan.hpp"
 #include "smpart/policy/policy.hpp"
@@ -55,6 +61,11 @@ struct ControllerOptions {
   trace::TraceWriter *trace = nullptr;
   /// One-line warnings; default: "smpart: warning: ..." on stderr.
   std::function<void(const std::string &)> warn;
+  /// Epoch length (SMPART_EPOCH_US): how often the clock's owner should
+  /// call epoch(). The controller only reports it.
+  double epoch_us = DefaultEpochUs;
+  /// Acts on each epoch's measurements (may be null: measure only).
+  std::shared_ptr<OnlinePolicy> online;
 };
 
 /// What the controller last applied to one kernel.
@@ -89,6 +100,13 @@ public:
   void onKnobsApplied(unsigned long long Id);
   /// Re-plans now (e.g. after new profiles or on a timer).
   void replan();
+  /// Closes the epoch that ends at \p NowUs (any monotonic clock, in
+  /// microseconds): measures every tracked kernel, traces the samples and
+  /// runs the online policy. The first call only opens an epoch.
+  void epoch(double NowUs);
+  double epochUs() const { return Opts.epoch_us; }
+  /// The last epoch closed (index 0 and no kernels before the first).
+  EpochReport lastEpoch() const;
 
   const policy::Policy &policy() const { return *Pol; }
   /// The last plan applied (empty kernels before the first decision).
@@ -116,9 +134,28 @@ private:
     /// Arrived, not planned yet: announced before its first CTA, so it
     /// holds no SM although its knobs still name every one.
     bool fresh = true;
+    /// Epoch bookkeeping: blocks done when the epoch opened (none before
+    /// the kernel's first epoch), knobs written since, epochs measured.
+    std::optional<unsigned long long> epoch_done;
+    bool knobs_written = true;
+    bool applied_at_start = false;
+    unsigned long long epochs = 0;
+    /// Isolated rates this kernel's name was measured at (learned), keyed
+    /// by sms << 16 | ctas_per_sm; a node of Controller::Learned.
+    std::map<unsigned, double> *learned = nullptr;
   };
 
   void decideAndApply(const char *Trigger);
+  /// Traces \p P (one decision per Active kernel, same order) and applies
+  /// it: shrink every kernel, then grow.
+  void applyPlan(policy::Plan P, const std::vector<Tracked *> &Active,
+                 const char *Trigger);
+  /// epoch() helpers (epochs.cpp).
+  void measure(Tracked &T, EpochSample &S, double Us, bool Alone);
+  double isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
+                      IsolatedSource &Source) const;
+  void traceEpoch();
+  void runOnline();
   policy::Plan planFor(std::vector<Tracked *> &Active, const char *Trigger,
                        std::vector<std::string> &Notes);
   SmMask maskFor(int First, int Count) const;
@@ -146,6 +183,13 @@ private:
   unsigned long long Decisions = 0;
   unsigned long long Deferred = 0;
   std::set<std::string> Warned;
+  // Epochs.
+  double EpochStart = -1;
+  /// Most kernels tracked at once since the epoch opened ("alone").
+  std::size_t EpochPeak = 0;
+  EpochReport Report; // reused: no allocation per epoch once warm
+  std::vector<Tracked *> ReportKernels;
+  std::map<std::string, std::map<unsigned, double>> Learned;
 };
 
 namespace controller {

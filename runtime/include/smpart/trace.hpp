@@ -56,6 +56,11 @@ public:
   /// "sms" and "ctas_per_sm"; what `smpart-trace plot` draws).
   void allocation(unsigned long long Id, const std::string &Name, unsigned Sms,
                   unsigned CtasPerSm, bool Preempted);
+  /// One epoch of measurement (controller_epoch.hpp): an instant with
+  /// every kernel's sample, and a counter track "np <kernel> #<id>" per
+  /// kernel with its normalised progress.
+  void epoch(unsigned long long Index, double StartUs, double EndUs,
+             const nlohmann::json &Kernels);
   void preempt(unsigned long long Id, const std::string &Name);
   void resume(unsigned long long Id, const std::string &Name);
   /// Free-form instant (warnings, profiler steps).
