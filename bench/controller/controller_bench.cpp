@@ -1,4 +1,6 @@
-// The controller's own cost per event: one arrival re-plan (progress reads
+// The controller's own cost per epoch (BM_Epoch: progress reads and the
+// samples of N running kernels, with and without an online hook) and per
+// event: one arrival re-plan (progress reads
 // of every kernel, the policy's decision, knob writes) with N kernels
 // already running, on fake kernels (knob writes and progress reads cost a
 // virtual call here; on a GPU add the runtime's cost of each).
@@ -94,8 +96,59 @@ void BM_ArrivalWithDeferredGrant(benchmark::State &S, const char *PolicyName) {
   S.counters["deferred"] = static_cast<double>(R.C->deferredGrants());
 }
 
+/// An online policy that looks at every sample and keeps the knobs: the
+/// hook's own cost, not a policy's.
+class Watcher : public OnlinePolicy {
+public:
+  std::string_view name() const override { return "watch"; }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &) override {
+    for (const EpochSample &S : R.kernels)
+      Sum += S.np;
+    return std::nullopt;
+  }
+  double Sum = 0;
+};
+
+/// One epoch with N kernels running: a progress read per kernel, the
+/// samples (rate, isolated rate from the profile curves, NP, sampling
+/// period), and the online hook when \p Online. The kernels advance
+/// between epochs so every sample has blocks; no trace.
+void BM_Epoch(benchmark::State &S, bool Online) {
+  const int N = static_cast<int>(S.range(0));
+  std::vector<unsigned> Ids;
+  for (unsigned I = 0; I < 132; ++I)
+    Ids.push_back(I);
+  ControllerOptions O;
+  O.warn = [](const std::string &) {};
+  auto W = std::make_shared<Watcher>();
+  if (Online)
+    O.online = W;
+  Controller C(*policy::findPolicy("even"), profiles(N), Ids, O);
+  std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
+  for (int I = 0; I < N; ++I) {
+    Ks.push_back(std::make_shared<testing::FakeKernel>(
+        I + 1, CoRun::name(I), 1ull << 60, 8, Ids, nullptr));
+    C.onArrival(Ks.back());
+  }
+  double Now = 0;
+  C.epoch(Now);
+  for (auto _ : S) {
+    for (auto &K : Ks)
+      K->advance();
+    Now += 1000;
+    C.epoch(Now);
+  }
+  S.counters["epochs"] = benchmark::Counter(static_cast<double>(S.iterations()),
+                                            benchmark::Counter::kIsRate |
+                                                benchmark::Counter::kInvert);
+  benchmark::DoNotOptimize(W->Sum);
+}
+
 } // namespace
 
+BENCHMARK_CAPTURE(BM_Epoch, measure, false)->Arg(2)->Arg(4)->Arg(8);
+BENCHMARK_CAPTURE(BM_Epoch, online_hook, true)->Arg(2)->Arg(4)->Arg(8);
 BENCHMARK_CAPTURE(BM_ArrivalWithDeferredGrant, even, "even")
     ->Arg(2)
     ->Arg(4)
