@@ -6,6 +6,7 @@
 // reported (no round trip while the controller plans).
 #include "smpart/service.hpp"
 
+#include "smpart/control.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -89,7 +91,9 @@ struct Connection {
   std::string in, out;
   std::map<unsigned long long, std::shared_ptr<RemoteKernel>>
       kernels; // by local id
-  void queue(const json &Msg) { out += Msg.dump() + "\n"; }
+  void queue(const json &Msg) {
+    out += Msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
 };
 
 Status RemoteKernel::send(json Msg) {
@@ -212,32 +216,93 @@ public:
     return true;
   }
 
+  /// A tenant's text as an error message quotes it: at most 40 bytes
+  /// (queue() replaces a multi-byte character this cuts).
+  static std::string shorten(std::string S) {
+    return S.size() > 40 ? S.substr(0, 37) + "..." : S;
+  }
+  static std::string quote(const json &V) { return shorten(V.dump()); }
+
+  /// The hello's `sm_ids` into \p Ids (left empty when absent). False, with
+  /// what is wrong in \p Why, when present but not a list of distinct SM ids.
+  static bool helloSmIds(const json &J, std::vector<unsigned> &Ids,
+                         std::string &Why) {
+    auto It = J.find("sm_ids");
+    if (It == J.end())
+      return true;
+    if (!It->is_array()) {
+      Why = "hello: sm_ids: expected an array of SM ids, got " + quote(*It);
+      return false;
+    }
+    if (It->empty()) {
+      Why = "hello: sm_ids: empty; expected the GPU's SM ids";
+      return false;
+    }
+    for (std::size_t I = 0; I < It->size(); ++I) {
+      const json &V = (*It)[I];
+      const std::string Where = "hello: sm_ids[" + std::to_string(I) + "]: ";
+      if (!V.is_number_unsigned() || V.get<unsigned long long>() >= kMaxSms) {
+        Why = Where + "expected an SM id (0 to " + std::to_string(kMaxSms - 1) +
+              "), got " + quote(V);
+        return false;
+      }
+      const unsigned Id = V.get<unsigned>();
+      if (std::find(Ids.begin(), Ids.end(), Id) != Ids.end()) {
+        Why = Where + "SM " + std::to_string(Id) + " is listed twice";
+        return false;
+      }
+      Ids.push_back(Id);
+    }
+    return true;
+  }
+
+  /// The first line of a connection. False: close it.
+  bool hello(Connection &C, const json &J) {
+    if (!J.is_object() || J.value("type", json()) != "hello" ||
+        J.value("protocol", json()) != kProtocol) {
+      error(C, std::string("expected {\"type\":\"hello\",\"protocol\":\"") +
+                   kProtocol + "\"} first");
+      return false;
+    }
+    std::vector<unsigned> Ids;
+    std::string Why;
+    if (!helloSmIds(J, Ids, Why)) {
+      error(C, Why);
+      return false;
+    }
+    ensureController(Opts.sm_ids.empty() ? Ids : Opts.sm_ids);
+    if (!Ctl) {
+      error(C, "no SM ids: give --sm-ids to smpartd or sm_ids in hello");
+      return false;
+    }
+    C.hello = true;
+    C.queue({{"type", "welcome"}, {"protocol", kProtocol}});
+    return true;
+  }
+
   /// One line from a tenant. False: close the connection.
   bool handle(Connection &C, const std::string &Line) {
     json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
+    // Before the hello nothing else is understood (docs/service.md).
+    if (!C.hello)
+      return hello(C, J);
     if (!J.is_object() || !J.contains("type") || !J["type"].is_string()) {
       error(C, "expected a JSON object with a string \"type\"");
       return true;
     }
     const std::string Type = J["type"].get<std::string>();
-    if (!C.hello) {
-      if (Type != "hello" || J.value("protocol", json()) != kProtocol) {
-        error(C, std::string("expected {\"type\":\"hello\",\"protocol\":\"") +
-                     kProtocol + "\"} first");
-        return false;
-      }
-      std::vector<unsigned> Ids;
-      if (auto It = J.find("sm_ids"); It != J.end() && It->is_array())
-        for (const json &V : *It)
-          if (V.is_number_unsigned() && V.get<unsigned long long>() < 4096)
-            Ids.push_back(V.get<unsigned>());
-      ensureController(Opts.sm_ids.empty() ? Ids : Opts.sm_ids);
-      if (!Ctl) {
-        error(C, "no SM ids: give --sm-ids to smpartd or sm_ids in hello");
-        return false;
-      }
-      C.hello = true;
-      C.queue({{"type", "welcome"}, {"protocol", kProtocol}});
+    if (Type == "hello") {
+      error(C, "hello: already received on this connection; send it once, "
+               "first");
+      return true;
+    }
+    static const char *const Types[] = {"arrive", "progress", "last_block",
+                                        "applied", "depart"};
+    if (std::find(std::begin(Types), std::end(Types), Type) ==
+        std::end(Types)) {
+      error(C, "unknown message type '" + shorten(Type) +
+                   "' (expected one of arrive, progress, last_block, "
+                   "applied, depart)");
       return true;
     }
     unsigned long long Local = 0;
@@ -277,9 +342,15 @@ public:
         error(C, "progress: expected taken and done");
         return true;
       }
+      auto Finished = J.find("finished");
+      if (Finished != J.end() && !Finished->is_boolean()) {
+        error(C, "progress: finished: expected a boolean, got " +
+                     quote(*Finished));
+        return true;
+      }
       K.Last.taken = std::min(Taken, K.Last.total);
       K.Last.done = std::min(Done, K.Last.total);
-      K.Last.finished = J.value("finished", false) == true;
+      K.Last.finished = Finished != J.end() && Finished->get<bool>();
     } else if (Type == "last_block") {
       Ctl->onLastBlockTaken(K.Global);
     } else if (Type == "applied") {
@@ -315,7 +386,16 @@ public:
       while ((Eol = C.in.find('\n')) != std::string::npos) {
         std::string Line = C.in.substr(0, Eol);
         C.in.erase(0, Eol + 1);
-        if (!handle(C, Line))
+        bool Keep = false;
+        try {
+          Keep = handle(C, Line);
+        } catch (const std::exception &E) {
+          // A fault of the service, not of the tenant: it loses this
+          // connection (its kernels depart), the others are still served.
+          log("pid " + std::to_string(C.pid) + ": " + E.what());
+          error(C, std::string("internal error: ") + E.what());
+        }
+        if (!Keep)
           return flush(C), false;
       }
       if (C.in.size() > kMaxLine) {

@@ -10,10 +10,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <thread>
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,6 +125,175 @@ struct Tenant {
   pid_t Pid = -1;
   FILE *Read = nullptr;
 };
+
+/// A tenant speaking the protocol by hand: sends lines, reads the replies
+/// one line at a time and sees the service close the connection.
+struct RawTenant {
+  explicit RawTenant(const std::string &Path) {
+    Fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un A{};
+    A.sun_family = AF_UNIX;
+    std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
+    EXPECT_EQ(::connect(Fd, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+  }
+  ~RawTenant() { ::close(Fd); }
+  void send(const std::string &Line) {
+    const std::string L = Line + "\n";
+    EXPECT_EQ(::send(Fd, L.data(), L.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(L.size()));
+  }
+  /// The next line the service sent; "" once it closed the connection (or
+  /// after 10 s of silence).
+  std::string line() {
+    for (;;) {
+      if (auto Eol = In.find('\n'); Eol != std::string::npos) {
+        std::string L = In.substr(0, Eol);
+        In.erase(0, Eol + 1);
+        return L;
+      }
+      pollfd P{Fd, POLLIN, 0};
+      if (::poll(&P, 1, 10000) <= 0)
+        return "";
+      char Buf[4096];
+      const ssize_t N = ::recv(Fd, Buf, sizeof Buf, 0);
+      if (N <= 0)
+        return "";
+      In.append(Buf, static_cast<std::size_t>(N));
+    }
+  }
+  /// The service closed the connection (after the lines still unread).
+  bool closed() {
+    while (!line().empty()) {
+    }
+    char C;
+    return ::recv(Fd, &C, 1, MSG_DONTWAIT) == 0;
+  }
+  void hello(const std::string &SmIds = "[0,2,4,6]") {
+    send(std::string("{\"type\":\"hello\",\"protocol\":\"") +
+         service::kProtocol + "\",\"pid\":1,\"sm_ids\":" + SmIds + "}");
+  }
+  int Fd = -1;
+  std::string In;
+};
+
+/// \p Line is an `error` line whose message holds \p Text.
+::testing::AssertionResult isError(const std::string &Line,
+                                   const std::string &Text) {
+  if (Line.find("\"type\":\"error\"") != std::string::npos &&
+      Line.find(Text) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "expected an error with '" << Text << "', got '" << Line << "'";
+}
+
+TEST(ServiceProtocol, UnknownTypeIsNamedWithTheValidOnes) {
+  const std::string Path = socketPath("unknown");
+  Running R(Path);
+  RawTenant T(Path);
+  T.hello();
+  EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
+  const char *Valid = "expected one of arrive, progress, last_block, "
+                      "applied, depart";
+  T.send("{\"type\":\"x\"}");
+  EXPECT_TRUE(isError(T.line(), "unknown message type 'x'"));
+  T.send("{\"type\":\"bogus\",\"kernel\":1}");
+  const std::string L = T.line();
+  EXPECT_TRUE(isError(L, "unknown message type 'bogus'"));
+  EXPECT_NE(L.find(Valid), std::string::npos) << L;
+  // The connection is still served.
+  T.send("{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":10,"
+         "\"occupancy\":2}");
+  EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+}
+
+TEST(ServiceProtocol, SecondHelloGetsItsOwnError) {
+  const std::string Path = socketPath("hello2");
+  Running R(Path);
+  RawTenant T(Path);
+  T.hello();
+  EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
+  T.hello();
+  EXPECT_TRUE(isError(T.line(), "hello: already received on this connection"));
+  T.send("{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":10,"
+         "\"occupancy\":2}");
+  EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+}
+
+TEST(ServiceProtocol, InvalidSmIdsSayWhatIsInvalid) {
+  const std::string Path = socketPath("smids");
+  Running R(Path); // no --sm-ids: the hello's decide
+  const std::pair<const char *, const char *> Cases[] = {
+      {"\"all\"",
+       "hello: sm_ids: expected an array of SM ids, got \\\"all\\\""},
+      {"[0,2,-1]", "hello: sm_ids[2]: expected an SM id (0 to 511), got -1"},
+      {"[0,2,512]", "hello: sm_ids[2]: expected an SM id (0 to 511), got 512"},
+      {"[0,\"2\"]",
+       "hello: sm_ids[1]: expected an SM id (0 to 511), got \\\"2\\\""},
+      {"[0,1.5]", "hello: sm_ids[1]: expected an SM id (0 to 511), got 1.5"},
+      {"[4,6,4]", "hello: sm_ids[2]: SM 4 is listed twice"},
+      {"[]", "hello: sm_ids: empty"},
+  };
+  for (const auto &[Ids, Message] : Cases) {
+    RawTenant T(Path);
+    T.hello(Ids);
+    const std::string L = T.line();
+    EXPECT_TRUE(isError(L, Message));
+    EXPECT_EQ(L.find("no SM ids"), std::string::npos) << L;
+    EXPECT_TRUE(T.closed()) << Ids;
+  }
+  // Without sm_ids and without --sm-ids there is nothing to plan on.
+  RawTenant T(Path);
+  T.send(std::string("{\"type\":\"hello\",\"protocol\":\"") +
+         service::kProtocol + "\"}");
+  EXPECT_TRUE(
+      isError(T.line(), "no SM ids: give --sm-ids to smpartd or sm_ids"));
+  EXPECT_TRUE(T.closed());
+  EXPECT_TRUE(R.S->allocations().empty());
+}
+
+TEST(ServiceProtocol, AFirstLineThatIsNotAHelloClosesTheConnection) {
+  // docs/service.md: anything but a hello first closes the connection.
+  const std::string Path = socketPath("first");
+  Running R(Path);
+  for (const char *First : {"not json at all", "[1,2,3]", "{\"type\":5}",
+                            "{\"type\":\"arrive\",\"kernel\":1}",
+                            "{\"type\":\"hello\",\"protocol\":\"other/9\"}"}) {
+    RawTenant T(Path);
+    T.send(First);
+    EXPECT_TRUE(isError(T.line(), "expected {\\\"type\\\":\\\"hello\\\""));
+    EXPECT_TRUE(T.closed()) << First;
+  }
+  EXPECT_TRUE(eventually([&] { return R.S->tenants() == 0; }));
+}
+
+TEST(ServiceProtocol, MistypedFieldsGetErrorsNeverACrash) {
+  const std::string Path = socketPath("types");
+  Running R(Path);
+  RawTenant T(Path);
+  T.hello();
+  EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
+  T.send("{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":10,"
+         "\"occupancy\":2}");
+  EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+  T.send("{\"type\":\"progress\",\"kernel\":1,\"taken\":1,\"done\":1,"
+         "\"finished\":\"yes\"}");
+  EXPECT_TRUE(isError(T.line(), "progress: finished: expected a boolean"));
+  T.send("{\"type\":\"progress\",\"kernel\":1,\"taken\":1,\"done\":1,"
+         "\"finished\":1}");
+  EXPECT_TRUE(isError(T.line(), "progress: finished: expected a boolean"));
+  T.send("{\"type\":\"arrive\",\"kernel\":2,\"name\":\"z\",\"total\":0,"
+         "\"occupancy\":0}");
+  T.send("{\"type\":\"last_block\",\"kernel\":2}");
+  T.send("{\"type\":\"depart\",\"kernel\":2}");
+  T.send("{\"type\":\"progress\",\"kernel\":1,\"taken\":2,\"done\":2,"
+         "\"finished\":false}");
+  T.send("{\"type\":\"x\"}");
+  // Every line above was handled in order and the service is still up.
+  std::string L;
+  while ((L = T.line()).find("unknown message type") == std::string::npos)
+    ASSERT_FALSE(L.empty());
+  EXPECT_EQ(R.S->allocations().size(), 1u);
+}
 
 TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
   const std::string Path = socketPath("two");
