@@ -18,6 +18,7 @@ inputs = os.path.join(config.test_source_root, "Inputs")
 runtime_include = os.path.join(config.smpart_source_dir, "runtime", "include")
 # Most tests parse against the 20-line stub cuda.h, as clang's own tests do.
 stub_flags = "-nocudainc -nocudalib -I %s" % inputs
+config.substitutions.append(("%smpart_binary", config.smpart_transform))
 config.substitutions.append(("%smpart", "smpart-transform"))
 config.substitutions.append(("%stubflags", stub_flags))
 config.substitutions.append(("%inputs", inputs))
@@ -25,6 +26,15 @@ config.substitutions.append(("%test_inputs",
                              os.path.join(config.smpart_source_dir,
                                           "test_inputs")))
 config.substitutions.append(("%runtime_include", runtime_include))
+# The compatibility header the tool pre-includes and its generator
+# (passes/nvcc/README.md).
+config.substitutions.append(("%gen_intrinsics",
+                             "python3 " + os.path.join(
+                                 config.smpart_source_dir, "passes", "nvcc",
+                                 "gen_intrinsics.py")))
+config.substitutions.append(("%nvcc_compat",
+                             os.path.join(config.smpart_source_dir, "passes",
+                                          "nvcc", "include", "nvcc_compat.h")))
 config.substitutions.append(("%cuda_path", config.cuda_path))
 config.substitutions.append(("%python", "python3"))
 

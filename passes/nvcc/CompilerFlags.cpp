@@ -2,6 +2,8 @@
 
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
@@ -335,6 +337,44 @@ NvccTranslatingDatabase::getAllCompileCommands() const {
   return Commands;
 }
 
+/// CUDA_VERSION of the toolkit's cuda.h (13000 for 13.0), or 0.
+static unsigned toolkitVersion(const std::string &CudaPath) {
+  static std::mutex Mutex;
+  static llvm::StringMap<unsigned> Known;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  auto [It, New] = Known.try_emplace(CudaPath, 0);
+  if (!New)
+    return It->second;
+  // The define is near the top of a large file.
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Head =
+      llvm::MemoryBuffer::getFileSlice(CudaPath + "/include/cuda.h", 1 << 16,
+                                       0);
+  if (!Head)
+    return 0;
+  llvm::StringRef Text = (*Head)->getBuffer();
+  size_t At = Text.find("#define CUDA_VERSION ");
+  if (At == llvm::StringRef::npos)
+    return 0;
+  Text.substr(At + 21).take_while(llvm::isDigit).getAsInteger(10, It->second);
+  return It->second;
+}
+
+std::vector<std::string> nvccMacros(const std::string &CudaPath) {
+  // Not __NVCC__: cccl and cooperative groups take it to mean that
+  // nvcc's builtins exist, and clang's parse would then fail in them.
+  std::vector<std::string> Macros = {"-D_CG_CLUSTER_INTRINSICS_AVAILABLE"};
+  if (unsigned V = toolkitVersion(CudaPath)) {
+    const std::string Major = std::to_string(V / 1000);
+    const std::string Minor = std::to_string(V % 1000 / 10);
+    Macros.insert(Macros.end(), {"-D__CUDACC_VER_MAJOR__=" + Major,
+                                 "-D__CUDACC_VER_MINOR__=" + Minor,
+                                 "-D__CUDACC_VER_BUILD__=0",
+                                 "-D__CUDA_API_VER_MAJOR__=" + Major,
+                                 "-D__CUDA_API_VER_MINOR__=" + Minor});
+  }
+  return Macros;
+}
+
 ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
   return [Setup, DeviceSide](const CommandLineArguments &In, llvm::StringRef) {
     CommandLineArguments Args = translateNvccArgs(In);
@@ -401,6 +441,10 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
     // With the toolkit's headers, what nvcc's headers declare and clang's
     // wrapper does not.
     const bool NoCudaInc = llvm::find(Out, "-nocudainc") != Out.end();
+    if (!NoCudaInc) {
+      std::vector<std::string> Macros = nvccMacros(Setup.CudaPath);
+      Out.insert(Out.end(), Macros.begin(), Macros.end());
+    }
     if (!NoCudaInc && !Setup.CompatHeader.empty()) {
       Out.push_back("-include");
       Out.push_back(Setup.CompatHeader);

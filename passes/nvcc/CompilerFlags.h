@@ -82,6 +82,15 @@ private:
 std::unique_ptr<clang::tooling::CompilationDatabase>
 loadProjectDatabase(llvm::StringRef BuildPath, std::string &Error);
 
+/// The macros nvcc predefines (its `--dryrun` shows them) and clang does
+/// not, as -D flags, so that the toolkit's headers take nvcc's branches:
+/// the compiler version (__CUDACC_VER_MAJOR__ ..., from the toolkit's
+/// cuda.h, which nvcc's version matches) and the API version derived from
+/// it, and the cluster types of cooperative groups, which the headers give
+/// only to __NVCC__ or on request (_CG_CLUSTER_INTRINSICS_AVAILABLE); clang
+/// has the intrinsics they use. Not __NVCC__ itself (see the definition).
+std::vector<std::string> nvccMacros(const std::string &CudaPath);
+
 /// The adjuster for one side of the parse.
 clang::tooling::ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup,
                                                bool DeviceSide);

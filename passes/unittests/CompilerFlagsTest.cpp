@@ -113,5 +113,43 @@ TEST(CompilerFlags, AdjusterSetsOneSideAndOneArch) {
   EXPECT_TRUE(has(Device, "--cuda-gpu-arch=sm_90"));
 }
 
+TEST(CompilerFlags, NvccMacrosComeFromTheToolkitVersion) {
+  llvm::SmallString<128> Dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("smpart-cuda", Dir));
+  ASSERT_FALSE(llvm::sys::fs::create_directory(Dir + "/include"));
+  {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS((Dir + "/include/cuda.h").str(), EC);
+    OS << "#ifndef __cuda_cuda_h__\n#define CUDA_VERSION 12040\n";
+  }
+  std::vector<std::string> Macros = nvccMacros(std::string(Dir));
+  EXPECT_TRUE(has(Macros, "-D__CUDACC_VER_MAJOR__=12"));
+  EXPECT_TRUE(has(Macros, "-D__CUDACC_VER_MINOR__=4"));
+  EXPECT_TRUE(has(Macros, "-D__CUDA_API_VER_MAJOR__=12"));
+  EXPECT_TRUE(has(Macros, "-D_CG_CLUSTER_INTRINSICS_AVAILABLE"));
+  // cccl would take clang for nvcc and use nvcc's builtins.
+  EXPECT_FALSE(has(Macros, "-D__NVCC__"));
+  llvm::sys::fs::remove_directories(Dir);
+  // No cuda.h: no version to claim.
+  EXPECT_FALSE(has(nvccMacros("/no/such/cuda"), "-D__CUDACC_VER_MAJOR__=12"));
+}
+
+TEST(CompilerFlags, CompatHeaderOnlyWithTheToolkitHeaders) {
+  CudaSetup Setup;
+  Setup.CudaPath = "/opt/cuda";
+  Setup.GpuArch = "sm_90";
+  Setup.ResourceDir = "/res";
+  Setup.CompatHeader = "/share/smpart-transform/include/nvcc_compat.h";
+  auto With = cudaAdjuster(Setup, false)({"clang++", "a.cu"}, "a.cu");
+  auto At = std::find(With.begin(), With.end(), Setup.CompatHeader);
+  ASSERT_NE(At, With.end());
+  EXPECT_EQ(*(At - 1), "-include");
+  EXPECT_TRUE(has(With, "-D_CG_CLUSTER_INTRINSICS_AVAILABLE"));
+  auto Without = cudaAdjuster(Setup, false)(
+      {"clang++", "-nocudainc", "-nocudalib", "a.cu"}, "a.cu");
+  EXPECT_FALSE(has(Without, Setup.CompatHeader));
+  EXPECT_FALSE(has(Without, "-D_CG_CLUSTER_INTRINSICS_AVAILABLE"));
+}
+
 } // namespace
 } // namespace smpart
