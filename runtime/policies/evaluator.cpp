@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace smpart::policy {
@@ -76,6 +78,12 @@ Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
         CtaFactor = timeAtCtas(K, D.ctas_per_sm) / timeAtCtas(K, DefaultCtas);
       KE.predicted_ms = Alone * SmFactor * CtaFactor;
       KE.np = Alone / KE.predicted_ms;
+      // The loader's bounds keep these finite; should a profile still
+      // overflow, it is the input that is wrong, not a null in the output.
+      if (!std::isfinite(KE.predicted_ms) || !std::isfinite(KE.np) ||
+          !(KE.np > 0))
+        throw InputError(Set.source, kernelPath(KI) + ".isolated",
+                         "expected times that give a finite prediction");
     }
     E.kernels.push_back(KE);
   }
@@ -96,10 +104,14 @@ Evaluation evaluatePlan(const Plan &P, const ProfileSet &Set,
 }
 
 nlohmann::ordered_json evaluationToJson(const Evaluation &E) {
+  // Six significant digits: the model is not more precise than that, and
+  // 1.525 reads better than 1.5250000000000001.
   auto Num = [](double V) -> nlohmann::ordered_json {
-    if (std::isfinite(V))
-      return V;
-    return nullptr; // JSON has no infinity
+    if (!std::isfinite(V))
+      return nullptr; // JSON has no infinity (a kernel without SMs)
+    char Text[32];
+    std::snprintf(Text, sizeof Text, "%.6g", V);
+    return std::strtod(Text, nullptr);
   };
   nlohmann::ordered_json Kernels = nlohmann::ordered_json::array();
   for (const KernelEvaluation &K : E.kernels)

@@ -1,5 +1,6 @@
 #include "json_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -20,7 +21,46 @@ std::string describeNumber(double Min, double Max, const char *What) {
 }
 
 const char *typeName(const nlohmann::json &V) { return V.type_name(); }
+
+unsigned editDistance(const std::string &A, const std::string &B) {
+  std::vector<unsigned> Row(B.size() + 1);
+  for (std::size_t J = 0; J <= B.size(); ++J)
+    Row[J] = static_cast<unsigned>(J);
+  for (std::size_t I = 1; I <= A.size(); ++I) {
+    unsigned Diagonal = Row[0];
+    Row[0] = static_cast<unsigned>(I);
+    for (std::size_t J = 1; J <= B.size(); ++J) {
+      unsigned Above = Row[J];
+      Row[J] = std::min({Row[J] + 1, Row[J - 1] + 1,
+                         Diagonal + (A[I - 1] == B[J - 1] ? 0u : 1u)});
+      Diagonal = Above;
+    }
+  }
+  return Row[B.size()];
+}
 } // namespace
+
+void JsonNode::checkMembers(std::initializer_list<const char *> Known,
+                            std::vector<std::string> &Warnings) const {
+  requireObject();
+  for (auto It = Value->begin(); It != Value->end(); ++It) {
+    const std::string &Key = It.key();
+    if (std::any_of(Known.begin(), Known.end(),
+                    [&](const char *K) { return Key == K; }))
+      continue;
+    std::string Closest;
+    unsigned Best = 3; // a typo is at most two edits away
+    for (const char *K : Known)
+      if (unsigned D = editDistance(Key, K); D < Best) {
+        Best = D;
+        Closest = K;
+      }
+    Warnings.push_back(
+        File + ": " + (Path.empty() ? Key : Path + "." + Key) +
+        ": unknown field; ignored" +
+        (Closest.empty() ? "" : " (did you mean '" + Closest + "'?)"));
+  }
+}
 
 void JsonNode::requireObject() const {
   if (!Value->is_object())
@@ -94,6 +134,21 @@ double JsonNode::asNumber(double Min, double Max, const char *What) const {
   double D = Value->get<double>();
   if (!std::isfinite(D) || D < Min || D > Max)
     fail(describeNumber(Min, Max, What));
+  return D;
+}
+
+double JsonNode::asPositive(double Max, const char *What) const {
+  std::ostringstream Expect;
+  Expect << "expected " << What;
+  if (std::isfinite(Max))
+    Expect << " in (0, " << Max << "]";
+  else
+    Expect << " > 0";
+  if (!Value->is_number())
+    fail(Expect.str() + ", got " + typeName(*Value));
+  double D = Value->get<double>();
+  if (!std::isfinite(D) || !(D > 0) || D > Max)
+    fail(Expect.str());
   return D;
 }
 

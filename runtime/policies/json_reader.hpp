@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace smpart::policy::detail {
 
@@ -37,6 +39,14 @@ public:
                       const char *What = "an integer") const;
   /// Finite number in [Min, Max].
   double asNumber(double Min, double Max, const char *What = "a number") const;
+  /// Finite number in (0, Max]; the message says "(0, Max]" or "> 0".
+  double asPositive(double Max, const char *What = "a positive number") const;
+
+  /// "FILE: PATH.key: unknown field; ignored" for each member of this
+  /// object that is not in \p Known (with the closest known name when one
+  /// is a likely typo), appended to \p Warnings.
+  void checkMembers(std::initializer_list<const char *> Known,
+                    std::vector<std::string> &Warnings) const;
 
 private:
   const nlohmann::json *Value;

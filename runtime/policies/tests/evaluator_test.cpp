@@ -50,3 +50,18 @@ TEST(Evaluator, RejectsPlansThatDoNotMatch) {
       errorOf([&] { evaluatePlan(P, S, "plan.json"); }),
       "plan.json: kernels[1].sms: expected sm_first + sms <= 132, got 166");
 }
+
+// The JSON carries six significant digits: the model is not more precise,
+// and 1.5250000000000001 is noise to the reader.
+TEST(Evaluator, JsonHasSixSignificantDigits) {
+  Evaluation E;
+  E.kernels.push_back({"a", 10.0, 15.76470588235294, 0.6343283582089553});
+  E.stp = 1.5250000000000001;
+  E.antt = 1.0 / 3.0;
+  E.fairness = 1;
+  nlohmann::ordered_json J = evaluationToJson(E);
+  EXPECT_EQ(J["kernels"][0]["predicted_ms"].dump(), "15.7647");
+  EXPECT_EQ(J["kernels"][0]["np"].dump(), "0.634328");
+  EXPECT_EQ(J["stp"].dump(), "1.525");
+  EXPECT_EQ(J["antt"].dump(), "0.333333");
+}

@@ -76,7 +76,8 @@ TEST(Greedy, ExecutedBlocksShortenRemainingTime) {
 // the paper launches every kernel with one CTA.
 TEST(Greedy, FallsBackToOneCtaEach) {
   json Curve = json::array({{{"ctas", 1}, {"time_ms", 20.0}}});
-  json Block = {{"threads", 1536}};
+  // 40960 registers a block: one fits an SM, two do not.
+  json Block = {{"threads", 1024}, {"regs_per_thread", 40}};
   ProfileSet S = profiles(
       gpu(4), json::array({{{"name", "a"},
                             {"block", Block},

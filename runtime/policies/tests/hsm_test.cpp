@@ -101,7 +101,8 @@ TEST(Hsm, QosNeedsAHighPriorityKernel) {
             "test.json: kernels[*].priority: missing; policy hsm-qos needs one "
             "kernel "
             "with \"priority\": \"high\"");
-  ProfileSet T = example("memory_memory_pair.json");
+  ProfileSet T =
+      profiles(gpu(4), json::array({{{"name", "a"}, {"priority", "high"}}}));
   EXPECT_NE(
       errorOf([&] { decide("hsm-qos", T); }).find("kernels[0].shared: missing"),
       std::string::npos);

@@ -101,8 +101,8 @@ TEST(Loader, TypeAndRangeErrors) {
       "<= total_blocks in [0, 10]");
   EXPECT_EQ(kernelsError(
                 json::array({{{"name", "a"}, {"block", {{"threads", 2.5}}}}})),
-            "profiles.json: kernels[0].block.threads: expected a positive "
-            "integer in [1, 1048576]");
+            "profiles.json: kernels[0].block.threads: expected a thread count "
+            "per block (CUDA allows at most 1024) in [1, 1024]");
   EXPECT_EQ(kernelsError(json::array()),
             "profiles.json: kernels: expected at least one kernel");
 }
@@ -115,13 +115,10 @@ TEST(Loader, DeepNestingIsRefusedNotRecursed) {
 }
 
 TEST(Loader, MissingFieldAPolicyNeeds) {
-  ProfileSet S = example("compute_compute_pair.json");
-  EXPECT_EQ(
-      errorOf([&] { decide("hsm-fair", S); }),
-      std::string(SMPART_POLICY_EXAMPLES) +
-          "/compute_compute_pair.json: kernels[0].shared: missing; required by "
-          "policy hsm-fair");
   ProfileSet T = profiles(gpu(8), json::array({{{"name", "a"}}}));
+  EXPECT_EQ(errorOf([&] { decide("hsm-fair", T); }),
+            "test.json: kernels[0].shared: missing; required by policy "
+            "hsm-fair");
   EXPECT_EQ(errorOf([&] { decide("greedy", T); }),
             "test.json: kernels[0].block: missing; required by policy greedy");
   EXPECT_EQ(errorOf([&] { decide("cd-search", T); }),
@@ -156,4 +153,98 @@ TEST(Loader, OverflowingNumberIsAnInputError) {
   EXPECT_EQ(
       parseError(R"({"schema": 1e999})"),
       "profiles.json: (root): malformed JSON: number overflow parsing '1e999'");
+}
+
+// A block no GPU can run is refused where it is written, not planned with
+// 0 or 1 CTAs per SM.
+TEST(Loader, BlocksMustFitAnSm) {
+  EXPECT_EQ(kernelsError(json::array(
+                {{{"name", "a"}, {"block", {{"threads", 100000}}}}})),
+            "profiles.json: kernels[0].block.threads: expected a thread count "
+            "per block (CUDA allows at most 1024) in [1, 1024]");
+  json Small = gpu(8);
+  Small["max_threads_per_sm"] = 512;
+  json Doc = {{"schema", "smpart.profiles/1"},
+              {"gpu", Small},
+              {"kernels",
+               json::array({{{"name", "a"}, {"block", {{"threads", 768}}}}})}};
+  EXPECT_EQ(parseError(Doc.dump()),
+            "profiles.json: kernels[0].block.threads: expected a thread count "
+            "per block (at most gpu.max_threads_per_sm) in [1, 512]");
+  EXPECT_EQ(kernelsError(json::array(
+                {{{"name", "a"},
+                  {"block", {{"threads", 1024}, {"regs_per_thread", 128}}}}})),
+            "profiles.json: kernels[0].block.regs_per_thread: expected a block "
+            "that fits gpu.regs_per_sm (65536), got 1024 threads x 128 "
+            "registers");
+  EXPECT_EQ(kernelsError(json::array(
+                {{{"name", "a"},
+                  {"block", {{"threads", 32}, {"smem_bytes", 1 << 20}}}}})),
+            "profiles.json: kernels[0].block.smem_bytes: expected a byte count "
+            "(at most gpu.smem_per_sm) in [0, 233472]");
+}
+
+// Times that would overflow the predictions are input errors naming the
+// path, never null predictions.
+TEST(Loader, TimesKeepPredictionsFinite) {
+  json Curve = json::array(
+      {{{"sms", 4}, {"time_ms", 1e308}}, {{"sms", 8}, {"time_ms", 1.0}}});
+  EXPECT_EQ(
+      kernelsError(
+          json::array({{{"name", "a"}, {"isolated", {{"by_sms", Curve}}}}})),
+      "profiles.json: kernels[0].isolated.by_sms[0].time_ms: expected a time "
+      "in ms in [1e-06, 1e+09]");
+  json Ctas = json::array({{{"ctas", 1}, {"time_ms", 1e-300}}});
+  EXPECT_EQ(kernelsError(json::array(
+                {{{"name", "a"}, {"isolated", {{"by_ctas_per_sm", Ctas}}}}})),
+            "profiles.json: kernels[0].isolated.by_ctas_per_sm[0].time_ms: "
+            "expected a time in ms in [1e-06, 1e+09]");
+}
+
+// Positive quantities say "> 0" or "(0, max]", not ">= 2.22507e-308".
+TEST(Loader, PositiveNumbersSayGreaterThanZero) {
+  json G = gpu(8);
+  G["clock_ghz"] = 0;
+  json Doc = {{"schema", "smpart.profiles/1"},
+              {"gpu", G},
+              {"kernels", json::array({{{"name", "a"}}})}};
+  EXPECT_EQ(parseError(Doc.dump()),
+            "profiles.json: gpu.clock_ghz: expected a positive number in (0, "
+            "1000]");
+  EXPECT_EQ(kernelsError(json::array({{{"name", "a"}, {"np_target", 0}}})),
+            "profiles.json: kernels[0].np_target: expected a fraction in (0, "
+            "1]");
+}
+
+TEST(Loader, UnknownFieldsAreWarningsWithTheirPath) {
+  json G = gpu(8);
+  G["num_smss"] = 8;
+  json Doc = {
+      {"schema", "smpart.profiles/1"},
+      {"gpu", G},
+      {"kernels",
+       json::array({{{"name", "a"},
+                     {"block", {{"threads", 64}, {"colour", "red"}}},
+                     {"isolated",
+                      {{"by_sms", json::array({{{"sms", 4},
+                                                {"time_ms", 1.0},
+                                                {"tim_ms", 2.0}}})}}}}})},
+      {"comment", "x"}};
+  ProfileSet S = parseProfiles(Doc.dump(), "profiles.json");
+  EXPECT_EQ(S.warnings,
+            (std::vector<std::string>{
+                "profiles.json: comment: unknown field; ignored",
+                "profiles.json: gpu.num_smss: unknown field; ignored (did you "
+                "mean 'num_sms'?)",
+                "profiles.json: kernels[0].block.colour: unknown field; "
+                "ignored",
+                "profiles.json: kernels[0].isolated.by_sms[0].tim_ms: unknown "
+                "field; ignored (did you mean 'time_ms'?)"}));
+  EXPECT_TRUE(example("compute_memory_pair.json").warnings.empty());
+}
+
+TEST(Loader, FolderIsNotMalformedJson) {
+  EXPECT_EQ(errorOf([] { loadProfiles(SMPART_POLICY_EXAMPLES); }),
+            std::string(SMPART_POLICY_EXAMPLES) +
+                ": (file): expected a JSON file, got a folder");
 }

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 using namespace smpart::policy;
@@ -47,7 +48,7 @@ nlohmann::json randomProfileDocument(std::mt19937_64 &Rng, int MaxKernels) {
         {{"name", "k" + std::to_string(I)},
          {"block",
           {{"threads", Threads},
-           {"regs_per_thread", Int(16, 2048 * 32 / Threads)},
+           {"regs_per_thread", Int(16, std::min(255, 2048 * 32 / Threads))},
            {"smem_bytes", 1024 * Int(0, 96)}}},
          {"total_blocks", Int(1000, 100000)},
          {"executed_blocks", Int(0, 999)},
@@ -151,7 +152,11 @@ TEST(Properties, RandomProfilesEveryPolicy) {
 }
 
 TEST(Properties, ExamplesEveryPolicy) {
-  for (const char *File : {"compute_memory_pair.json"}) {
+  // Every policy takes every bundled example (hsm-* need "shared" and one
+  // high-priority kernel; each example has them).
+  for (const char *File :
+       {"compute_memory_pair.json", "compute_compute_pair.json",
+        "memory_memory_pair.json"}) {
     ProfileSet S = example(File);
     for (const Policy *Pol : allPolicies())
       checkPlan(Pol->decide(S, {}), S, std::string(Pol->name()));

@@ -97,6 +97,8 @@ struct ProfileSet {
   std::string source; // file name used in error messages
   GpuSpec gpu;
   std::vector<KernelProfile> kernels;
+  /// "FILE: PATH: ..." for fields the loader ignored (unknown names).
+  std::vector<std::string> warnings;
 };
 
 /// JSON path of kernel \p Index, e.g. "kernels[1]".
