@@ -1,7 +1,9 @@
 // smpart-plan: computes an allocation decision (smpart.plan/1) from a
 // profile file (smpart.profiles/1) with one of the policies, evaluates a
 // plan offline, or fits HSM's c1/c2. Every input problem is one line on
-// stderr ("FILE: JSON.PATH: what was expected") and exit code 2.
+// stderr ("FILE: JSON.PATH: what was expected") and exit code 1; bad usage
+// exits 2 (tool/common's convention).
+#include "command_line.hpp"
 #include "smpart/policy/evaluator.hpp"
 #include "smpart/policy/hsm_model.hpp"
 #include "smpart/policy/policy.hpp"
@@ -10,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,16 +22,18 @@
 #include <string>
 
 using namespace smpart::policy;
+using smpart::cli::CommandLine;
 
 namespace {
 
-constexpr int ExitInputError = 2;
+const char *Help =
+    R"(OVERVIEW: smpart-plan: which SMs and how many CTAs per SM each kernel gets
 
-const char *Usage = R"(usage:
-  smpart-plan --policy NAME --profiles FILE [--out FILE] [--explain]
+USAGE:
+  smpart-plan --policy NAME --profiles FILE [-o FILE] [--explain]
               [--fair-threshold X] [--qos-target X] [--cd-loss X]
-  smpart-plan --evaluate PLAN --profiles FILE [--out FILE]
-  smpart-plan --fit-hsm FILE [--out FILE]
+  smpart-plan --evaluate PLAN --profiles FILE [-o FILE]
+  smpart-plan --fit-hsm FILE [-o FILE]
   smpart-plan --list-policies
   smpart-plan --help | --version
 
@@ -36,10 +41,10 @@ Computes which SMs and how many CTAs per SM each kernel gets, from isolated
 and shared-mode profiles (schema smpart.profiles/1), and prints one
 smpart.plan/1 JSON document.
 
-options:
+OPTIONS:
   --policy NAME        allocation policy (see --list-policies)
   --profiles FILE      profile file (smpart.profiles/1)
-  --out FILE           write the JSON document to FILE instead of stdout
+  -o FILE              write the JSON document to FILE instead of stdout
   --explain            add the classification, the mode and every step taken
                        (e.g. each CD-search probe) to "notes"
   --fair-threshold X   hsm-fair: repartition while min/max NP < X (0.9)
@@ -53,75 +58,52 @@ options:
   --help               print this help
   --version            print smpart-plan's version
 
-exit status: 0 success, 2 bad input or usage (one error line on stderr).
+Options take their value as `--name VALUE` or `--name=VALUE`. Unknown fields
+of a profile file are warned about on stderr, naming their JSON path.
+
+EXIT STATUS:
+  0  the document was written
+  1  the job failed: a bad input file (one line on stderr naming the file,
+     the JSON path and what was expected), or the output cannot be written
+  2  bad usage: unknown option, bad or missing value (an error line and
+     "see 'smpart-plan --help'")
 )";
 
 struct Options {
   std::optional<std::string> policy, profiles, out, evaluate, fit_hsm;
-  bool list = false, help = false, version = false;
+  bool list = false;
   PolicyOptions policy_options;
 };
 
-[[noreturn]] void usageError(const std::string &Msg) {
-  std::cerr << "smpart-plan: " << Msg << " (see --help)\n";
-  std::exit(ExitInputError);
-}
-
-double parseFraction(const std::string &Flag, const std::string &Text) {
+double parseFraction(const CommandLine &CL, const std::string &Flag,
+                     const std::string &Text) {
   errno = 0;
   char *End = nullptr;
   double V = std::strtod(Text.c_str(), &End);
   if (Text.empty() || *End != '\0' || errno != 0 || !(V >= 0 && V <= 1))
-    usageError(Flag + ": expected a number in [0, 1], got '" + Text + "'");
+    CL.usageError(Flag + ": expected a number in [0, 1], got '" + Text + "'");
   return V;
 }
 
-Options parseArgs(int Argc, char **Argv) {
+Options parseArgs(CommandLine &CL, int Argc, char **Argv) {
   Options O;
-  for (int I = 1; I < Argc; ++I) {
-    std::string Arg = Argv[I];
-    std::string Value;
-    bool HasInline = false;
-    if (auto Eq = Arg.find('=');
-        Arg.rfind("--", 0) == 0 && Eq != std::string::npos) {
-      Value = Arg.substr(Eq + 1);
-      Arg = Arg.substr(0, Eq);
-      HasInline = true;
-    }
-    auto Next = [&]() -> std::string {
-      if (HasInline)
-        return Value;
-      if (I + 1 >= Argc)
-        usageError(Arg + ": expected a value");
-      return Argv[++I];
-    };
-    if (Arg == "--help" || Arg == "-h")
-      O.help = true;
-    else if (Arg == "--version")
-      O.version = true;
-    else if (Arg == "--list-policies")
-      O.list = true;
-    else if (Arg == "--explain")
-      O.policy_options.explain = true;
-    else if (Arg == "--policy")
-      O.policy = Next();
-    else if (Arg == "--profiles")
-      O.profiles = Next();
-    else if (Arg == "--out" || Arg == "-o")
-      O.out = Next();
-    else if (Arg == "--evaluate")
-      O.evaluate = Next();
-    else if (Arg == "--fit-hsm")
-      O.fit_hsm = Next();
-    else if (Arg == "--fair-threshold")
-      O.policy_options.fair_threshold = parseFraction(Arg, Next());
-    else if (Arg == "--qos-target")
-      O.policy_options.qos_target = parseFraction(Arg, Next());
-    else if (Arg == "--cd-loss")
-      O.policy_options.cd_loss = parseFraction(Arg, Next());
-    else
-      usageError("unknown argument '" + Arg + "'");
-  }
+  CL.flag("--list-policies", O.list);
+  CL.flag("--explain", O.policy_options.explain);
+  CL.option("--policy", O.policy);
+  CL.option("--profiles", O.profiles);
+  CL.option("-o", O.out);
+  CL.deprecatedAlias("--out", "-o");
+  CL.option("--evaluate", O.evaluate);
+  CL.option("--fit-hsm", O.fit_hsm);
+  auto Fraction = [&](const char *Flag, double &Dst) {
+    CL.option(Flag, [&CL, Flag, &Dst](const std::string &V) {
+      Dst = parseFraction(CL, Flag, V);
+    });
+  };
+  Fraction("--fair-threshold", O.policy_options.fair_threshold);
+  Fraction("--qos-target", O.policy_options.qos_target);
+  Fraction("--cd-loss", O.policy_options.cd_loss);
+  CL.parse(Argc, Argv);
   return O;
 }
 
@@ -152,6 +134,30 @@ void noteIdleSms(Plan &P) {
   P.notes.push_back(Note);
 }
 
+/// Loads \p Path and warns about the fields the loader ignored.
+ProfileSet load(const CommandLine &CL, const std::string &Path) {
+  ProfileSet Set = loadProfiles(Path);
+  for (const std::string &W : Set.warnings)
+    CL.warn(W);
+  return Set;
+}
+
+/// A policy's predictions are finite for every profile the loader accepts;
+/// if one is not, the profile is at fault and the plan is not written.
+void requireFinitePredictions(const Plan &P, const ProfileSet &Set) {
+  for (const KernelDecision &K : P.kernels) {
+    if (!K.predicted_np || std::isfinite(*K.predicted_np))
+      continue;
+    std::size_t I = 0;
+    while (I < Set.kernels.size() && Set.kernels[I].name != K.name)
+      ++I;
+    throw InputError(Set.source, kernelPath(I),
+                     "expected values that give a finite predicted_np "
+                     "for policy " +
+                         P.policy);
+  }
+}
+
 void emit(const nlohmann::ordered_json &Doc,
           const std::optional<std::string> &Out) {
   std::string Text = Doc.dump(2) + "\n";
@@ -166,15 +172,7 @@ void emit(const nlohmann::ordered_json &Doc,
     throw InputError(*Out, "(file)", "expected a writable file");
 }
 
-int run(const Options &O) {
-  if (O.help) {
-    std::cout << Usage;
-    return 0;
-  }
-  if (O.version) {
-    std::cout << "smpart-plan version " << SMPART_VERSION << "\n";
-    return 0;
-  }
+int run(const CommandLine &CL, const Options &O) {
   if (O.list) {
     for (const Policy *P : allPolicies())
       std::printf("%-12s %.*s\n", std::string(P->name()).c_str(),
@@ -183,9 +181,9 @@ int run(const Options &O) {
   }
   int Modes = bool(O.policy) + bool(O.evaluate) + bool(O.fit_hsm);
   if (Modes != 1)
-    usageError("expected exactly one of --policy, --evaluate, --fit-hsm");
+    CL.usageError("expected exactly one of --policy, --evaluate, --fit-hsm");
   if (O.fit_hsm) {
-    ProfileSet Set = loadProfiles(*O.fit_hsm);
+    ProfileSet Set = load(CL, *O.fit_hsm);
     HsmFit Fit = fitHsmConstants(Set);
     // Two coefficients need more than two samples before r2 means
     // anything (two points always fit exactly), and HSM's model has
@@ -203,7 +201,7 @@ int run(const Options &O) {
           "); the samples do not follow bw_util = c1 * rbh + "
           "c2; keep the defaults or measure more kernels");
     for (const std::string &W : Warnings)
-      std::cerr << "smpart-plan: warning: " << *O.fit_hsm << ": " << W << "\n";
+      CL.warn(*O.fit_hsm + ": " + W);
     nlohmann::ordered_json Doc = {{"schema", "smpart.hsm-fit/1"},
                                   {"c1", Fit.c1},
                                   {"c2", Fit.c2},
@@ -215,10 +213,10 @@ int run(const Options &O) {
     return 0;
   }
   if (!O.profiles)
-    usageError("--profiles FILE is required");
+    CL.usageError("--profiles FILE is required");
   if (O.evaluate) {
     Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate);
-    ProfileSet Set = loadProfiles(*O.profiles);
+    ProfileSet Set = load(CL, *O.profiles);
     nlohmann::ordered_json Doc =
         evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
     Doc["policy"] = P.policy;
@@ -230,10 +228,12 @@ int run(const Options &O) {
     std::string Names;
     for (const Policy *P : allPolicies())
       Names += (Names.empty() ? "" : ", ") + std::string(P->name());
-    usageError("unknown policy '" + *O.policy + "'; expected one of " + Names);
+    CL.usageError("unknown policy '" + *O.policy + "'; expected one of " +
+                  Names);
   }
-  ProfileSet Set = loadProfiles(*O.profiles);
+  ProfileSet Set = load(CL, *O.profiles);
   Plan Decided = Pol->decide(Set, O.policy_options);
+  requireFinitePredictions(Decided, Set);
   noteIdleSms(Decided);
   emit(planToJson(Decided), O.out);
   return 0;
@@ -242,14 +242,14 @@ int run(const Options &O) {
 } // namespace
 
 int main(int Argc, char **Argv) {
+  CommandLine CL("smpart-plan", Help);
+  Options O = parseArgs(CL, Argc, Argv);
   try {
-    return run(parseArgs(Argc, Argv));
+    return run(CL, O);
   } catch (const InputError &E) {
-    std::cerr << "smpart-plan: " << E.what() << "\n";
-    return ExitInputError;
+    return CL.fail(E.what());
   } catch (const std::exception &E) {
     // Not expected: every input problem is an InputError. Still one line.
-    std::cerr << "smpart-plan: internal error: " << E.what() << "\n";
-    return 1;
+    return CL.fail(std::string("internal error: ") + E.what());
   }
 }

@@ -9,7 +9,9 @@
 // name without "void " and the argument list); a kernel of the CSV that the
 // profiles do not have is reported on stderr and skipped. The result is
 // validated with the profile loader before it is written (atomically).
-// Errors: one line on stderr, exit 2.
+// A bad input file or a failed write: one line on stderr, exit 1; bad
+// usage: exit 2 (tool/common's convention).
+#include "command_line.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/profiler.hpp"
@@ -17,53 +19,76 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
 using namespace smpart;
 
 namespace {
-int usage() {
-  std::fprintf(
-      stderr,
-      "usage: smpart-profile merge-ncu --profiles IN.json --ncu ncu.csv "
-      "[-o OUT.json]\n"
-      "       smpart-profile ncu-metrics\n");
-  return 2;
-}
+const char *Help =
+    R"(OVERVIEW: smpart-profile: profile-file utilities that need no GPU
 
-int fail(const std::string &Msg) {
-  std::fprintf(stderr, "smpart-profile: %s\n", Msg.c_str());
-  return 2;
-}
+USAGE:
+  smpart-profile merge-ncu --profiles IN.json --ncu ncu.csv [-o OUT.json]
+  smpart-profile ncu-metrics
+  smpart-profile --help | --version
+
+COMMANDS:
+  merge-ncu     set kernels[].metrics.llc_apki / llc_hit_rate / bw_util of
+                IN.json from an Nsight Compute CSV export (kernels matched
+                by name); other fields are kept; the result is validated
+                and written atomically to OUT.json (default stdout)
+  ncu-metrics   print the metric list to pass to ncu --metrics
+
+OPTIONS:
+  --profiles IN.json   profile file (smpart.profiles/1) to merge into
+  --ncu ncu.csv        Nsight Compute CSV export (ncu --csv --page details)
+  -o OUT.json          write the merged profiles here instead of stdout
+  --help               print this help
+  --version            print smpart-profile's version
+
+Options take their value as `--name VALUE` or `--name=VALUE`.
+
+EXIT STATUS:
+  0  success
+  1  the job failed: a bad input file (one line naming the file and what
+     was expected) or the output cannot be written
+  2  bad usage: unknown command or option, missing value or argument (an
+     error line and "see 'smpart-profile --help'")
+)";
 } // namespace
 
 int main(int Argc, char **Argv) {
-  if (Argc < 2)
-    return usage();
-  const std::string Cmd = Argv[1];
-  if (Cmd == "ncu-metrics") {
+  cli::CommandLine CL("smpart-profile", Help);
+  std::optional<std::string> Cmd, InOpt, CsvOpt, OutOpt;
+  CL.positional([&](const std::string &A) {
+    if (Cmd)
+      CL.usageError("unexpected argument '" + A + "'");
+    if (A != "merge-ncu" && A != "ncu-metrics")
+      CL.usageError("unknown command '" + A +
+                    "'; expected merge-ncu or ncu-metrics");
+    Cmd = A;
+  });
+  CL.option("--profiles", InOpt);
+  CL.option("--ncu", CsvOpt);
+  CL.option("-o", OutOpt);
+  CL.deprecatedAlias("--out", "-o");
+  CL.parse(Argc, Argv);
+  if (!Cmd)
+    CL.usageError("expected a command: merge-ncu or ncu-metrics");
+  if (*Cmd == "ncu-metrics") {
+    if (InOpt || CsvOpt || OutOpt)
+      CL.usageError("ncu-metrics takes no options");
     std::printf("%s\n", profiler::ncuMetricList());
-    return 0;
+    return cli::ExitSuccess;
   }
-  if (Cmd != "merge-ncu")
-    return usage();
-  std::string In, Csv, Out;
-  for (int I = 2; I < Argc; ++I) {
-    std::string A = Argv[I];
-    auto Next = [&](std::string &Dst) {
-      if (I + 1 >= Argc)
-        return false;
-      Dst = Argv[++I];
-      return true;
-    };
-    if ((A == "--profiles" && Next(In)) || (A == "--ncu" && Next(Csv)) ||
-        ((A == "-o" || A == "--out") && Next(Out)))
-      continue;
-    return usage();
-  }
-  if (In.empty() || Csv.empty())
-    return usage();
+  if (!InOpt)
+    CL.usageError("merge-ncu: --profiles IN.json is required");
+  if (!CsvOpt)
+    CL.usageError("merge-ncu: --ncu ncu.csv is required");
+  const std::string In = *InOpt, Csv = *CsvOpt, Out = OutOpt.value_or("");
+  auto fail = [&](const std::string &Msg) { return CL.fail(Msg); };
   try {
     policy::loadProfiles(In); // one clear error for a bad input file
     nlohmann::ordered_json Doc =

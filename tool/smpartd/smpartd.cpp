@@ -4,13 +4,16 @@
 //           [--sm-ids 0,2,4,...] [--mode 0600] [--allow-uid UID]...
 //
 // Tenants join with SMPART_SERVICE=PATH (no code change). SIGTERM or
-// SIGINT stops it and removes the socket. Errors: one line, exit 2.
+// SIGINT stops it and removes the socket. Bad usage: exit 2; a service
+// that cannot start (socket, profiles, trace): exit 1.
+#include "command_line.hpp"
+#include "smpart/policy/policy.hpp"
 #include "smpart/service.hpp"
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -20,69 +23,107 @@ extern "C" void onSignal(int) {
   if (Running)
     Running->stop();
 }
-int usage() {
-  std::fprintf(stderr,
-               "usage: smpartd --socket PATH [--policy NAME] [--profiles FILE] "
-               "[--trace FILE] [--sm-ids 0,2,...] [--mode 0600] "
-               "[--allow-uid UID]...\n");
-  return 2;
+
+// The help, around the list of policy names.
+const char *HelpHead =
+    R"(OVERVIEW: smpartd: plans the kernels of several processes with one controller
+
+USAGE:
+  smpartd --socket PATH [--policy NAME] [--profiles FILE] [--trace FILE]
+          [--sm-ids 0,2,...] [--mode 0600] [--allow-uid UID]...
+  smpartd --help | --version
+
+Processes that set SMPART_SERVICE=PATH send their launches to this service,
+which runs one controller (and one policy) for all of them. SIGTERM or
+SIGINT stops it and removes the socket.
+
+OPTIONS:
+  --socket PATH      Unix socket to listen on (required)
+  --policy NAME      allocation policy (default even), one of:
+                     )";
+const char *HelpTail = R"(
+  --profiles FILE    profile file (smpart.profiles/1); every policy but
+                     even needs one
+  --trace FILE       write an smpart trace of every decision
+  --sm-ids LIST      comma-separated SM ids the tenants may use (default:
+                     those the first tenant reports)
+  --mode MODE        octal permissions of the socket, at most 0777 (0600)
+  --allow-uid UID    also accept tenants of this user id (repeatable)
+  --help             print this help
+  --version          print smpartd's version and protocol
+
+Options take their value as `--name VALUE` or `--name=VALUE`.
+
+EXIT STATUS:
+  0  stopped by SIGTERM or SIGINT
+  1  the service could not start (socket, profiles, trace)
+  2  bad usage: unknown option, bad or missing value (an error line and
+     "see 'smpartd --help'")
+)";
+
+std::string policyNames() {
+  std::string Names;
+  for (const smpart::policy::Policy *P : smpart::policy::allPolicies())
+    Names += (Names.empty() ? "" : ", ") + std::string(P->name());
+  return Names;
 }
-bool number(const char *S, unsigned long &Out, int Base = 10) {
+
+bool number(const std::string &S, unsigned long &Out, int Base = 10) {
   char *End = nullptr;
   errno = 0;
-  Out = std::strtoul(S, &End, Base);
-  return *S && !*End && !errno;
+  Out = std::strtoul(S.c_str(), &End, Base);
+  return !S.empty() && S[0] != '-' && !*End && !errno;
 }
 } // namespace
 
 int main(int argc, char **argv) {
+  smpart::cli::CommandLine CL("smpartd", HelpHead + policyNames() + HelpTail,
+                              std::string(" (protocol ") +
+                                  smpart::service::kProtocol + ")");
   smpart::service::ServerOptions O;
-  for (int I = 1; I < argc; ++I) {
-    const std::string A = argv[I];
-    if (A == "--version") {
-      std::printf("smpartd version %s (protocol %s)\n", SMPART_VERSION,
-                  smpart::service::kProtocol);
-      return 0;
-    }
-    if (I + 1 >= argc)
-      return usage();
-    const char *V = argv[++I];
+  CL.option("--socket", [&](const std::string &V) { O.socket = V; });
+  CL.option("--policy", [&](const std::string &V) {
+    if (!smpart::policy::findPolicy(V))
+      CL.usageError("--policy: unknown policy '" + V + "'; expected one of " +
+                    policyNames());
+    O.policy = V;
+  });
+  CL.option("--profiles", [&](const std::string &V) { O.profiles = V; });
+  CL.option("--trace", [&](const std::string &V) { O.trace = V; });
+  CL.option("--mode", [&](const std::string &V) {
     unsigned long N = 0;
-    if (A == "--socket") {
-      O.socket = V;
-    } else if (A == "--policy") {
-      O.policy = V;
-    } else if (A == "--profiles") {
-      O.profiles = V;
-    } else if (A == "--trace") {
-      O.trace = V;
-    } else if (A == "--mode" && number(V, N, 8) && N <= 0777) {
-      O.mode = static_cast<unsigned>(N);
-    } else if (A == "--allow-uid" && number(V, N)) {
-      O.allow_uids.push_back(static_cast<uid_t>(N));
-    } else if (A == "--sm-ids") {
-      std::stringstream S(V);
-      std::string Item;
-      while (std::getline(S, Item, ','))
-        if (number(Item.c_str(), N) && N < 4096)
-          O.sm_ids.push_back(static_cast<unsigned>(N));
-        else
-          return std::fprintf(stderr,
-                              "smpartd: --sm-ids: '%s' is not an SM id\n",
-                              Item.c_str()),
-                 2;
-    } else {
-      return usage();
+    if (!number(V, N, 8) || N > 0777)
+      CL.usageError("--mode: expected octal permissions 0 to 0777, got '" + V +
+                    "'");
+    O.mode = static_cast<unsigned>(N);
+  });
+  CL.option("--allow-uid", [&](const std::string &V) {
+    unsigned long N = 0;
+    if (!number(V, N) ||
+        N >= static_cast<unsigned long>(static_cast<uid_t>(-1)))
+      CL.usageError("--allow-uid: expected a user id, got '" + V + "'");
+    O.allow_uids.push_back(static_cast<uid_t>(N));
+  });
+  CL.option("--sm-ids", [&](const std::string &V) {
+    std::stringstream S(V);
+    std::string Item;
+    O.sm_ids.clear();
+    while (std::getline(S, Item, ',')) {
+      unsigned long N = 0;
+      if (!number(Item, N) || N >= 4096)
+        CL.usageError("--sm-ids: '" + Item + "' is not an SM id (0 to 4095)");
+      O.sm_ids.push_back(static_cast<unsigned>(N));
     }
-  }
+    if (O.sm_ids.empty())
+      CL.usageError("--sm-ids: expected a comma-separated list of SM ids");
+  });
+  CL.parse(argc, argv);
   if (O.socket.empty())
-    return usage();
+    CL.usageError("--socket PATH is required");
   std::string Error;
   auto Server = smpart::service::Server::open(O, &Error);
-  if (!Server) {
-    std::fprintf(stderr, "smpartd: %s\n", Error.c_str());
-    return 2;
-  }
+  if (!Server)
+    return CL.fail(Error);
   Running = Server.get();
   std::signal(SIGTERM, onSignal);
   std::signal(SIGINT, onSignal);
@@ -91,5 +132,5 @@ int main(int argc, char **argv) {
                O.policy.c_str());
   Server->run();
   Running = nullptr;
-  return 0;
+  return smpart::cli::ExitSuccess;
 }

@@ -1,0 +1,156 @@
+#include "command_line.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace smpart::cli {
+
+unsigned editDistance(const std::string &A, const std::string &B) {
+  std::vector<unsigned> Row(B.size() + 1);
+  for (std::size_t J = 0; J <= B.size(); ++J)
+    Row[J] = static_cast<unsigned>(J);
+  for (std::size_t I = 1; I <= A.size(); ++I) {
+    unsigned Diagonal = Row[0];
+    Row[0] = static_cast<unsigned>(I);
+    for (std::size_t J = 1; J <= B.size(); ++J) {
+      unsigned Above = Row[J];
+      Row[J] = std::min({Row[J] + 1, Row[J - 1] + 1,
+                         Diagonal + (A[I - 1] == B[J - 1] ? 0u : 1u)});
+      Diagonal = Above;
+    }
+  }
+  return Row[B.size()];
+}
+
+CommandLine::CommandLine(std::string Tool, std::string Help,
+                         std::string VersionExtra)
+    : Tool(std::move(Tool)), Help(std::move(Help)),
+      VersionExtra(std::move(VersionExtra)) {}
+
+void CommandLine::flag(const std::string &Name, bool &Seen) {
+  Specs.push_back(
+      {Name, false, [&Seen](const std::string &) { Seen = true; }, "", false});
+}
+
+void CommandLine::option(const std::string &Name, Setter Set) {
+  Specs.push_back({Name, true, std::move(Set), "", false});
+}
+
+void CommandLine::option(const std::string &Name,
+                         std::optional<std::string> &Value) {
+  option(Name, [this, Name, &Value](const std::string &V) {
+    if (Value)
+      usageError("option '" + Name + "' given more than once");
+    Value = V;
+  });
+}
+
+void CommandLine::deprecatedAlias(const std::string &Old,
+                                  const std::string &Current) {
+  const Spec *Target = find(Current);
+  if (!Target)
+    return;
+  Specs.push_back({Old, Target->TakesValue, Target->Set, Current, true});
+}
+
+void CommandLine::positional(Setter Add) { Positional = std::move(Add); }
+
+const CommandLine::Spec *CommandLine::find(const std::string &Name) const {
+  for (const Spec &S : Specs)
+    if (S.Name == Name)
+      return &S;
+  return nullptr;
+}
+
+std::string CommandLine::suggest(const std::string &Name) const {
+  // The closest visible option, compared without dashes ("--out" is two
+  // edits from "-o"), if it is close enough to be a typo.
+  auto Bare = [](const std::string &S) {
+    return S.substr(std::min(S.find_first_not_of('-'), S.size()));
+  };
+  std::vector<std::string> Names = {"--help", "--version"};
+  for (const Spec &S : Specs)
+    if (!S.Hidden)
+      Names.push_back(S.Name);
+  std::string Best;
+  unsigned BestDistance = 3;
+  for (const std::string &N : Names) {
+    unsigned D = editDistance(Bare(Name), Bare(N));
+    if (D < BestDistance) {
+      BestDistance = D;
+      Best = N;
+    }
+  }
+  return Best;
+}
+
+void CommandLine::parse(int Argc, char **Argv) {
+  bool OnlyPositional = false;
+  for (int I = 1; I < Argc; ++I) {
+    const std::string Arg = Argv[I];
+    if (OnlyPositional || Arg.size() < 2 || Arg[0] != '-') {
+      if (!Positional)
+        usageError("unexpected argument '" + Arg + "'");
+      Positional(Arg);
+      continue;
+    }
+    if (Arg == "--") {
+      OnlyPositional = true;
+      continue;
+    }
+    if (Arg == "--help" || Arg == "-h") {
+      std::cout << Help;
+      std::exit(ExitSuccess);
+    }
+    if (Arg == "--version") {
+      std::cout << Tool << " version " << SMPART_VERSION << VersionExtra
+                << "\n";
+      std::exit(ExitSuccess);
+    }
+    const std::size_t Eq = Arg.find('=');
+    const std::string Name = Arg.substr(0, Eq);
+    const Spec *S = find(Name);
+    if (!S) {
+      std::string Hint = suggest(Name);
+      usageError("unknown option '" + Name + "'" +
+                 (Hint.empty() ? "" : "; did you mean '" + Hint + "'?"));
+    }
+    std::string Value;
+    if (!S->TakesValue) {
+      if (Eq != std::string::npos)
+        usageError("option '" + Name + "' takes no value");
+    } else if (Eq != std::string::npos) {
+      Value = Arg.substr(Eq + 1);
+    } else {
+      // "--policy --profiles x": the value is missing, not "--profiles".
+      const std::string Next = I + 1 < Argc ? Argv[I + 1] : "";
+      if (I + 1 >= Argc ||
+          (Next.size() > 1 && Next[0] == '-' &&
+           (find(Next.substr(0, Next.find('='))) || Next == "--help")))
+        usageError("option '" + Name + "' needs a value");
+      Value = Argv[++I];
+    }
+    if (!S->AliasOf.empty())
+      warn("'" + S->Name + "' is deprecated; use '" + S->AliasOf + "'");
+    S->Set(Value);
+  }
+}
+
+void CommandLine::usageError(const std::string &Message) const {
+  std::cerr << Tool << ": error: " << Message << "\n"
+            << Tool << ": see '" << Tool << " --help'\n";
+  std::exit(ExitUsage);
+}
+
+int CommandLine::fail(const std::string &Message) const {
+  std::cerr << Tool << ": error: " << Message << "\n";
+  return ExitFailure;
+}
+
+void CommandLine::warn(const std::string &Message) const {
+  std::cerr << Tool << ": warning: " << Message << "\n";
+}
+
+} // namespace smpart::cli
