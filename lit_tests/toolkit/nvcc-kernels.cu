@@ -1,6 +1,7 @@
 // REQUIRES: nvcc, cuda-toolkit
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %smpart %s -o %t/out.cu --cuda-path=%cuda_path --
+// RUN: %smpart %s -o %t/out.cu --cuda-path=%cuda_path -- 2>&1 | FileCheck --allow-empty --check-prefix=QUIET %s
+// RUN: FileCheck %s < %t/out.cu
 // RUN: %nvcc -arch=sm_90 -c -I %runtime_include %t/out.cu -o %t/out.o
 // The rewritten kernels compile with nvcc against the smpart runtime
 // headers: early return, empty and `(void)` bodies, forward declarations,
@@ -39,3 +40,16 @@ __global__ void vec(const float4 *v, float *out) {
   out[logicalRow()] = tile[31 - threadIdx.x];
 }
 } // namespace app
+
+// Every kernel is transformed (a refused one would compile unchanged): no
+// warning, and each has the rewritten signature.
+// QUIET-NOT: warning
+// CHECK-DAG: {{^}}__global__ void early(smpart::LaunchControl smpart_ctl, int n, const float *x, float *y);
+// CHECK-DAG: {{^}}__global__ void early(smpart::LaunchControl smpart_ctl, int n, const float *x, float *y) {
+// CHECK-DAG: {{^}}__global__ void empty(smpart::LaunchControl smpart_ctl) {
+// CHECK-DAG: {{^}}__global__ void noArgs(smpart::LaunchControl smpart_ctl) {
+// CHECK-DAG: {{^}}__global__ void __launch_bounds__(256, 2) scale(smpart::LaunchControl smpart_ctl, T *x, T a, int n = 8) {
+// CHECK-DAG: {{^}}template __global__ void scale<float>(smpart::LaunchControl smpart_ctl, float *, float, int);
+// CHECK-DAG: {{^}}__global__ void vec(smpart::LaunchControl smpart_ctl, const float4 *v, float *out) {
+// CHECK-DAG: {{^}} y[i] = smpart::load(&x[i], smpart_cta.bypass()) + smpart::load(&*p, smpart_cta.bypass()) + smpart::load(&y[i], smpart_cta.bypass());
+// CHECK-DAG: {{^}} float4 f = smpart::load(&v[threadIdx.x], smpart_cta.bypass());

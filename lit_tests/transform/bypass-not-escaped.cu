@@ -11,4 +11,6 @@ __global__ void escaped(const float *x, float *y) {
   y[threadIdx.x] = p[threadIdx.x];
 }
 
+// The kernel is transformed; its loads are not.
+// CHECK: {{^}}__global__ void escaped(smpart::LaunchControl smpart_ctl, const float *x, float *y) {
 // CHECK: {{^}}  y[threadIdx.x] = p[threadIdx.x];

@@ -8,5 +8,7 @@ __global__ void indirect(float **table, float *y) {
   y[threadIdx.x] = row[threadIdx.x];
 }
 
+// The kernel is transformed; its loads are not.
+// CHECK: {{^}}__global__ void indirect(smpart::LaunchControl smpart_ctl, float **table, float *y) {
 // CHECK: {{^}}  float *row = table[blockIdx.x];
 // CHECK-NEXT: {{^}}  y[threadIdx.x] = row[threadIdx.x];

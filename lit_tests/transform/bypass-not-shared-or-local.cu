@@ -11,4 +11,6 @@ __global__ void tiles(float *y) {
   y[threadIdx.x] = tile[31 - threadIdx.x] + local[threadIdx.x & 3] + sp[0];
 }
 
+// The kernel is transformed; its loads are not.
+// CHECK: {{^}}__global__ void tiles(smpart::LaunchControl smpart_ctl, float *y) {
 // CHECK: {{^}}  y[threadIdx.x] = tile[31 - threadIdx.x] + local[threadIdx.x & 3] + sp[0];
