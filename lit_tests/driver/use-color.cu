@@ -10,5 +10,5 @@ void run(int *p) { k<<<1, 1>>>(p); }
 // CHECK: {{.*}}warning: {{.*}}smpart: kernel 'k' not transformed
 // CHECK: cooperative_groups::this_grid().sync();
 // CHECK-NEXT: ^
-// PLAIN: use-color.cu:7:3: warning: smpart: kernel 'k' not transformed
+// PLAIN: use-color.cu:[[@LINE-6]]:3: warning: smpart: kernel 'k' not transformed
 // PLAIN-NOT: ^

@@ -13,6 +13,6 @@ __global__ void hazard(int n, int *p) {
   __syncthreads();
   p[i] += p[(i + 1) % n];
 }
-// WARN: {{^}}{{.*}}barrier-after-return.cu:8:17: warning: smpart: kernel 'hazard' not transformed: barrier at line 13 is reachable after the early return at line 11 (threads that returned would wait at a different barrier)
-// WARN-NEXT: {{^}}{{.*}}barrier-after-return.cu:11:5: note: early return here
-// WARN-NEXT: {{^}}{{.*}}barrier-after-return.cu:13:3: note: barrier here
+// WARN: {{^}}{{.*}}barrier-after-return.cu:[[@LINE-8]]:17: warning: smpart: kernel 'hazard' not transformed: barrier at line [[@LINE-3]] is reachable after the early return at line [[@LINE-5]] (threads that returned would wait at a different barrier)
+// WARN-NEXT: {{^}}{{.*}}barrier-after-return.cu:[[@LINE-6]]:5: note: early return here
+// WARN-NEXT: {{^}}{{.*}}barrier-after-return.cu:[[@LINE-5]]:3: note: barrier here

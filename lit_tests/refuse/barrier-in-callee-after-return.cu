@@ -19,9 +19,9 @@ __global__ void forces(int n, const float *g, float *out) {
   load_tile(s, g);
   out[threadIdx.x] = s[(threadIdx.x + 1) % 256];
 }
-// WARN: {{^}}{{.*}}barrier-in-callee-after-return.cu:15:17: warning: smpart: kernel 'forces' not transformed: barrier at line 19 is reachable after the early return at line 18 (threads that returned would wait at a different barrier)
-// WARN-NEXT: {{^}}{{.*}}barrier-in-callee-after-return.cu:18:5: note: early return here
-// WARN-NEXT: {{^}}{{.*}}barrier-in-callee-after-return.cu:19:3: note: call of 'load_tile', which may synchronise the block (a barrier inside it, or no body to look into)
+// WARN: {{^}}{{.*}}barrier-in-callee-after-return.cu:[[@LINE-7]]:17: warning: smpart: kernel 'forces' not transformed: barrier at line [[@LINE-3]] is reachable after the early return at line [[@LINE-4]] (threads that returned would wait at a different barrier)
+// WARN-NEXT: {{^}}{{.*}}barrier-in-callee-after-return.cu:[[@LINE-5]]:5: note: early return here
+// WARN-NEXT: {{^}}{{.*}}barrier-in-callee-after-return.cu:[[@LINE-5]]:3: note: call of 'load_tile', which may synchronise the block (a barrier inside it, or no body to look into)
 
 __device__ float external_step(float);
 __global__ void unknown(int n, float *out) {

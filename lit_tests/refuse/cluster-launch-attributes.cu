@@ -47,9 +47,9 @@ void run(int *p) {
                        cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);
   big_smem<<<8, 32, 65536>>>(p);
 }
-// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:31:17: warning: smpart: kernel 'wide' not transformed: given a thread-block cluster attribute at line 36
-// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:36:38: note: cluster attribute set here
-// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:44:3: warning: smpart: kernel 'launched_ex' not transformed: launched through cudaLaunchKernelEx
+// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:[[@LINE-19]]:17: warning: smpart: kernel 'wide' not transformed: given a thread-block cluster attribute at line [[@LINE-14]]
+// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:[[@LINE-15]]:38: note: cluster attribute set here
+// WARN-DAG: {{^}}{{.*}}cluster-launch-attributes.cu:[[@LINE-8]]:3: warning: smpart: kernel 'launched_ex' not transformed: launched through cudaLaunchKernelEx
 // WARN-NOT: kernel 'big_smem' not transformed
 // CHECK: {{^}}__global__ void wide(int *p) {
 // CHECK: {{^}}__global__ void launched_ex(int *p) {

@@ -16,6 +16,6 @@ void run(int *p) {
   cudaGetFuncBySymbol(&f, (const void *)by_symbol);
   by_symbol<<<1, 32>>>(p);
 }
-// WARN: {{^}}{{.*}}get-func-by-symbol.cu:12:17: warning: smpart: kernel 'by_symbol' not transformed: its address is taken at line 16
-// WARN-NEXT: {{^}}{{.*}}get-func-by-symbol.cu:16:41: note: address of the kernel taken here
+// WARN: {{^}}{{.*}}get-func-by-symbol.cu:[[@LINE-7]]:17: warning: smpart: kernel 'by_symbol' not transformed: its address is taken at line [[@LINE-3]]
+// WARN-NEXT: {{^}}{{.*}}get-func-by-symbol.cu:[[@LINE-4]]:41: note: address of the kernel taken here
 // CHECK: {{^}}__global__ void by_symbol(int *p) {

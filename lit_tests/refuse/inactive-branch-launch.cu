@@ -20,8 +20,8 @@ void run(int *p) {
   slow_path<<<1, 64>>>(p);
 #endif
 }
-// WARN: {{^}}{{.*}}inactive-branch-launch.cu:10:17: warning: smpart: kernel 'fast_path' not transformed: launched in code the preprocessor skipped (line 15): that configuration would still launch it with <<<>>>
-// WARN-NEXT: {{^}}{{.*}}inactive-branch-launch.cu:15:3: note: launch in an inactive preprocessor branch
+// WARN: {{^}}{{.*}}inactive-branch-launch.cu:[[@LINE-13]]:17: warning: smpart: kernel 'fast_path' not transformed: launched in code the preprocessor skipped (line [[@LINE-8]]): that configuration would still launch it with <<<>>>
+// WARN-NEXT: {{^}}{{.*}}inactive-branch-launch.cu:[[@LINE-9]]:3: note: launch in an inactive preprocessor branch
 // WARN-NOT: slow_path
 // CHECK: {{^}}__global__ void fast_path(int *p) { p[threadIdx.x] = 1; }
 // CHECK: {{^}}__global__ void slow_path(smpart::LaunchControl smpart_ctl, int *p) {

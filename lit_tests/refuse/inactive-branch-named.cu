@@ -24,8 +24,8 @@ void run(int *p, KernelNodeParams &node) {
 #endif
   commented<<<1, 32>>>(p);
 }
-// WARN: {{^}}{{.*}}inactive-branch-named.cu:13:17: warning: smpart: kernel 'in_graph' not transformed: named in code the preprocessor skipped (line 18)
-// WARN-NEXT: {{^}}{{.*}}inactive-branch-named.cu:18:23: note: named in an inactive preprocessor branch
+// WARN: {{^}}{{.*}}inactive-branch-named.cu:[[@LINE-14]]:17: warning: smpart: kernel 'in_graph' not transformed: named in code the preprocessor skipped (line [[@LINE-9]])
+// WARN-NEXT: {{^}}{{.*}}inactive-branch-named.cu:[[@LINE-10]]:23: note: named in an inactive preprocessor branch
 // WARN-NOT: kernel 'commented'
 // CHECK: {{^}}__global__ void in_graph(int *p) { p[threadIdx.x] = 1; }
 // CHECK: {{^}}__global__ void commented(smpart::LaunchControl smpart_ctl, int *p) {

@@ -22,9 +22,9 @@ void build(int *p, KernelNodeParams &node) {
   cudaFuncGetAttributes(nullptr, (const void *)queried);
   queried<<<1, 32>>>(p);
 }
-// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:12:17: warning: smpart: kernel 'in_graph' not transformed: its address is taken at line 19 for something other than a <<<>>> launch
-// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:19:23: note: address of the kernel taken here
-// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:13:17: warning: smpart: kernel 'through_pointer' not transformed: its address is taken at line 20
+// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:[[@LINE-13]]:17: warning: smpart: kernel 'in_graph' not transformed: its address is taken at line [[@LINE-6]] for something other than a <<<>>> launch
+// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:[[@LINE-7]]:23: note: address of the kernel taken here
+// WARN-DAG: {{^}}{{.*}}kernel-address-escapes.cu:[[@LINE-14]]:17: warning: smpart: kernel 'through_pointer' not transformed: its address is taken at line [[@LINE-7]]
 // WARN-NOT: kernel 'queried' not transformed
 // CHECK: {{^}}__global__ void in_graph(int *p) {
 // CHECK: {{^}}__global__ void through_pointer(int *p) {

@@ -13,4 +13,4 @@ void run(int *p) {
   LAUNCH(included, p);
   LAUNCH(excluded, p);
 }
-// WARN: {{^}}{{.*}}macro-mixed-launch.cu:9:17: warning: smpart: kernel 'included' not transformed: launched through a macro that also launches kernel 'excluded', which is not transformed
+// WARN: {{^}}{{.*}}macro-mixed-launch.cu:[[@LINE-7]]:17: warning: smpart: kernel 'included' not transformed: launched through a macro that also launches kernel 'excluded', which is not transformed

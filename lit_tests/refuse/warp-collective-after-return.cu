@@ -16,9 +16,9 @@ __global__ void warp_sum(int n, const int *in, int *out) {
   if (threadIdx.x % 32 == 0)
     atomicAdd(out, v);
 }
-// WARN: {{^}}{{.*}}warp-collective-after-return.cu:9:17: warning: smpart: kernel 'warp_sum' not transformed: warp collective at line 15 is reachable after the early return at line 12 (lanes that returned would not have exited, and the collective would wait for them)
-// WARN-NEXT: {{^}}{{.*}}warp-collective-after-return.cu:12:5: note: early return here
-// WARN-NEXT: {{^}}{{.*}}warp-collective-after-return.cu:15:10: note: warp collective here
+// WARN: {{^}}{{.*}}warp-collective-after-return.cu:[[@LINE-10]]:17: warning: smpart: kernel 'warp_sum' not transformed: warp collective at line [[@LINE-4]] is reachable after the early return at line [[@LINE-7]] (lanes that returned would not have exited, and the collective would wait for them)
+// WARN-NEXT: {{^}}{{.*}}warp-collective-after-return.cu:[[@LINE-8]]:5: note: early return here
+// WARN-NEXT: {{^}}{{.*}}warp-collective-after-return.cu:[[@LINE-6]]:10: note: warp collective here
 
 // A tile of cooperative groups synchronises its lanes the same way.
 namespace cg = cooperative_groups;

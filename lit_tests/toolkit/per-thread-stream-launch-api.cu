@@ -16,8 +16,8 @@ void run(int *p) {
   cudaLaunchKernel((const void *)via_api, dim3(1), dim3(32), args, 0, 0);
   cudaLaunchCooperativeKernel((const void *)via_coop, dim3(1), dim3(32), args, 0, 0);
 }
-// WARN: {{^}}{{.*}}per-thread-stream-launch-api.cu:16:3: warning: smpart: kernel 'via_api' not transformed: launched through cudaLaunchKernel_ptsz, whose argument list smpart cannot rewrite
-// WARN-NEXT: {{^}}{{.*}}per-thread-stream-launch-api.cu:17:3: warning: smpart: kernel 'via_coop' not transformed: launched through cudaLaunchCooperativeKernel_ptsz
+// WARN: {{^}}{{.*}}per-thread-stream-launch-api.cu:[[@LINE-3]]:3: warning: smpart: kernel 'via_api' not transformed: launched through cudaLaunchKernel_ptsz, whose argument list smpart cannot rewrite
+// WARN-NEXT: {{^}}{{.*}}per-thread-stream-launch-api.cu:[[@LINE-3]]:3: warning: smpart: kernel 'via_coop' not transformed: launched through cudaLaunchCooperativeKernel_ptsz
 // WARN-NOT: warning
 // CHECK: {{^}}__global__ void via_api(int *p) { p[threadIdx.x] = 1; }
 // CHECK: {{^}}__global__ void via_coop(int *p) { p[threadIdx.x] = 2; }

@@ -27,4 +27,4 @@ void run(int n, float *x, float *y, cudaStream_t s) {
 // CHECK: {{^}}  smpart::launch({"saxpy", reinterpret_cast<const void *>(&saxpy)}, (n + 255) / 256, 256, 0, s,
 // CHECK-NEXT: {{^}}  synced<<<1, 1>>>(nullptr);
 
-// WARN: {{^}}{{.*}}real-headers.cu:15:34: warning: smpart: kernel 'synced' not transformed: grid-wide synchronisation (grid_group::sync)
+// WARN: {{^}}{{.*}}real-headers.cu:[[@LINE-15]]:34: warning: smpart: kernel 'synced' not transformed: grid-wide synchronisation (grid_group::sync)
