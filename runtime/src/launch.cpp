@@ -3,8 +3,11 @@
 #include "kernel.hpp"
 
 #include "smpart/controller.hpp"
+#include "smpart/policy/policy.hpp"
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -20,6 +23,64 @@ KernelHandle failed(std::shared_ptr<Kernel> k, Status st) {
   k->status = st;
   t_last_error = std::move(st);
   return KernelHandle(std::move(k));
+}
+
+/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
+bool disabledByEnvironment() {
+  static const bool disabled = [] {
+    const char *v = std::getenv("SMPART_DISABLE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return disabled;
+}
+
+/// The launch the rewritten `<<<>>>` was, unchanged: the closure launches
+/// the original kernel (KernelInfo::has_original), so CUDA reports its
+/// errors to cudaGetLastError() as it would have without smpart.
+void launchOriginal(const Relaunch &relaunch, dim3 grid, dim3 block,
+                    std::size_t smem, cudaStream_t stream) {
+  LaunchParams p{grid, block, smem, stream, LaunchControl{}, true};
+  relaunch(p);
+}
+
+/// SMPART_DISABLE=1 cannot apply to a kernel rewritten without its
+/// original (smpart-transform --keep-original): said once per process.
+void reportNoOriginal(const KernelInfo &kernel) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true))
+    return;
+  std::fprintf(stderr,
+               "smpart: SMPART_DISABLE is set, but kernel '%s' was rewritten "
+               "without its original definition (smpart-transform "
+               "--keep-original); it runs transformed (said once)\n",
+               kernel.name ? kernel.name : "(unnamed)");
+}
+
+/// The first failed launch of the process is one line on stderr: a
+/// rewritten launch drops its handle, and without the line a program with
+/// no usable GPU would only see CUDA's own error, or none.
+void reportFirstFailure(const Kernel &k, const Status &st, bool original) {
+  static std::atomic<bool> reported{false};
+  if (reported.exchange(true))
+    return;
+  std::fprintf(stderr,
+               "smpart: kernel '%s': %s; %s (later failures are "
+               "not printed)\n",
+               k.name.c_str(), st.message().c_str(),
+               original ? "launched the original kernel instead"
+                        : "not launched");
+}
+
+/// A transformed launch that failed: the status for the caller, the line
+/// on stderr, and the original launch if nothing was enqueued and the
+/// closure can make it.
+KernelHandle failedTransformed(std::shared_ptr<Kernel> k, Status st,
+                               bool has_original, bool enqueued) {
+  const bool original = has_original && !enqueued;
+  reportFirstFailure(*k, st, original);
+  if (original)
+    launchOriginal(k->relaunch, k->grid, k->block, k->smem, k->stream);
+  return failed(std::move(k), std::move(st));
 }
 
 Status validate(dim3 grid, unsigned long long &total) {
@@ -86,7 +147,16 @@ void configureFromEnvironmentOnce() {
     // The first launch may be a captured one: the set-up (device query, SM
     // probe) must not invalidate the capture.
     CaptureModeRelaxed relaxed;
-    const std::string message = controller::initFromEnvironment();
+    // An unknown policy is named before anything needs the GPU, so that it
+    // is reported also where there is none (the CUDA-free check stops at
+    // the name, with the valid ones).
+    const char *policy = std::getenv("SMPART_POLICY");
+    const std::string message =
+        policy && *policy && !policy::findPolicy(policy)
+            ? controller::configureFromEnvironment(
+                  [](const char *name) { return std::getenv(name); }, {})
+                  .error
+            : controller::initFromEnvironment();
     if (!message.empty())
       std::fprintf(stderr, "%s\n", message.c_str());
   });
@@ -333,6 +403,13 @@ static std::shared_ptr<Kernel> newKernel(const KernelInfo &kernel, dim3 grid,
 KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
                                std::size_t smem, cudaStream_t stream,
                                Relaunch relaunch) {
+  if (disabledByEnvironment()) {
+    if (kernel.has_original) {
+      launchOriginal(relaunch, grid, block, smem, stream);
+      return KernelHandle();
+    }
+    reportNoOriginal(kernel);
+  }
   configureFromEnvironmentOnce();
   // Before anything of this launch is enqueued: the first one loads every
   // registered kernel while no smpart kernel spins (detail/preload.hpp).
@@ -340,7 +417,8 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = validate(grid, k->total); !st.ok())
-    return failed(std::move(k), std::move(st));
+    return failedTransformed(std::move(k), std::move(st), kernel.has_original,
+                             false);
   bool enqueued = false, announced = false;
   Status st = launchTransformedSteps(k, enqueued, announced);
   if (k->slot) {
@@ -359,7 +437,8 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
   if (!st.ok()) {
     if (announced)
       announceFailedLaunch(k);
-    return failed(std::move(k), std::move(st));
+    return failedTransformed(std::move(k), std::move(st), kernel.has_original,
+                             enqueued);
   }
   if (announced)
     watch(k);
@@ -372,8 +451,10 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   configureFromEnvironmentOnce();
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->opaque = true;
-  if (Status st = validate(grid, k->total); !st.ok())
+  if (Status st = validate(grid, k->total); !st.ok()) {
+    reportFirstFailure(*k, st, false);
     return failed(std::move(k), std::move(st));
+  }
   bool announced = false;
   Status st = [&]() -> Status {
     Runtime &r = runtime();
@@ -403,6 +484,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   if (!st.ok()) {
     if (announced)
       announceFailedLaunch(k);
+    reportFirstFailure(*k, st, false);
     return failed(std::move(k), std::move(st));
   }
   if (!k->captured) {
