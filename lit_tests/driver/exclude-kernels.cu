@@ -1,5 +1,5 @@
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: %smpart %s --exclude-kernels='^ns::skip' --manifest=%t/m.json -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s --exclude-kernels='^ns::skip' --manifest=%t/m.json -- %stubflags | FileCheck %s
 // RUN: FileCheck --check-prefix=JSON %s < %t/m.json
 // --exclude-kernels matches qualified names; an excluded kernel and its
 // launch are unchanged and the manifest says "excluded".

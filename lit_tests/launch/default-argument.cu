@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // A launch that omits a defaulted argument captures only the written ones;
 // the relaunch gets the default from the kernel's declaration again.
 #include "cuda.h"

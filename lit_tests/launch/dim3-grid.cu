@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // dim3 grids and blocks, named or temporary, are passed as written.
 #include "cuda.h"
 

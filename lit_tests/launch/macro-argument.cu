@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // A launch written as a macro argument is rewritten where it is spelled.
 #include "cuda.h"
 

@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // An overloaded kernel's address names the overload the launch resolved
 // to, through a static_cast to its new signature.
 #include "cuda.h"

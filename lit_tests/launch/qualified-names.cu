@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // Launches of namespaced and static member kernels keep the qualified
 // spelling and report the qualified name.
 #include "cuda.h"

@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // A written dynamic shared memory size is kept; the stream defaults to 0.
 #include "cuda.h"
 

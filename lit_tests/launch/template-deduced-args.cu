@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // With deduced template arguments the address spells the deduced ones.
 #include "cuda.h"
 

@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // A launch with explicit template arguments takes the address of that
 // specialization, and relaunches with the same arguments.
 #include "cuda.h"

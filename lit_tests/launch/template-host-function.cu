@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // A launch in a host function template is rewritten once, in the pattern;
 // with dependent arguments no single address exists, so it is `nullptr`.
 #include "cuda.h"

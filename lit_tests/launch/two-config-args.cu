@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // `k<<<g, b>>>(args)` becomes smpart::launch with shared memory and stream
 // spelled as 0, the arguments captured, and a relaunch lambda that passes
 // the control block first.

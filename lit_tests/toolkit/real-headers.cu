@@ -1,5 +1,5 @@
 // REQUIRES: cuda-toolkit
-// RUN: %smpart %s --cuda-path=%cuda_path -- 2>%t.err | FileCheck %s
+// RUN: %smpart --keep-original=headers %s --cuda-path=%cuda_path -- 2>%t.err | FileCheck %s
 // RUN: FileCheck --check-prefix=WARN %s < %t.err
 // With the real CUDA 13 headers (no stub), kernels, launches and
 // cooperative-groups refusals are recognised the same way.

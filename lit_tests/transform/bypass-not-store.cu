@@ -1,4 +1,4 @@
-// RUN: %smpart %s -- %stubflags | FileCheck %s
+// RUN: %smpart --keep-original=headers %s -- %stubflags | FileCheck %s
 // Stores and compound assignments are not rewritten: only the right-hand
 // side's loads are.
 #include "cuda.h"

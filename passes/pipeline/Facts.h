@@ -11,6 +11,15 @@
 
 namespace smpart {
 
+/// Which kernels keep an original-signature definition beside the
+/// rewritten overload (--keep-original). Kernels declared or defined in
+/// another file always do: other translation units launch them.
+enum class KeepOriginal {
+  All,      ///< every kernel: SMPART_DISABLE=1 can run any launch unchanged
+  External, ///< kernels with external linkage: hand-declared elsewhere
+  Headers,  ///< only kernels that other files must see (the minimum)
+};
+
 /// A place in a source file, already resolved to its spelling.
 struct Place {
   std::string File;
@@ -71,10 +80,18 @@ struct FunctionFacts {
   std::set<Edit> Edits;          ///< applied only if transformed
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
-  /// Kernel also declared in a file that is not rewritten: its original
-  /// definition stays beside the rewritten one (an overload), so that other
-  /// translation units still link and launch it.
-  bool KeepsOriginal = false;
+  /// Kernel also declared in another file, or defined in a header: its
+  /// original definition must stay beside the rewritten one (an overload),
+  /// so that other translation units still link and launch it.
+  bool NeedsOriginal = false;
+  /// --keep-original asks for the original definition of this kernel too.
+  bool WantsOriginal = false;
+  /// A copy could not be made (spelled in macros, explicit instantiations):
+  /// the original is then kept only if it must be.
+  bool OriginalUncopyable = false;
+  /// The copies of the original declarations and definition, applied when
+  /// the planner keeps the original (empty when it cannot be copied).
+  std::set<Edit> OriginalEdits;
   KernelBody Body; ///< kernels only
 };
 
@@ -83,7 +100,11 @@ struct LaunchFacts {
   std::string KernelKey;
   Place Where;
   std::string MacroName; ///< non-empty when the launch is spelled in a macro
-  std::set<Edit> Edits;
+  std::set<Edit> Edits;  ///< applied if the kernel is transformed
+  /// The closure that can also launch the original kernel (SMPART_DISABLE),
+  /// and the one that cannot: which one depends on whether the planner
+  /// keeps the kernel's original definition.
+  std::set<Edit> WithOriginal, WithoutOriginal;
 };
 
 /// Everything learnt from the parses of one main file.

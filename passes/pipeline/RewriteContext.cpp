@@ -2,6 +2,7 @@
 
 #include "pipeline/CanonicalPath.h"
 
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "llvm/Support/Path.h"
 
@@ -124,7 +125,7 @@ bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
   return false;
 }
 
-bool RewriteContext::keepsOriginal(
+bool RewriteContext::needsOriginal(
     const FunctionDecl &Definition, const SourceManager &SM,
     const std::function<bool(SourceLocation)> &Rewritable) {
   const FileID Home =
@@ -136,6 +137,39 @@ bool RewriteContext::keepsOriginal(
     return !Rewritable(D->getLocation()) ||
            SM.getFileID(SM.getExpansionLoc(D->getLocation())) != Home;
   });
+}
+
+std::string RewriteContext::rewrittenOverload(const FunctionDecl &FD,
+                                              llvm::StringRef Name,
+                                              const ASTContext &AST) {
+  PrintingPolicy Policy = AST.getPrintingPolicy();
+  Policy.FullyQualifiedName = true;
+  std::string Out = "static_cast<void (*)(smpart::LaunchControl";
+  for (const ParmVarDecl *P : FD.parameters())
+    Out += ", " + P->getType().getAsString(Policy);
+  return Out + ")>(&" + Name.str() + ")";
+}
+
+bool RewriteContext::wantsOriginal(const FunctionDecl &Definition,
+                                   KeepOriginal Keep) {
+  if (Definition.isExternC())
+    return false;
+  switch (Keep) {
+  case KeepOriginal::All:
+    return true;
+  case KeepOriginal::External:
+    return Definition.isExternallyVisible();
+  case KeepOriginal::Headers:
+    return false;
+  }
+  return false;
+}
+
+bool RewriteContext::mayKeepOriginal(const FunctionDecl &Definition,
+                                     const SourceManager &SM) const {
+  return wantsOriginal(Definition, Keep) ||
+         needsOriginal(Definition, SM,
+                       [&](SourceLocation L) { return isRewritable(SM, L); });
 }
 
 } // namespace smpart

@@ -17,10 +17,12 @@ namespace smpart {
 
 class RewriteContext {
 public:
-  RewriteContext(FileFacts &Facts, const llvm::Regex *HeaderFilter)
-      : Facts(Facts), HeaderFilter(HeaderFilter) {}
+  RewriteContext(FileFacts &Facts, const llvm::Regex *HeaderFilter,
+                 KeepOriginal Keep = KeepOriginal::All)
+      : Facts(Facts), HeaderFilter(HeaderFilter), Keep(Keep) {}
 
   FileFacts &facts() { return Facts; }
+  KeepOriginal keepOriginal() const { return Keep; }
 
   /// The facts of FD's pattern, with its name and place filled in.
   FunctionFacts &functionFacts(const clang::SourceManager &SM,
@@ -49,12 +51,27 @@ public:
 
   /// A kernel defined in a header, or defined here but also declared in
   /// another file (a shared header) or a file that is not rewritten: its
-  /// original definition is kept beside the rewritten overload
+  /// original definition must be kept beside the rewritten overload
   /// (PersistentKernelRewrite).
   static bool
-  keepsOriginal(const clang::FunctionDecl &Definition,
+  needsOriginal(const clang::FunctionDecl &Definition,
                 const clang::SourceManager &SM,
                 const std::function<bool(clang::SourceLocation)> &Rewritable);
+  /// --keep-original asks for the original of this kernel (an extern "C"
+  /// kernel cannot have one: its name does not overload).
+  static bool wantsOriginal(const clang::FunctionDecl &Definition,
+                            KeepOriginal Keep);
+  /// The original may stand beside the rewritten overload after the
+  /// rewrite: names of the kernel then need the rewritten signature.
+  bool mayKeepOriginal(const clang::FunctionDecl &Definition,
+                       const clang::SourceManager &SM) const;
+
+  /// `static_cast<void (*)(smpart::LaunchControl, P...)>(&Name)`: the
+  /// rewritten overload of kernel FD (P: its parameter types), which names
+  /// one function also where the original is kept beside it.
+  static std::string rewrittenOverload(const clang::FunctionDecl &FD,
+                                       llvm::StringRef Name,
+                                       const clang::ASTContext &AST);
 
   static Place placeOf(const clang::SourceManager &SM,
                        clang::SourceLocation Loc);
@@ -75,6 +92,7 @@ public:
 private:
   FileFacts &Facts;
   const llvm::Regex *HeaderFilter;
+  KeepOriginal Keep;
 };
 
 } // namespace smpart

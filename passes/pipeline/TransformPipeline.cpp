@@ -10,6 +10,7 @@
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
 #include "rewrite/DeviceBlockIdRewrite.h"
+#include "rewrite/KernelQueryRewrite.h"
 #include "rewrite/LaunchRewrite.h"
 #include "rewrite/PersistentKernelRewrite.h"
 
@@ -306,8 +307,9 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   std::optional<llvm::Regex> Filter;
   if (!Options.HeaderFilter.empty())
     Filter.emplace(Options.HeaderFilter);
-  RewriteContext Ctx(Facts, Filter ? &*Filter : nullptr);
+  RewriteContext Ctx(Facts, Filter ? &*Filter : nullptr, Options.Keep);
   PersistentKernelRewrite Kernels(Ctx);
+  KernelQueryRewrite Queries(Ctx);
   BypassLoadRewrite Loads(Ctx);
   DeviceBlockIdRewrite DeviceFunctions(Ctx);
   LaunchRewrite Launches(Ctx);
@@ -321,6 +323,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   Loads.registerMatchers(Finder);
   DeviceFunctions.registerMatchers(Finder);
   Launches.registerMatchers(Finder);
+  Queries.registerMatchers(Finder);
   Hazards.registerMatchers(Finder);
 
   ClangTool Tool(Db, {File});

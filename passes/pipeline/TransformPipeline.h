@@ -35,6 +35,8 @@ struct TransformOptions {
   std::string ExportFixes; ///< --export-fixes: clang-apply-replacements YAML
   bool Diff = false;       ///< --diff: print a unified diff, write nothing
   bool Color = false;      ///< colours and source snippets in diagnostics
+  /// --keep-original: kernels that keep their original definition
+  KeepOriginal Keep = KeepOriginal::All;
 };
 
 /// The outcome for one input file, as the manifest reports it.

@@ -79,7 +79,7 @@ TransformPlan TransformPlanner::plan() const {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
       // The kept original calls the same device functions, which the
       // rewrite makes read the logical block of a persistent CTA.
-      if (F.KeepsOriginal)
+      if (F.NeedsOriginal)
         for (const std::string &Callee : Reach[Key])
           if (Facts.Functions.at(Callee).ReadsBlockId) {
             const FunctionFacts &C = Facts.Functions.at(Callee);
@@ -175,7 +175,7 @@ TransformPlan TransformPlanner::plan() const {
   // Edits: transformed kernels, the device functions they reach, their
   // launches.
   std::set<std::string> RewrittenFunctions;
-  for (const auto &[Key, D] : Decisions) {
+  for (auto &[Key, D] : Decisions) {
     if (D.Status != KernelStatus::Transformed)
       continue;
     const FunctionFacts &K = *D.Kernel;
@@ -184,6 +184,14 @@ TransformPlan TransformPlanner::plan() const {
         llvm::any_of(Reach[Key], [&](const std::string &Callee) {
           return Facts.Functions.at(Callee).ReadsBlockId;
         });
+    // An original kept by choice calls the same device functions, which
+    // the rewrite makes read the logical block of a persistent CTA: then
+    // it is not kept (one that must be kept refused the kernel above).
+    D.KeepsOriginal = K.NeedsOriginal ||
+                      (K.WantsOriginal && !K.OriginalUncopyable && !Publish);
+    if (D.KeepsOriginal)
+      for (const Edit &E : K.OriginalEdits)
+        Plan.EditsByFile[E.File].insert(E);
     if (K.Body.OpenOffset + 1 == K.Body.CloseOffset) { // `{}`
       Out.insert(Edit{K.Body.File, K.Body.CloseOffset, 0,
                       prologue(K.Body, Publish) + epilogue(K.Body)});
@@ -199,10 +207,16 @@ TransformPlan TransformPlanner::plan() const {
   for (const std::string &Key : RewrittenFunctions)
     for (const Edit &E : Facts.Functions.at(Key).Edits)
       Plan.EditsByFile[E.File].insert(E);
-  for (const LaunchFacts &L : Facts.Launches)
-    if (transformed(L.KernelKey))
-      for (const Edit &E : L.Edits)
-        Plan.EditsByFile[E.File].insert(E);
+  for (const LaunchFacts &L : Facts.Launches) {
+    if (!transformed(L.KernelKey))
+      continue;
+    for (const Edit &E : L.Edits)
+      Plan.EditsByFile[E.File].insert(E);
+    for (const Edit &E : Decisions[L.KernelKey].KeepsOriginal
+                             ? L.WithOriginal
+                             : L.WithoutOriginal)
+      Plan.EditsByFile[E.File].insert(E);
+  }
 
   for (auto &[Key, D] : Decisions)
     Plan.Kernels.push_back(std::move(D));

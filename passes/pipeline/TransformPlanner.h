@@ -6,6 +6,9 @@
 // rules couple kernels, applied until nothing changes: a device function
 // that reads blockIdx/gridDim is rewritten for all its callers or none, and a
 // launch spelled in a macro body is rewritten for all its expansions or none.
+// A transformed kernel keeps its original definition where other files need
+// it, and where --keep-original asks for it unless the device functions it
+// calls read blockIdx/gridDim; its launches can then run the original too.
 #pragma once
 
 #include "pipeline/Facts.h"
@@ -26,6 +29,9 @@ struct KernelDecision {
   const FunctionFacts *Kernel = nullptr;
   KernelStatus Status = KernelStatus::Transformed;
   std::vector<Hazard> Reasons; ///< why refused
+  /// Transformed, with its original definition kept beside the rewritten
+  /// overload (FunctionFacts::NeedsOriginal, --keep-original).
+  bool KeepsOriginal = false;
 };
 
 struct TransformPlan {

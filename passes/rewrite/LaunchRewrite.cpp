@@ -42,45 +42,34 @@ static const FunctionDecl *launchedKernel(const CUDAKernelCallExpr &Call) {
   return nullptr;
 }
 
-std::string LaunchRewrite::kernelAddress(
-    const CUDAKernelCallExpr &Call, llvm::StringRef CalleeText,
-    const ASTContext &AST,
-    const std::function<bool(SourceLocation)> &Rewritable) {
+std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
+                                         llvm::StringRef CalleeText,
+                                         const ASTContext &AST,
+                                         bool MayKeepOriginal) {
   const auto *Ref =
       dyn_cast<DeclRefExpr>(Call.getCallee()->IgnoreParenImpCasts());
   const FunctionDecl *FD = Call.getDirectCallee();
   if (!Ref || !FD)
     return "nullptr";
-  const FunctionDecl *Pattern = RewriteContext::patternOf(FD);
-  const bool KeptOriginal = RewriteContext::keepsOriginal(
-      *Pattern, AST.getSourceManager(), Rewritable);
-  std::string Address;
-  llvm::raw_string_ostream OS(Address);
+  std::string Name = CalleeText.str();
   if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs()) {
-    if (KeptOriginal) // two templates of that name after the rewrite
-      return "nullptr";
     if (Ref->hasExplicitTemplateArgs() &&
-        Ref->getNumTemplateArgs() == Args->size()) {
-      OS << "&" << CalleeText;
-    } else if (!Ref->hasExplicitTemplateArgs()) {
-      // Deduced arguments: spell them.
-      OS << "&" << CalleeText;
-      printTemplateArgumentList(OS, Args->asArray(), AST.getPrintingPolicy());
-    } else {
+        Ref->getNumTemplateArgs() != Args->size())
       return "nullptr";
+    if (!Ref->hasExplicitTemplateArgs()) {
+      // Deduced arguments: spell them.
+      llvm::raw_string_ostream OS(Name);
+      printTemplateArgumentList(OS, Args->asArray(), AST.getPrintingPolicy());
     }
-  } else if (Ref->hadMultipleCandidates() || KeptOriginal) {
-    // An overload set: name the one this call resolved to.
-    PrintingPolicy Policy = AST.getPrintingPolicy();
-    Policy.FullyQualifiedName = true;
-    OS << "static_cast<void (*)(smpart::LaunchControl";
-    for (const ParmVarDecl *P : FD->parameters())
-      OS << ", " << P->getType().getAsString(Policy);
-    OS << ")>(&" << CalleeText << ")";
-  } else {
-    OS << "&" << CalleeText;
+    if (FD->getType()->isDependentType())
+      return "nullptr";
   }
-  return "reinterpret_cast<const void *>(" + OS.str() + ")";
+  // An overload set (the original kept beside the rewritten kernel is one):
+  // name the one this call resolved to, rewritten.
+  if (Ref->hadMultipleCandidates() || MayKeepOriginal)
+    return "reinterpret_cast<const void *>(" +
+           RewriteContext::rewrittenOverload(*FD, Name, AST) + ")";
+  return "reinterpret_cast<const void *>(&" + Name + ")";
 }
 
 /// True when the launch is the operand of `return` (through parentheses and
@@ -201,24 +190,34 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // one expansion's overload or template arguments.
   std::string Address =
       S->MacroName.empty()
-          ? kernelAddress(
-                *Call, S->CalleeText, *Result.Context,
-                [&](SourceLocation L) { return Ctx.isRewritable(SM, L); })
+          ? kernelAddress(*Call, S->CalleeText, *Result.Context,
+                          Ctx.mayKeepOriginal(*Pattern, SM))
           : "nullptr";
   std::string MissingConfig;
   for (unsigned I = S->WrittenConfigArgs; I < 4; ++I)
     MissingConfig += ", 0";
 
-  auto Add = [&](SourceLocation B, SourceLocation E, std::string Text) {
+  auto AddTo = [&](std::set<Edit> &To, SourceLocation B, SourceLocation E,
+                   std::string Text) {
     if (std::optional<Edit> Ed =
             RewriteContext::replace(SM, B, E, Text, /*AllowMacro=*/true))
-      L.Edits.insert(*Ed);
+      To.insert(*Ed);
+  };
+  auto Add = [&](SourceLocation B, SourceLocation E, std::string Text) {
+    AddTo(L.Edits, B, E, std::move(Text));
   };
   // The launch keeps its type (void): `return k<<<...>>>(...);` in a void
   // function must still compile.
   const std::string Cast = isReturned(*Call, *Result.Context) ? "(void)" : "";
-  Add(S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-      Cast + "smpart::launch({\"" + Name + "\", " + Address + "}, ");
+  // With the original kept, the closure can launch it too (SMPART_DISABLE,
+  // KernelInfo::has_original); a launch in a macro body serves kernels
+  // that may differ in that, and never does.
+  const std::string Info =
+      Cast + "smpart::launch({\"" + Name + "\", " + Address;
+  AddTo(L.WithoutOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
+        Info + "}, ");
+  AddTo(L.WithOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
+        Info + (S->MacroName.empty() ? ", true}, " : "}, "));
   // A null pointer constant (NULL, 0) would be captured as an integer and
   // no longer convert to the pointer parameter: capture nullptr instead.
   if (const FunctionDecl *Direct = Call->getDirectCallee())
@@ -249,12 +248,20 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
     Capture = "std::make_tuple(";
   Add(S->ConfigClose, S->ArgsOpen.getLocWithOffset(1),
       MissingConfig + ", [smpart_args = " + Capture);
-  Add(S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
-      ")](const smpart::LaunchParams &smpart_p) { "
-      "std::apply([&](const auto &...smpart_a) { " +
-          S->CalleeText +
-          "<<<smpart_p.grid, smpart_p.block, smpart_p.smem, "
-          "smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); })");
+  const std::string Config =
+      "<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>";
+  const std::string Rewritten =
+      S->CalleeText + Config + "(smpart_p.ctl, smpart_a...);";
+  const std::string Open = ")](const smpart::LaunchParams &smpart_p) { "
+                           "std::apply([&](const auto &...smpart_a) { ";
+  const std::string Close = " }, smpart_args); })";
+  AddTo(L.WithoutOriginal, S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
+        Open + Rewritten + Close);
+  AddTo(L.WithOriginal, S->ArgsClose, S->ArgsClose.getLocWithOffset(1),
+        S->MacroName.empty()
+            ? Open + "if (smpart_p.original) " + S->CalleeText + Config +
+                  "(smpart_a...); else " + Rewritten + Close
+            : Open + Rewritten + Close);
   Ctx.facts().Launches.push_back(std::move(L));
 }
 

@@ -9,6 +9,9 @@
 //       })
 // The original callee text is kept inside the closure, so overloads,
 // template arguments and default arguments resolve exactly as before.
+// When the kernel's original definition is kept beside the rewritten one,
+// the closure can launch either (LaunchParams::original): the runtime runs
+// the original with the original configuration under SMPART_DISABLE=1.
 #pragma once
 
 #include <functional>
@@ -28,14 +31,13 @@ public:
 
   /// The expression that names the kernel's address for occupancy queries,
   /// or "nullptr" when it cannot be spelled without changing overload
-  /// resolution (deduced template arguments in dependent code).
-  /// `Rewritable` tells whether a declaration's file is rewritten: a kernel
-  /// also declared elsewhere keeps its original overload, so its address is
-  /// spelled with the rewritten signature.
-  static std::string
-  kernelAddress(const clang::CUDAKernelCallExpr &Call,
-                llvm::StringRef CalleeText, const clang::ASTContext &AST,
-                const std::function<bool(clang::SourceLocation)> &Rewritable);
+  /// resolution (deduced template arguments in dependent code). When the
+  /// kernel may keep its original overload beside the rewritten one, the
+  /// address is spelled with the rewritten signature.
+  static std::string kernelAddress(const clang::CUDAKernelCallExpr &Call,
+                                   llvm::StringRef CalleeText,
+                                   const clang::ASTContext &AST,
+                                   bool MayKeepOriginal);
 
 private:
   RewriteContext &Ctx;

@@ -1,6 +1,7 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "analysis/BarrierHazard.h"
+#include "rewrite/OriginalKernel.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -132,6 +133,266 @@ addControlParamToInstantiation(const FunctionDecl &Specialization,
                                  ControlParam);
 }
 
+/// The facts the manifest reports: parameters as written, and the device
+/// symbol (not the host-side launch stub).
+static void recordSignature(const FunctionDecl &Kernel, ASTContext &AST,
+                            FunctionFacts &F) {
+  if (F.Params.empty())
+    for (const ParmVarDecl *P : Kernel.parameters())
+      F.Params.push_back(
+          (P->getType().getAsString(AST.getPrintingPolicy()) +
+           (P->getName().empty() ? "" : " " + P->getName().str())));
+  if (F.MangledName.empty() && !Kernel.isDependentContext()) {
+    std::unique_ptr<MangleContext> Mangler(AST.createMangleContext());
+    llvm::raw_string_ostream OS(F.MangledName);
+    Mangler->mangleName(GlobalDecl(&Kernel, KernelReferenceKind::Kernel), OS);
+  }
+}
+
+/// __launch_bounds__ as per-block resource hints.
+static void recordResourceHints(const FunctionDecl &Kernel, ASTContext &AST,
+                                FunctionFacts &F) {
+  const auto *LB = Kernel.getAttr<CUDALaunchBoundsAttr>();
+  if (!LB)
+    return;
+  if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
+    F.ResourceHints["max_threads_per_block"] = llvm::toString(*V, 10);
+  if (LB->getMinBlocks())
+    if (auto V = LB->getMinBlocks()->getIntegerConstantExpr(AST))
+      F.ResourceHints["min_blocks_per_sm"] = llvm::toString(*V, 10);
+}
+
+static FileID fileOfDecl(const FunctionDecl &D, const SourceManager &SM) {
+  return SM.getFileID(SM.getExpansionLoc(D.getLocation()));
+}
+
+/// An extern "C" kernel's symbol does not encode its parameters: another
+/// file that declares it itself, or a driver-API load by name
+/// (cuModuleGetFunction), would launch the persistent form with the
+/// original argument list and link without complaint.
+static void refuseExternC(const FunctionDecl &Kernel, const SourceManager &SM,
+                          FunctionFacts &F) {
+  if (!Kernel.isExternC() ||
+      llvm::any_of(Kernel.redecls(), [&](const FunctionDecl *D) {
+        return fileOfDecl(*D, SM) != fileOfDecl(Kernel, SM);
+      }))
+    return;
+  F.Hazards.insert({"extern \"C\" kernel: its symbol does not encode the "
+                    "parameter list, so a launch from another file (or by "
+                    "name through the driver API) would pass the original "
+                    "arguments to the rewritten kernel",
+                    F.Where,
+                    {}});
+}
+
+/// A declaration in another file (a shared header, rewritten or not) is
+/// what other translation units launch through: it stays as it is, and the
+/// original definition must be kept beside the rewritten overload, which
+/// some kernels cannot have.
+void PersistentKernelRewrite::keepForeignDeclaration(const FunctionDecl &Kernel,
+                                                     const FunctionDecl &D,
+                                                     const SourceManager &SM,
+                                                     FunctionFacts &F) {
+  const Place Declared = RewriteContext::placeOf(SM, D.getLocation());
+  if (Kernel.isExternC())
+    F.Hazards.insert({"also declared in '" + Declared.File +
+                          "', which other files launch it through, and an "
+                          "extern \"C\" kernel cannot keep its original "
+                          "signature beside the rewritten one",
+                      F.Where,
+                      {{Declared, "declared here"}}});
+  else if (llvm::any_of(D.parameters(), [](const ParmVarDecl *P) {
+             return P->hasDefaultArg();
+           }))
+    F.Hazards.insert({"also declared in '" + Declared.File +
+                          "' with default arguments, which the "
+                          "rewritten overload beside the original "
+                          "would not have",
+                      F.Where,
+                      {{Declared, "declared here"}}});
+  else
+    F.NeedsOriginal = true;
+}
+
+/// Every declaration in the kernel's own file gets the control parameter,
+/// so that all of them still declare the same function; each also gets a
+/// copy of itself, used if the original is kept, so that code between a
+/// declaration and the definition can still name the original.
+void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
+                                                  const SourceManager &SM,
+                                                  const LangOptions &LO,
+                                                  FunctionFacts &F) {
+  for (const FunctionDecl *D : Kernel.redecls()) {
+    if (!Ctx.isRewritable(SM, D->getLocation()) ||
+        fileOfDecl(*D, SM) != fileOfDecl(Kernel, SM)) {
+      keepForeignDeclaration(Kernel, *D, SM, F);
+      continue;
+    }
+    if (std::optional<Edit> E = addControlParam(*D, SM))
+      F.Edits.insert(*E);
+    else
+      F.Hazards.insert({"parameter list spelled inside a macro",
+                        RewriteContext::placeOf(SM, D->getLocation()),
+                        {}});
+    if (D == &Kernel)
+      continue;
+    if (std::optional<Edit> Copy = copyOfDeclaration(*D, SM, LO))
+      F.OriginalEdits.insert(*Copy);
+    else
+      F.OriginalUncopyable = true;
+  }
+}
+
+/// Explicit instantiations name the old parameter list too. The original
+/// template is then kept only where other files need it: its explicit
+/// instantiations are not copied.
+void PersistentKernelRewrite::rewriteExplicitInstantiations(
+    const FunctionDecl &Kernel, const SourceManager &SM, const LangOptions &LO,
+    FunctionFacts &F) {
+  const FunctionTemplateDecl *Template = Kernel.getDescribedFunctionTemplate();
+  if (!Template)
+    return;
+  for (const FunctionDecl *Spec : Template->specializations()) {
+    TemplateSpecializationKind TSK = Spec->getTemplateSpecializationKind();
+    if (TSK != TSK_ExplicitInstantiationDeclaration &&
+        TSK != TSK_ExplicitInstantiationDefinition)
+      continue;
+    if (!Ctx.isRewritable(SM, Spec->getPointOfInstantiation()))
+      continue;
+    F.OriginalUncopyable = true;
+    if (std::optional<Edit> E = addControlParamToInstantiation(*Spec, SM, LO))
+      F.Edits.insert(*E);
+    else
+      F.Hazards.insert(
+          {"explicit instantiation cannot be rewritten",
+           RewriteContext::placeOf(SM, Spec->getPointOfInstantiation()),
+           {}});
+  }
+}
+
+/// The original definition beside the rewritten overload: required for a
+/// kernel other files launch (declared elsewhere, or defined in a header,
+/// which every file including it launches: after this run the header is
+/// rewritten for all of them, and a file the tool has not seen still
+/// launches the original signature); otherwise as --keep-original asks.
+void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
+                                           const CompoundStmt &Body,
+                                           const SourceManager &SM,
+                                           FunctionFacts &F) {
+  if (!SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())) &&
+      !Kernel.isExternC())
+    F.NeedsOriginal = true;
+  if (!F.NeedsOriginal && !F.WantsOriginal)
+    return;
+  if (std::optional<Edit> Copy = copyOfDefinition(Kernel, Body, SM)) {
+    F.OriginalEdits.insert(*Copy);
+    return;
+  }
+  F.OriginalUncopyable = true;
+  if (F.NeedsOriginal)
+    F.Hazards.insert({"declared in a file that is not rewritten, and its "
+                      "definition cannot be copied",
+                      F.Where,
+                      {}});
+}
+
+/// Registration for the runtime's preload (lazy module loading: see
+/// runtime/include/smpart/detail/preload.hpp), at the end of the file and
+/// at global scope, so that no line of the user's code moves. Only for
+/// kernels that global scope can name: not templates (their instances
+/// load at their own first launch) nor class members (access). Named
+/// relative to the enclosing scope, not with a leading `::`, so that a
+/// file included inside a namespace (as the GPU suite does) still
+/// compiles.
+static void registerForPreload(const FunctionDecl &Kernel,
+                               const SourceManager &SM, ASTContext &AST,
+                               FunctionFacts &F) {
+  if (Kernel.getDescribedFunctionTemplate() ||
+      !Kernel.getDeclContext()->getRedeclContext()->isFileContext() ||
+      !SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())))
+    return;
+  PrintingPolicy Policy = AST.getPrintingPolicy();
+  Policy.SuppressUnwrittenScope = true;
+  std::string Type = "void (*)(smpart::LaunchControl";
+  for (const ParmVarDecl *P : Kernel.parameters())
+    Type += ", " + TypeName::getFullyQualifiedName(P->getType(), AST, Policy);
+  Type += ")";
+  std::string Name;
+  llvm::raw_string_ostream OS(Name);
+  Kernel.printQualifiedName(OS, Policy);
+  const FileID Main = SM.getMainFileID();
+  const unsigned End = SM.getBufferData(Main).size();
+  F.Edits.insert(Edit{
+      RewriteContext::fileOf(SM, SM.getLocForStartOfFile(Main)), End, 0,
+      "\n#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)\n"
+      "static const bool smpart_registered_" +
+          std::to_string(SM.getSpellingLineNumber(Kernel.getLocation())) + "_" +
+          Kernel.getNameAsString() +
+          " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
+          "*>(static_cast<" +
+          Type + ">(&" + Name + ")), \"" + Name + "\");\n#endif\n"});
+}
+
+/// Where the body is, for the prologue and epilogue the planner inserts.
+static void recordBody(const CompoundStmt &Body, const SourceManager &SM,
+                       KernelBody &B) {
+  B.Valid = true;
+  B.File = RewriteContext::fileOf(SM, Body.getLBracLoc());
+  B.LineFile = SM.getPresumedLoc(Body.getLBracLoc()).getFilename();
+  // Unless a #line names another file, map back to the name the output's
+  // header uses.
+  if (B.LineFile == SM.getFilename(Body.getLBracLoc()))
+    B.LineFile = B.File;
+  B.OpenOffset = SM.getFileOffset(Body.getLBracLoc());
+  B.OpenLine = SM.getSpellingLineNumber(Body.getLBracLoc());
+  B.CloseOffset = SM.getFileOffset(Body.getRBracLoc());
+  B.CloseLine = SM.getSpellingLineNumber(Body.getRBracLoc());
+}
+
+/// A barrier or warp collective reachable after an early return, with a
+/// note that says how the barrier is reached.
+static void refuseBarrierAfterReturn(const FunctionDecl &Kernel,
+                                     ASTContext &AST, const SourceManager &SM,
+                                     FunctionFacts &F) {
+  std::optional<BarrierAfterReturn> Hazard =
+      findBarrierAfterReturn(Kernel, AST);
+  if (!Hazard)
+    return;
+  Place Ret = RewriteContext::placeOf(SM, Hazard->Return->getBeginLoc());
+  Place Bar = RewriteContext::placeOf(SM, Hazard->Barrier->getBeginLoc());
+  const bool Warp = Hazard->Kind == Collective::Warp;
+  const std::string What = Warp ? "warp collective" : "barrier";
+  std::string Note = What + " here";
+  const auto *Call = dyn_cast<CallExpr>(Hazard->Barrier);
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Hazard->Via);
+  if (Method && Method->isVirtual() && !Warp)
+    Note = "virtual call of '" + Method->getQualifiedNameAsString() +
+           "' here, which may synchronise the block (smpart cannot see "
+           "which override it runs)";
+  else if (Hazard->Via)
+    Note = "call of '" + Hazard->Via->getQualifiedNameAsString() + "', which " +
+           (Warp ? "runs a warp collective"
+                 : "may synchronise the block (a barrier inside it, or "
+                   "no body to look into)");
+  else if (!Call)
+    Note = "inline asm " + What + " here";
+  else if (!isBlockBarrier(*Call) && !isWarpCollective(*Call))
+    // Through a function pointer, or a virtual call: any target may
+    // synchronise.
+    Note = "indirect call here, which may synchronise the block (smpart "
+           "cannot see which function it calls)";
+  F.Hazards.insert(
+      {What + " at line " + std::to_string(Bar.Line) +
+           " is reachable after the early return at line " +
+           std::to_string(Ret.Line) +
+           (Warp ? " (lanes that returned would not have exited, and the "
+                   "collective would wait for them)"
+                 : " (threads that returned would wait at a different "
+                   "barrier)"),
+       F.Where,
+       {{Ret, "early return here"}, {Bar, Note}}});
+}
+
 void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
                                            const MatchFinder::MatchResult &R) {
   const SourceManager &SM = *R.SourceManager;
@@ -141,117 +402,12 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     return;
   FunctionFacts &F = Ctx.functionFacts(SM, &Kernel);
   F.IsKernel = true;
-
-  if (F.Params.empty())
-    for (const ParmVarDecl *P : Kernel.parameters())
-      F.Params.push_back(
-          (P->getType().getAsString(AST.getPrintingPolicy()) +
-           (P->getName().empty() ? "" : " " + P->getName().str())));
-  if (F.MangledName.empty() && !Kernel.isDependentContext()) {
-    std::unique_ptr<MangleContext> Mangler(AST.createMangleContext());
-    std::string Name;
-    llvm::raw_string_ostream OS(Name);
-    // The device symbol, not the host-side launch stub.
-    Mangler->mangleName(GlobalDecl(&Kernel, KernelReferenceKind::Kernel), OS);
-    F.MangledName = OS.str();
-  }
-  if (const auto *LB = Kernel.getAttr<CUDALaunchBoundsAttr>()) {
-    if (auto V = LB->getMaxThreads()->getIntegerConstantExpr(AST))
-      F.ResourceHints["max_threads_per_block"] = llvm::toString(*V, 10);
-    if (LB->getMinBlocks())
-      if (auto V = LB->getMinBlocks()->getIntegerConstantExpr(AST))
-        F.ResourceHints["min_blocks_per_sm"] = llvm::toString(*V, 10);
-  }
-
-  // An extern "C" kernel's symbol does not encode its parameters: another
-  // file that declares it itself, or a driver-API load by name
-  // (cuModuleGetFunction), would launch the persistent form with the
-  // original argument list and link without complaint.
-  if (Kernel.isExternC() &&
-      llvm::all_of(Kernel.redecls(), [&](const FunctionDecl *D) {
-        return SM.getFileID(SM.getExpansionLoc(D->getLocation())) ==
-               SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
-      }))
-    F.Hazards.insert({"extern \"C\" kernel: its symbol does not encode the "
-                      "parameter list, so a launch from another file (or by "
-                      "name through the driver API) would pass the original "
-                      "arguments to the rewritten kernel",
-                      F.Where,
-                      {}});
-
-  // Every declaration gets the control parameter, so that all of them still
-  // declare the same function.
-  // A declaration in another file (a shared header) keeps declaring the
-  // original kernel, which other translation units launch: its definition
-  // is then kept as well, beside the rewritten overload.
-  const FileID DefinitionFile =
-      SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
-  for (const FunctionDecl *D : Kernel.redecls()) {
-    // A declaration in another file (a shared header, rewritten or not) is
-    // what other translation units launch through: it stays as it is.
-    if (!Ctx.isRewritable(SM, D->getLocation()) ||
-        SM.getFileID(SM.getExpansionLoc(D->getLocation())) != DefinitionFile) {
-      const std::string Header =
-          RewriteContext::placeOf(SM, D->getLocation()).File;
-      if (Kernel.isExternC())
-        F.Hazards.insert({"also declared in '" + Header +
-                              "', which other files launch it through, and an "
-                              "extern \"C\" kernel cannot keep its original "
-                              "signature beside the rewritten one",
-                          F.Where,
-                          {{RewriteContext::placeOf(SM, D->getLocation()),
-                            "declared here"}}});
-      else if (llvm::any_of(D->parameters(), [](const ParmVarDecl *P) {
-                 return P->hasDefaultArg();
-               }))
-        F.Hazards.insert({"also declared in '" + Header +
-                              "' with default arguments, which the "
-                              "rewritten overload beside the original "
-                              "would not have",
-                          F.Where,
-                          {{RewriteContext::placeOf(SM, D->getLocation()),
-                            "declared here"}}});
-      else
-        F.KeepsOriginal = true;
-      continue;
-    }
-    if (std::optional<Edit> E = addControlParam(*D, SM))
-      F.Edits.insert(*E);
-    else
-      F.Hazards.insert({"parameter list spelled inside a macro",
-                        RewriteContext::placeOf(SM, D->getLocation()),
-                        {}});
-  }
-
-  // Explicit instantiations name the old parameter list too.
-  if (const FunctionTemplateDecl *Template =
-          Kernel.getDescribedFunctionTemplate())
-    for (const FunctionDecl *Spec : Template->specializations()) {
-      TemplateSpecializationKind TSK = Spec->getTemplateSpecializationKind();
-      if (TSK != TSK_ExplicitInstantiationDeclaration &&
-          TSK != TSK_ExplicitInstantiationDefinition)
-        continue;
-      if (!Ctx.isRewritable(SM, Spec->getPointOfInstantiation()))
-        continue;
-      if (std::optional<Edit> E =
-              addControlParamToInstantiation(*Spec, SM, AST.getLangOpts()))
-        F.Edits.insert(*E);
-      else
-        F.Hazards.insert(
-            {"explicit instantiation cannot be rewritten",
-             RewriteContext::placeOf(SM, Spec->getPointOfInstantiation()),
-             {}});
-    }
-
-  // A kernel defined in a header (rewritten through --header-filter) is
-  // launched by every file that includes it: after this run the header is
-  // rewritten for all of them, and a file the tool has not seen, or sees
-  // later (the header then reads as generated code), still launches the
-  // original signature. Keep the original definition beside the rewritten
-  // overload, as for a declaration in another file.
-  if (!SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())) &&
-      !Kernel.isExternC())
-    F.KeepsOriginal = true;
+  F.WantsOriginal = RewriteContext::wantsOriginal(Kernel, Ctx.keepOriginal());
+  recordSignature(Kernel, AST, F);
+  recordResourceHints(Kernel, AST, F);
+  refuseExternC(Kernel, SM, F);
+  rewriteDeclarations(Kernel, SM, AST.getLangOpts(), F);
+  rewriteExplicitInstantiations(Kernel, SM, AST.getLangOpts(), F);
 
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel.getBody());
   if (!Body || Body->getLBracLoc().isMacroID() ||
@@ -259,124 +415,10 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
     F.Hazards.insert({"kernel body spelled inside a macro", F.Where, {}});
     return;
   }
-  if (F.KeepsOriginal) {
-    // The original definition, verbatim, before the rewritten one.
-    SourceLocation Begin = Kernel.getOuterLocStart();
-    if (const FunctionTemplateDecl *T = Kernel.getDescribedFunctionTemplate())
-      Begin = T->getBeginLoc();
-    // `__global__` is itself a macro: start where it is written.
-    Begin = SM.getExpansionLoc(Begin);
-    const SourceLocation End = Body->getRBracLoc().getLocWithOffset(1);
-    bool Invalid = false;
-    llvm::StringRef Buffer = SM.getBufferData(SM.getFileID(Begin), &Invalid);
-    const unsigned B0 = SM.getFileOffset(Begin), B1 = SM.getFileOffset(End);
-    if (Invalid || SM.getFileID(Begin) != SM.getFileID(End) || B1 <= B0 ||
-        B1 > Buffer.size()) {
-      F.Hazards.insert({"declared in a file that is not rewritten, and its "
-                        "definition cannot be copied",
-                        F.Where,
-                        {}});
-    } else {
-      const std::string File = SM.getPresumedLoc(Begin).getFilename();
-      const unsigned Line = SM.getSpellingLineNumber(Begin);
-      std::string Escaped;
-      for (char C : File) {
-        if (C == '\\' || C == '"')
-          Escaped += '\\';
-        Escaped += C;
-      }
-      const std::string At =
-          "#line " + std::to_string(Line) + " \"" + Escaped + "\"\n";
-      F.Edits.insert(Edit{RewriteContext::fileOf(SM, Begin), B0, 0,
-                          "// smpart: the original kernel, for translation "
-                          "units that launch it directly\n" +
-                              At + Buffer.slice(B0, B1).str() + "\n" + At});
-    }
-  }
-
-  // Registration for the runtime's preload (lazy module loading: see
-  // runtime/include/smpart/detail/preload.hpp), at the end of the file and
-  // at global scope, so that no line of the user's code moves. Only for
-  // kernels that global scope can name: not templates (their instances
-  // load at their own first launch) nor class members (access). Named
-  // relative to the enclosing scope, not with a leading `::`, so that a
-  // file included inside a namespace (as the GPU suite does) still
-  // compiles.
-  if (!Kernel.getDescribedFunctionTemplate() &&
-      Kernel.getDeclContext()->getRedeclContext()->isFileContext() &&
-      SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation()))) {
-    PrintingPolicy Policy = AST.getPrintingPolicy();
-    Policy.SuppressUnwrittenScope = true;
-    std::string Type = "void (*)(smpart::LaunchControl";
-    for (const ParmVarDecl *P : Kernel.parameters())
-      Type += ", " + TypeName::getFullyQualifiedName(P->getType(), AST, Policy);
-    Type += ")";
-    std::string Name;
-    llvm::raw_string_ostream OS(Name);
-    Kernel.printQualifiedName(OS, Policy);
-    const FileID Main = SM.getMainFileID();
-    const unsigned End = SM.getBufferData(Main).size();
-    F.Edits.insert(Edit{
-        RewriteContext::fileOf(SM, SM.getLocForStartOfFile(Main)), End, 0,
-        "\n#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)\n"
-        "static const bool smpart_registered_" +
-            std::to_string(SM.getSpellingLineNumber(Kernel.getLocation())) +
-            "_" + Kernel.getNameAsString() +
-            " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
-            "*>(static_cast<" +
-            Type + ">(&" + OS.str() + ")), \"" + OS.str() + "\");\n#endif\n"});
-  }
-
-  KernelBody &B = F.Body;
-  B.Valid = true;
-  B.File = RewriteContext::fileOf(SM, Body->getLBracLoc());
-  B.LineFile = SM.getPresumedLoc(Body->getLBracLoc()).getFilename();
-  // Unless a #line names another file, map back to the name the output's
-  // header uses.
-  if (B.LineFile == SM.getFilename(Body->getLBracLoc()))
-    B.LineFile = B.File;
-  B.OpenOffset = SM.getFileOffset(Body->getLBracLoc());
-  B.OpenLine = SM.getSpellingLineNumber(Body->getLBracLoc());
-  B.CloseOffset = SM.getFileOffset(Body->getRBracLoc());
-  B.CloseLine = SM.getSpellingLineNumber(Body->getRBracLoc());
-
-  if (std::optional<BarrierAfterReturn> Hazard =
-          findBarrierAfterReturn(Kernel, AST)) {
-    Place Ret = RewriteContext::placeOf(SM, Hazard->Return->getBeginLoc());
-    Place Bar = RewriteContext::placeOf(SM, Hazard->Barrier->getBeginLoc());
-    const bool Warp = Hazard->Kind == Collective::Warp;
-    const std::string What = Warp ? "warp collective" : "barrier";
-    std::string Note = What + " here";
-    const auto *Call = dyn_cast<CallExpr>(Hazard->Barrier);
-    const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Hazard->Via);
-    if (Method && Method->isVirtual() && !Warp)
-      Note = "virtual call of '" + Method->getQualifiedNameAsString() +
-             "' here, which may synchronise the block (smpart cannot see "
-             "which override it runs)";
-    else if (Hazard->Via)
-      Note = "call of '" + Hazard->Via->getQualifiedNameAsString() +
-             "', which " +
-             (Warp ? "runs a warp collective"
-                   : "may synchronise the block (a barrier inside it, or "
-                     "no body to look into)");
-    else if (!Call)
-      Note = "inline asm " + What + " here";
-    else if (!isBlockBarrier(*Call) && !isWarpCollective(*Call))
-      // Through a function pointer, or a virtual call: any target may
-      // synchronise.
-      Note = "indirect call here, which may synchronise the block (smpart "
-             "cannot see which function it calls)";
-    F.Hazards.insert(
-        {What + " at line " + std::to_string(Bar.Line) +
-             " is reachable after the early return at line " +
-             std::to_string(Ret.Line) +
-             (Warp ? " (lanes that returned would not have exited, and the "
-                     "collective would wait for them)"
-                   : " (threads that returned would wait at a different "
-                     "barrier)"),
-         F.Where,
-         {{Ret, "early return here"}, {Bar, Note}}});
-  }
+  keepOriginal(Kernel, *Body, SM, F);
+  registerForPreload(Kernel, SM, AST, F);
+  recordBody(*Body, SM, F.Body);
+  refuseBarrierAfterReturn(Kernel, AST, SM, F);
 }
 
 } // namespace smpart

@@ -3,7 +3,8 @@
 // the body in the loop over logical blocks (the prologue itself is generated
 // after both parses, see TransformPlanner), turns `return` into a jump to
 // the end of the current logical block, and records the kernel's facts
-// (name, parameters, resource hints) and its refusals.
+// (name, parameters, resource hints), its refusals, and the copy of its
+// original definition (rewrite/OriginalKernel.h) the planner may keep.
 #pragma once
 
 #include "pipeline/RewriteContext.h"
@@ -23,6 +24,19 @@ public:
 private:
   void recordKernel(const clang::FunctionDecl &Kernel,
                     const clang::ast_matchers::MatchFinder::MatchResult &R);
+  void rewriteDeclarations(const clang::FunctionDecl &Kernel,
+                           const clang::SourceManager &SM,
+                           const clang::LangOptions &LO, FunctionFacts &F);
+  void keepForeignDeclaration(const clang::FunctionDecl &Kernel,
+                              const clang::FunctionDecl &D,
+                              const clang::SourceManager &SM, FunctionFacts &F);
+  void rewriteExplicitInstantiations(const clang::FunctionDecl &Kernel,
+                                     const clang::SourceManager &SM,
+                                     const clang::LangOptions &LO,
+                                     FunctionFacts &F);
+  void keepOriginal(const clang::FunctionDecl &Kernel,
+                    const clang::CompoundStmt &Body,
+                    const clang::SourceManager &SM, FunctionFacts &F);
   void recordReturn(const clang::ReturnStmt &Return,
                     const clang::FunctionDecl &Kernel,
                     const clang::SourceManager &SM);

@@ -71,6 +71,20 @@ static cl::opt<std::string> ExcludeKernels(
     "exclude-kernels",
     cl::desc("Leave kernels whose qualified name matches this unchanged"),
     cl::cat(Category));
+static cl::opt<smpart::KeepOriginal> KeepOriginal(
+    "keep-original",
+    cl::desc("Kernels that keep their original-signature definition beside "
+             "the rewritten one (kernels declared or defined in another "
+             "file always do)"),
+    cl::values(clEnumValN(smpart::KeepOriginal::All, "all",
+                          "every kernel, so that SMPART_DISABLE=1 can run "
+                          "every launch unchanged (default)"),
+               clEnumValN(smpart::KeepOriginal::External, "external",
+                          "kernels with external linkage, which other "
+                          "files may declare by hand and launch"),
+               clEnumValN(smpart::KeepOriginal::Headers, "headers",
+                          "only kernels declared or defined in headers")),
+    cl::init(smpart::KeepOriginal::All), cl::cat(Category));
 static cl::opt<std::string>
     Manifest("manifest", cl::desc("Write the JSON kernel manifest here"),
              cl::value_desc("file.json"), cl::cat(Category));
@@ -229,6 +243,7 @@ int main(int argc, const char **argv) {
   Options.HeaderFilter = HeaderFilter;
   Options.Kernels = Kernels;
   Options.ExcludeKernels = ExcludeKernels;
+  Options.Keep = KeepOriginal;
   Options.ManifestFile = Manifest;
   Options.RefusalsAreErrors = RefusalsAreErrors;
   Options.DepFile = DepFile;
