@@ -37,8 +37,12 @@ with a warning "smpart: kernel 'K' not transformed: <reason>".
 Exit status:
   0  every file parsed and its output was written (refused kernels are
      warnings unless --refusals-as-errors)
-  1  a file did not parse (any error line), an output could not be
-     written, a refusal under --refusals-as-errors, or a bad command line
+  1  the job failed: a file did not parse (any error line), an output
+     could not be written, a refusal under --refusals-as-errors, no CUDA
+     installation or compilation database to use
+  2  bad usage: an unknown option, a bad or missing value, no input file,
+     options that exclude each other (an error line and
+     "see 'smpart-transform --help'")
 
 Examples:
   smpart-transform saxpy.cu -o saxpy.smpart.cu -- -I include
@@ -137,6 +141,81 @@ static cl::opt<bool> RefusalsAreErrors(
              "(exit 1, nothing written)"),
     cl::cat(Category));
 
+/// Bad usage: LLVM's messages (or ours), then one hint line; exit 2, like
+/// smpart's other binaries (tool/common/README.md).
+static int usageError(StringRef Message) {
+  SmallVector<StringRef, 4> Lines;
+  Message.rtrim("\n").split(Lines, '\n');
+  const bool Unknown = llvm::any_of(
+      Lines, [](StringRef L) { return L.contains("Unknown command line"); });
+  for (StringRef L : Lines) {
+    // llvm::cl takes a single-letter option as a group: "--out" is first
+    // read as "-o" + "ut" and reported as "for the -o option: may not
+    // occur within a group!" before the real problem, the unknown option.
+    if (Unknown && L.ends_with("may not occur within a group!"))
+      continue;
+    // The hint comes once, on its own line.
+    if (size_t Try = L.find("  Try: '"); Try != StringRef::npos)
+      L = L.take_front(Try);
+    if (size_t See = L.find(": See: "); See != StringRef::npos)
+      L = L.take_front(See);
+    if (!L.trim().empty())
+      errs() << L << "\n";
+  }
+  errs() << "smpart-transform: see 'smpart-transform --help'\n";
+  return 2;
+}
+
+/// An unknown option that starts with the letter of -o or -p ("--out",
+/// "--output") is read by llvm::cl as that option in a group and reported
+/// as "for the -o option: may not occur within a group!". Such options are
+/// answered here, before the parse, as the unknown options they are.
+static std::optional<int> rejectGroupLookalikes(ArrayRef<const char *> Args) {
+  auto &Registered = cl::getRegisteredOptions();
+  // CommonOptionsParser registers its options (-p, --extra-arg,
+  // --extra-arg-before) only when it parses; all three take a value.
+  const StringRef ParserOptions[] = {"p", "extra-arg", "extra-arg-before"};
+  auto TakesValue = [&](StringRef Name) {
+    if (llvm::is_contained(ParserOptions, Name))
+      return true;
+    cl::Option *O = Registered.lookup(Name);
+    return O && O->getValueExpectedFlag() == cl::ValueRequired;
+  };
+  for (size_t I = 1; I < Args.size(); ++I) {
+    StringRef A = Args[I];
+    if (A == "--")
+      break;
+    if (!A.starts_with("-") || A == "-")
+      continue;
+    StringRef Name = A.ltrim('-').split('=').first;
+    if (Registered.contains(Name) || llvm::is_contained(ParserOptions, Name)) {
+      // Its value is the next argument unless given with '='.
+      if (TakesValue(Name) && !A.contains('='))
+        ++I;
+      continue;
+    }
+    if (Name.empty() || !TakesValue(Name.take_front(1)))
+      continue; // llvm::cl's own message is right
+    SmallVector<StringRef, 64> Candidates(std::begin(ParserOptions),
+                                          std::end(ParserOptions));
+    for (auto &Entry : Registered)
+      if (Entry.second->getOptionHiddenFlag() == cl::NotHidden)
+        Candidates.push_back(Entry.first);
+    StringRef Best = Name.take_front(1);
+    unsigned BestDistance = 3; // a typo is at most two edits away
+    for (StringRef C : Candidates)
+      if (unsigned D = Name.edit_distance(C); D < BestDistance) {
+        BestDistance = D;
+        Best = C;
+      }
+    return usageError(("smpart-transform: error: unknown option '" +
+                       A.split('=').first + "'; did you mean '" +
+                       (Best.size() == 1 ? "-" : "--") + Best + "'?")
+                          .str());
+  }
+  return std::nullopt;
+}
+
 static void printVersion(raw_ostream &OS) {
   OS << "smpart-transform version " << SMPART_VERSION << "\n"
      << "  built with " << clang::getClangFullVersion() << "\n";
@@ -195,30 +274,33 @@ int main(int argc, const char **argv) {
   const bool FromDatabase = Given("-p") && !Given("--");
   if (!Given("--"))
     Args.push_back("--");
+  if (std::optional<int> Status = rejectGroupLookalikes(Args))
+    return *Status;
   int ArgCount = static_cast<int>(Args.size());
   auto Parser = clang::tooling::CommonOptionsParser::create(
       ArgCount, Args.data(), Category, cl::OneOrMore,
       "smpart-transform: rewrites CUDA kernels into a persistent-thread, "
       "preemptible, SM-restricted form\n");
-  if (!Parser) {
-    errs() << toString(Parser.takeError());
-    return 1;
-  }
+  if (!Parser)
+    return usageError(toString(Parser.takeError()));
   const std::vector<std::string> &Files = Parser->getSourcePathList();
   auto Fail = [](const Twine &Message) {
     errs() << "smpart-transform: error: " << Message << "\n";
     return 1;
   };
+  auto BadUsage = [](const Twine &Message) {
+    return usageError(("smpart-transform: error: " + Message).str());
+  };
   if (!Output.empty() && Files.size() != 1)
-    return Fail("-o takes exactly one input file; use --output-dir");
+    return BadUsage("-o takes exactly one input file; use --output-dir");
   if (int(!Output.empty()) + int(!OutputDir.empty()) + int(InPlace) > 1)
-    return Fail("-o, --output-dir and -i exclude each other");
+    return BadUsage("-o, --output-dir and -i exclude each other");
   for (const cl::opt<std::string> *Re :
        {&HeaderFilter, &Kernels, &ExcludeKernels}) {
     std::string Why;
     if (!Re->empty() && !Regex(*Re).isValid(Why))
-      return Fail("invalid regular expression for --" + Re->ArgStr + " '" +
-                  *Re + "': " + Why);
+      return BadUsage("invalid regular expression for --" + Re->ArgStr + " '" +
+                      *Re + "': " + Why);
   }
 
   smpart::TransformOptions Options;
@@ -252,7 +334,8 @@ int main(int argc, const char **argv) {
   Options.Color =
       UseColor.getNumOccurrences() ? bool(UseColor) : errs().has_colors();
   if (Diff && (InPlace || !Output.empty() || !OutputDir.empty()))
-    return Fail("--diff writes nothing; it excludes -o, --output-dir and -i");
+    return BadUsage(
+        "--diff writes nothing; it excludes -o, --output-dir and -i");
   // nvcc command lines wherever they come from: CMake's databases for nvcc
   // (Ninja: -forward-unknown-to-host-compiler; Makefiles: --options-file
   // relative to the entry's directory) and the flags after `--`.
