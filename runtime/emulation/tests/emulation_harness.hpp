@@ -27,6 +27,10 @@ struct KernelCase {
   std::function<void()> reset;    ///< fill inputs, clear outputs
   std::function<void()> original; ///< one thread: call original
   TransformedBody transformed;    ///< one thread: call rewritten
+  /// One thread: call the original kernel the rewritten file keeps beside
+  /// the rewritten one, which a launch runs under SMPART_DISABLE=1 (empty:
+  /// the rewrite keeps none).
+  std::function<void()> kept;
   std::function<std::vector<double>()> outputs;
   double tolerance = 0; ///< relative, for float atomics
   std::size_t dynamic_smem = 0;
@@ -72,6 +76,13 @@ inline unsigned runProperty(const KernelCase &k, unsigned schedules) {
   const Report orig = runOriginal(k.grid, k.block, k.original, k.dynamic_smem);
   EXPECT_TRUE(orig.ok) << k.name << " (original): " << orig.error;
   const std::vector<double> want = k.outputs();
+  if (k.kept) {
+    k.reset();
+    const Report kept = runOriginal(k.grid, k.block, k.kept, k.dynamic_smem);
+    EXPECT_TRUE(kept.ok) << k.name << " (kept original): " << kept.error;
+    const std::string diff = compareOutputs(want, k.outputs(), 0);
+    EXPECT_EQ(diff, "") << k.name << " (kept original)";
+  }
   std::uint64_t first = 1, last = schedules;
   if (const char *s = std::getenv("SMPART_EMU_SEED"))
     first = last = std::strtoull(s, nullptr, 10);

@@ -29,6 +29,7 @@ using smpart::LaunchControl;
   }                                                                            \
   namespace emu_xf_##file {                                                    \
     void kernel(LaunchControl, SMPART_UNPAREN params);                         \
+    void kernel params;                                                        \
   }
 #define SMPART_INPUT_KERNEL_NS(file, ns, kernel, params)                       \
   namespace emu_orig_##file::ns {                                              \
@@ -36,6 +37,7 @@ using smpart::LaunchControl;
   }                                                                            \
   namespace emu_xf_##file::ns {                                                \
     void kernel(LaunchControl, SMPART_UNPAREN params);                         \
+    void kernel params;                                                        \
   }
 #include "inputs.def"
 
@@ -50,6 +52,12 @@ using smpart::emu::KernelCase;
   k.transformed = [&](const LaunchControl &smpart_c) {                         \
     emu_xf_##file::kernel(smpart_c, __VA_ARGS__);                              \
   }
+// And the original the rewritten file keeps (what SMPART_DISABLE=1 runs),
+// for kernels that keep one: not those whose device functions read
+// blockIdx, nor the entries of template and member kernels.
+#define SMPART_CASE_KEPT(file, kernel, ...)                                    \
+  SMPART_CASE(file, kernel, __VA_ARGS__);                                      \
+  k.kept = [&] { emu_xf_##file::kernel(__VA_ARGS__); }
 
 const unsigned kSchedules = smpart::emu::schedulesFromEnv(1000);
 
@@ -72,7 +80,7 @@ TEST(TestInputs, Saxpy) {
     x = ramp(n, 0.5f);
     y = ramp(n, 1.0f);
   };
-  SMPART_CASE(vector_ops, saxpy, n, 2.0f, x.data(), y.data());
+  SMPART_CASE_KEPT(vector_ops, saxpy, n, 2.0f, x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -86,7 +94,7 @@ TEST(TestInputs, VectorAdd) {
     b = ramp(n, 3.f);
     c.assign(n, 0.f);
   };
-  SMPART_CASE(vector_ops, vector_add, a.data(), b.data(), c.data(), n);
+  SMPART_CASE_KEPT(vector_ops, vector_add, a.data(), b.data(), c.data(), n);
   k.outputs = [&] { return asDoubles(c); };
   run(k);
 }
@@ -100,7 +108,7 @@ TEST(TestInputs, ReduceSumExternShared) {
     in = ramp(n, 1.f);
     partial.assign(grid, -1.f);
   };
-  SMPART_CASE(reduction, reduce_sum, in.data(), partial.data(), n);
+  SMPART_CASE_KEPT(reduction, reduce_sum, in.data(), partial.data(), n);
   k.outputs = [&] { return asDoubles(partial); };
   run(k);
 }
@@ -117,7 +125,7 @@ TEST(TestInputs, ReduceMinIntGridStride) {
       in[i] = 1000 - (i * 37) % 911;
     result = INT_MAX;
   };
-  SMPART_CASE(reduction, reduce_min_int, in.data(), n, &result);
+  SMPART_CASE_KEPT(reduction, reduce_min_int, in.data(), n, &result);
   k.outputs = [&] { return std::vector<double>{double(result)}; };
   run(k);
 }
@@ -133,7 +141,7 @@ TEST(TestInputs, Histogram256SharedAtomics) {
       data[i] = static_cast<unsigned char>((i * 131) % 256);
     bins.assign(256, 0);
   };
-  SMPART_CASE(histogram, histogram256, data.data(), n, bins.data());
+  SMPART_CASE_KEPT(histogram, histogram256, data.data(), n, bins.data());
   k.outputs = [&] { return asDoubles(bins); };
   run(k);
 }
@@ -147,7 +155,7 @@ TEST(TestInputs, TransposeTiled) {
     in = ramp(w * h, 1.f);
     out.assign(w * h, 0.f);
   };
-  SMPART_CASE(transpose, transpose_tiled, in.data(), out.data(), w, h);
+  SMPART_CASE_KEPT(transpose, transpose_tiled, in.data(), out.data(), w, h);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -184,8 +192,8 @@ TEST(TestInputs, VolumeScale3d) {
     in = ramp(nx * ny * nz, 1.f);
     out.assign(in.size(), 0.f);
   };
-  SMPART_CASE(block_helper, volume_scale3d, in.data(), out.data(), nx, ny, nz,
-              1.5f);
+  SMPART_CASE_KEPT(block_helper, volume_scale3d, in.data(), out.data(), nx, ny,
+                   nz, 1.5f);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -253,8 +261,8 @@ TEST(TestInputs, ScaleOffsetTwoReturns) {
     offset = ramp(7, 0.5f);
     out.assign(n, -1.f);
   };
-  SMPART_CASE(vector_ops, scale_offset, x.data(), offset.data(), 7, 3.f,
-              out.data(), n);
+  SMPART_CASE_KEPT(vector_ops, scale_offset, x.data(), offset.data(), 7, 3.f,
+                   out.data(), n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -269,8 +277,8 @@ TEST(TestInputs, SgemmTiledSharedTiles2d) {
     B = ramp(K * N, 0.25f);
     C = ramp(M * N, 1.f);
   };
-  SMPART_CASE(sgemm_tiled, sgemm_tiled, M, N, K, 1.5f, A.data(), K, B.data(), N,
-              0.5f, C.data(), N);
+  SMPART_CASE_KEPT(sgemm_tiled, sgemm_tiled, M, N, K, 1.5f, A.data(), K,
+                   B.data(), N, 0.5f, C.data(), N);
   k.outputs = [&] { return asDoubles(C); };
   run(k);
 }
@@ -285,8 +293,8 @@ TEST(TestInputs, SgemmNaive) {
     B = ramp(K * N, 0.25f);
     C = ramp(M * N, 1.f);
   };
-  SMPART_CASE(sgemm_tiled, sgemm_naive, M, N, K, 2.f, A.data(), B.data(), -1.f,
-              C.data());
+  SMPART_CASE_KEPT(sgemm_tiled, sgemm_naive, M, N, K, 2.f, A.data(), B.data(),
+                   -1.f, C.data());
   k.outputs = [&] { return asDoubles(C); };
   run(k);
 }
@@ -300,7 +308,8 @@ TEST(TestInputs, Jacobi5SharedHalo) {
     in = ramp(nx * ny, 1.f);
     out.assign(nx * ny, -1.f);
   };
-  SMPART_CASE(stencil2d, jacobi5_shared, in.data(), out.data(), nx, ny, 0.8f);
+  SMPART_CASE_KEPT(stencil2d, jacobi5_shared, in.data(), out.data(), nx, ny,
+                   0.8f);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -314,7 +323,8 @@ TEST(TestInputs, Jacobi5Global) {
     in = ramp(nx * ny, 1.f);
     out.assign(nx * ny, -1.f);
   };
-  SMPART_CASE(stencil2d, jacobi5_global, in.data(), out.data(), nx, ny, 0.8f);
+  SMPART_CASE_KEPT(stencil2d, jacobi5_global, in.data(), out.data(), nx, ny,
+                   0.8f);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -329,8 +339,8 @@ TEST(TestInputs, JacobiCountChanged) {
     b = ramp(n, 1.1f);
     changed = 0;
   };
-  SMPART_CASE(stencil2d, jacobi_count_changed, a.data(), b.data(), n, 1.0f,
-              &changed);
+  SMPART_CASE_KEPT(stencil2d, jacobi_count_changed, a.data(), b.data(), n, 1.0f,
+                   &changed);
   k.outputs = [&] { return std::vector<double>{double(changed)}; };
   run(k);
 }
@@ -348,8 +358,8 @@ TEST(TestInputs, HistogramRangeEarlyReturns) {
     bins.assign(nbins, 0);
     outliers = 0;
   };
-  SMPART_CASE(histogram, histogram_range, values.data(), n, 1.f, 10.f, nbins,
-              bins.data(), &outliers);
+  SMPART_CASE_KEPT(histogram, histogram_range, values.data(), n, 1.f, 10.f,
+                   nbins, bins.data(), &outliers);
   k.outputs = [&] {
     return concat(bins, std::vector<double>{double(outliers)});
   };
@@ -364,7 +374,7 @@ TEST(TestInputs, NbodyForcesFloat4Tile) {
     pos = bodies(n, 0.5f);
     acc.assign(n, make_float4(-1, -1, -1, -1));
   };
-  SMPART_CASE(nbody, nbody_forces, pos.data(), acc.data(), n, 0.01f);
+  SMPART_CASE_KEPT(nbody, nbody_forces, pos.data(), acc.data(), n, 0.01f);
   k.outputs = [&] { return flat(acc); };
   run(k);
 }
@@ -378,8 +388,8 @@ TEST(TestInputs, NbodyIntegrate) {
     vel = bodies(n, 0.1f);
     acc = bodies(n, 0.01f);
   };
-  SMPART_CASE(nbody, nbody_integrate, pos.data(), vel.data(), acc.data(), n,
-              0.01f, 0.99f);
+  SMPART_CASE_KEPT(nbody, nbody_integrate, pos.data(), vel.data(), acc.data(),
+                   n, 0.01f, 0.99f);
   k.outputs = [&] {
     std::vector<double> d = flat(pos), v = flat(vel);
     d.insert(d.end(), v.begin(), v.end());
@@ -398,7 +408,7 @@ TEST(TestInputs, NbodyEnergyFloat2) {
     vel = bodies(n, 0.1f);
     out.assign(n, make_float2(-1, -1));
   };
-  SMPART_CASE(nbody, nbody_energy, pos.data(), vel.data(), out.data(), n);
+  SMPART_CASE_KEPT(nbody, nbody_energy, pos.data(), vel.data(), out.data(), n);
   k.outputs = [&] { return flat(out); };
   run(k);
 }
@@ -426,8 +436,9 @@ TEST(TestInputs, BlackScholesHelpersAndReturns) {
   Options o;
   KernelCase k{"black_scholes.cu black_scholes", dim3(4), dim3(128)};
   k.reset = [&] { o.reset(n); };
-  SMPART_CASE(black_scholes, black_scholes, o.call.data(), o.put.data(),
-              o.stock.data(), o.strike.data(), o.years.data(), 0.02f, 0.3f, n);
+  SMPART_CASE_KEPT(black_scholes, black_scholes, o.call.data(), o.put.data(),
+                   o.stock.data(), o.strike.data(), o.years.data(), 0.02f, 0.3f,
+                   n);
   k.outputs = [&] { return concat(o.call, o.put); };
   run(k);
 }
@@ -437,9 +448,9 @@ TEST(TestInputs, BlackScholesStaticMemberKernel) {
   Options o;
   KernelCase k{"black_scholes.cu OptionPricer::price_grid", dim3(3), dim3(64)};
   k.reset = [&] { o.reset(n); };
-  SMPART_CASE(black_scholes, option_pricer_price_grid, o.stock.data(),
-              o.strike.data(), o.years.data(), o.vol.data(), 0.02f,
-              o.call.data(), o.put.data(), n);
+  SMPART_CASE_KEPT(black_scholes, option_pricer_price_grid, o.stock.data(),
+                   o.strike.data(), o.years.data(), o.vol.data(), 0.02f,
+                   o.call.data(), o.put.data(), n);
   k.outputs = [&] { return concat(o.call, o.put); };
   run(k);
 }
@@ -453,8 +464,8 @@ TEST(TestInputs, SpmvCsrScalarNamespace) {
     x = ramp(cols, 0.5f);
     y.assign(rows, -1.f);
   };
-  SMPART_CASE(spmv_csr, sparse::spmv_csr_scalar, rows, a.row_ptr.data(),
-              a.col_idx.data(), a.vals.data(), x.data(), y.data());
+  SMPART_CASE_KEPT(spmv_csr, sparse::spmv_csr_scalar, rows, a.row_ptr.data(),
+                   a.col_idx.data(), a.vals.data(), x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -468,8 +479,9 @@ TEST(TestInputs, SpmvCsrAxpbyNamespace) {
     x = ramp(cols, 0.5f);
     y = ramp(rows, 2.f);
   };
-  SMPART_CASE(spmv_csr, sparse::spmv_csr_axpby, rows, 1.5f, a.row_ptr.data(),
-              a.col_idx.data(), a.vals.data(), x.data(), 0.5f, y.data());
+  SMPART_CASE_KEPT(spmv_csr, sparse::spmv_csr_axpby, rows, 1.5f,
+                   a.row_ptr.data(), a.col_idx.data(), a.vals.data(), x.data(),
+                   0.5f, y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -484,8 +496,8 @@ TEST(TestInputs, CsrRowLengths) {
     lengths.assign(rows, -1);
     empty = 0;
   };
-  SMPART_CASE(spmv_csr, csr_row_lengths, rows, a.row_ptr.data(), lengths.data(),
-              &empty);
+  SMPART_CASE_KEPT(spmv_csr, csr_row_lengths, rows, a.row_ptr.data(),
+                   lengths.data(), &empty);
   k.outputs = [&] {
     return concat(lengths, std::vector<double>{double(empty)});
   };
@@ -510,8 +522,9 @@ TEST(TestInputs, KmeansAssignExternShared) {
       p.membership[i] = i % Points::k;
     changed = 0;
   };
-  SMPART_CASE(kmeans_assign, kmeans_assign, p.points.data(), p.centroids.data(),
-              Points::n, Points::k, Points::dim, p.membership.data(), &changed);
+  SMPART_CASE_KEPT(kmeans_assign, kmeans_assign, p.points.data(),
+                   p.centroids.data(), Points::n, Points::k, Points::dim,
+                   p.membership.data(), &changed);
   k.outputs = [&] {
     return concat(p.membership, std::vector<double>{double(changed)});
   };
@@ -528,8 +541,8 @@ TEST(TestInputs, KmeansCount) {
       p.membership[i] = (i * 7) % (Points::k + 2) - 1; // some out of range
     counts.assign(Points::k, 0);
   };
-  SMPART_CASE(kmeans_assign, kmeans_count, p.membership.data(), Points::n,
-              Points::k, counts.data());
+  SMPART_CASE_KEPT(kmeans_assign, kmeans_count, p.membership.data(), Points::n,
+                   Points::k, counts.data());
   k.outputs = [&] { return asDoubles(counts); };
   run(k);
 }
@@ -544,8 +557,8 @@ TEST(TestInputs, KmeansUpdate2dGrid) {
   KernelCase k{"kmeans_assign.cu kmeans_update",
                dim3((dim + 3) / 4, (kc + 3) / 4), dim3(4, 4)};
   k.reset = [&] { centroids.assign(kc * dim, -1.f); };
-  SMPART_CASE(kmeans_assign, kmeans_update, points.data(), membership.data(), n,
-              kc, dim, centroids.data());
+  SMPART_CASE_KEPT(kmeans_assign, kmeans_update, points.data(),
+                   membership.data(), n, kc, dim, centroids.data());
   k.outputs = [&] { return asDoubles(centroids); };
   run(k);
 }
@@ -580,8 +593,8 @@ TEST(TestInputs, BfsInit) {
   Graph g;
   KernelCase k{"bfs_frontier.cu bfs_init", dim3(5), dim3(64)};
   k.reset = [&] { g.reset(); };
-  SMPART_CASE(bfs_frontier, bfs_init, Graph::n, 42, g.levels.data(),
-              g.frontier.data(), g.next_frontier.data());
+  SMPART_CASE_KEPT(bfs_frontier, bfs_init, Graph::n, 42, g.levels.data(),
+                   g.frontier.data(), g.next_frontier.data());
   k.outputs = [&] { return concat(g.levels, g.frontier, g.next_frontier); };
   run(k);
 }
@@ -594,9 +607,9 @@ TEST(TestInputs, BfsExpandAtomicCas) {
     g.reset();
     next_count = 0;
   };
-  SMPART_CASE(bfs_frontier, bfs_expand, Graph::n, g.offsets.data(),
-              g.cols.data(), g.frontier.data(), g.next_frontier.data(),
-              g.levels.data(), 1, &next_count);
+  SMPART_CASE_KEPT(bfs_frontier, bfs_expand, Graph::n, g.offsets.data(),
+                   g.cols.data(), g.frontier.data(), g.next_frontier.data(),
+                   g.levels.data(), 1, &next_count);
   k.outputs = [&] {
     return concat(g.levels, g.next_frontier,
                   std::vector<double>{double(next_count)});
@@ -612,8 +625,8 @@ TEST(TestInputs, BfsAdvanceAtomicExch) {
     for (int v = 0; v < Graph::n; v += 3)
       g.next_frontier[v] = 1;
   };
-  SMPART_CASE(bfs_frontier, bfs_advance, Graph::n, g.frontier.data(),
-              g.next_frontier.data());
+  SMPART_CASE_KEPT(bfs_frontier, bfs_advance, Graph::n, g.frontier.data(),
+                   g.next_frontier.data());
   k.outputs = [&] { return concat(g.frontier, g.next_frontier); };
   run(k);
 }
@@ -626,7 +639,8 @@ TEST(TestInputs, TemplateBlockSumFloat64) {
     in = ramp(n, 0.5f);
     out.assign(5, -1.f);
   };
-  SMPART_CASE(template_kernel, block_sum_float_64, in.data(), out.data(), n);
+  SMPART_CASE_KEPT(template_kernel, block_sum_float_64, in.data(), out.data(),
+                   n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -641,7 +655,7 @@ TEST(TestInputs, TemplateBlockSumInt32) {
       in[i] = (i * 37) % 101 - 50;
     out.assign(5, -1);
   };
-  SMPART_CASE(template_kernel, block_sum_int_32, in.data(), out.data(), n);
+  SMPART_CASE_KEPT(template_kernel, block_sum_int_32, in.data(), out.data(), n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -654,7 +668,8 @@ TEST(TestInputs, TemplateAxpbyDeducedFloat) {
     x = ramp(n, 0.5f);
     y = ramp(n, 2.f);
   };
-  SMPART_CASE(template_kernel, axpby_float, 1.5f, x.data(), -0.5f, y.data(), n);
+  SMPART_CASE_KEPT(template_kernel, axpby_float, 1.5f, x.data(), -0.5f,
+                   y.data(), n);
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -671,7 +686,7 @@ TEST(TestInputs, TemplateAxpbyExplicitInt) {
       y[i] = (i * 3) % 29;
     }
   };
-  SMPART_CASE(template_kernel, axpby_int, 3, x.data(), -2, y.data(), n);
+  SMPART_CASE_KEPT(template_kernel, axpby_int, 3, x.data(), -2, y.data(), n);
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -684,8 +699,8 @@ TEST(TestInputs, TemplateClampCopyLaunchBounds) {
     in = ramp(n, 1.f);
     out.assign(n, -1.f);
   };
-  SMPART_CASE(template_kernel, clamp_copy_64_float, in.data(), out.data(), 4.f,
-              15.f, n);
+  SMPART_CASE_KEPT(template_kernel, clamp_copy_64_float, in.data(), out.data(),
+                   4.f, 15.f, n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -698,7 +713,7 @@ TEST(TestInputs, SaxpyGridStride) {
     x = ramp(n, 0.5f);
     y = ramp(n, 1.f);
   };
-  SMPART_CASE(grid_stride, saxpy_grid_stride, n, 2.f, x.data(), y.data());
+  SMPART_CASE_KEPT(grid_stride, saxpy_grid_stride, n, 2.f, x.data(), y.data());
   k.outputs = [&] { return asDoubles(y); };
   run(k);
 }
@@ -708,7 +723,7 @@ TEST(TestInputs, ScaleClampDefaultArguments) {
   std::vector<float> data;
   KernelCase k{"grid_stride.cu scale_clamp (defaults)", dim3(3), dim3(64)};
   k.reset = [&] { data = ramp(n, 0.01f); };
-  SMPART_CASE(grid_stride, scale_clamp, data.data(), n, 5.f);
+  SMPART_CASE_KEPT(grid_stride, scale_clamp, data.data(), n, 5.f);
   k.outputs = [&] { return asDoubles(data); };
   run(k);
 }
@@ -718,7 +733,7 @@ TEST(TestInputs, ScaleClampExplicitArguments) {
   std::vector<float> data;
   KernelCase k{"grid_stride.cu scale_clamp (lo, hi)", dim3(3), dim3(64)};
   k.reset = [&] { data = ramp(n, 0.01f); };
-  SMPART_CASE(grid_stride, scale_clamp, data.data(), n, 5.f, 0.2f, 0.8f);
+  SMPART_CASE_KEPT(grid_stride, scale_clamp, data.data(), n, 5.f, 0.2f, 0.8f);
   k.outputs = [&] { return asDoubles(data); };
   run(k);
 }
@@ -731,8 +746,8 @@ TEST(TestInputs, Copy2dGridStride) {
     in = ramp(rows * ld_in, 1.f);
     out.assign(rows * ld_out, -1.f);
   };
-  SMPART_CASE(grid_stride, copy2d_grid_stride, in.data(), out.data(), rows,
-              cols, ld_in, ld_out);
+  SMPART_CASE_KEPT(grid_stride, copy2d_grid_stride, in.data(), out.data(), rows,
+                   cols, ld_in, ld_out);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -746,7 +761,7 @@ TEST(TestInputs, CountAboveIdleBlocksReturn) {
     x = ramp(n, 1.f);
     count = 0;
   };
-  SMPART_CASE(grid_stride, count_above, x.data(), n, 10.f, &count);
+  SMPART_CASE_KEPT(grid_stride, count_above, x.data(), n, 10.f, &count);
   k.outputs = [&] { return std::vector<double>{double(count)}; };
   run(k);
 }
@@ -760,7 +775,8 @@ TEST(TestInputs, Laplacian3d) {
     in = ramp(nx * ny * nz, 1.f);
     out.assign(in.size(), -1.f);
   };
-  SMPART_CASE(block_helper, laplacian3d, in.data(), out.data(), nx, ny, nz);
+  SMPART_CASE_KEPT(block_helper, laplacian3d, in.data(), out.data(), nx, ny,
+                   nz);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -774,7 +790,7 @@ TEST(TestInputs, TransposeNaive) {
     in = ramp(w * h, 1.f);
     out.assign(w * h, -1.f);
   };
-  SMPART_CASE(transpose, transpose_naive, in.data(), out.data(), w, h);
+  SMPART_CASE_KEPT(transpose, transpose_naive, in.data(), out.data(), w, h);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
@@ -791,8 +807,8 @@ TEST(TestInputs, ScanBlockExclusiveBlelloch) {
     out.assign(n, -1);
     sums.assign(grid, -1);
   };
-  SMPART_CASE(prefix_scan, scan_block_exclusive, in.data(), out.data(),
-              sums.data(), n);
+  SMPART_CASE_KEPT(prefix_scan, scan_block_exclusive, in.data(), out.data(),
+                   sums.data(), n);
   k.outputs = [&] { return concat(out, asDoubles(sums)); };
   run(k);
 }
@@ -809,7 +825,7 @@ TEST(TestInputs, ScanAddOffsets) {
     for (int b = 0; b < grid; ++b)
       sums[b] = 100 * b;
   };
-  SMPART_CASE(prefix_scan, scan_add_offsets, out.data(), sums.data(), n);
+  SMPART_CASE_KEPT(prefix_scan, scan_add_offsets, out.data(), sums.data(), n);
   k.outputs = [&] { return asDoubles(out); };
   run(k);
 }
