@@ -1,0 +1,147 @@
+// smpart_corun_sim: co-runs on the contention model under the real
+// controller (README).
+//
+//   smpart_corun_sim MIX.json --policy NAME [--trace OUT.json] [--no-noise]
+//   smpart_corun_sim --table MIX.json... [--no-noise]
+//
+// The first prints each kernel's turnaround and NP, then STP, ANTT and
+// fairness; the second prints, per mix, every policy against even and the
+// best static configuration of the model, as a Markdown table.
+#include "corun.hpp"
+#include "static_search.hpp"
+
+#include "smpart/policy/input_error.hpp"
+#include "smpart/trace.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+using namespace smpart;
+
+namespace {
+
+int usage(const char *Argv0) {
+  std::fprintf(stderr,
+               "usage: %s MIX.json --policy NAME [--trace OUT.json] "
+               "[--no-noise]\n"
+               "       %s --table MIX.json... [--no-noise]\n",
+               Argv0, Argv0);
+  return 2;
+}
+
+void printRun(const sim::Mix &M, const std::string &Policy,
+              const sim::RunResult &R) {
+  std::printf("%s (%s) under %s: %.3f ms, %llu decisions, %llu epochs, "
+              "%llu deferred grants\n",
+              M.source.c_str(), M.name.c_str(), Policy.c_str(),
+              R.end_us / 1000.0, R.decisions, R.epochs, R.deferred_grants);
+  for (const sim::KernelResult &K : R.kernels)
+    std::printf("  %s #%llu: %.3f .. %.3f ms, alone %.3f ms, NP %.3f\n",
+                K.name.c_str(), K.id, K.arrival_us / 1000.0,
+                K.finish_us / 1000.0, K.alone_us / 1000.0, K.np);
+  std::printf("  STP %.3f  ANTT %.3f  fairness %.3f\n", R.metrics.stp,
+              R.metrics.antt, R.metrics.fairness);
+}
+
+bool healthy(const sim::RunResult &R, const std::string &What) {
+  if (R.completed && R.shared_sm_steps == 0 && R.exactly_once_violations == 0)
+    return true;
+  std::fprintf(stderr,
+               "smpart_corun_sim: %s: completed %d, steps with a shared SM "
+               "%llu, exactly-once violations %llu\n",
+               What.c_str(), R.completed, R.shared_sm_steps,
+               R.exactly_once_violations);
+  return false;
+}
+
+int table(const std::vector<std::string> &Files, bool Noise) {
+  std::printf("| mix | policy | STP | ANTT | fairness | STP / even | STP / "
+              "best static |\n|---|---|---:|---:|---:|---:|---:|\n");
+  bool Ok = true;
+  for (const std::string &F : Files) {
+    sim::Mix M = sim::loadMix(F);
+    sim::RunOptions O;
+    O.noise = Noise;
+    O.spatial = true;
+    const sim::RunResult Even = sim::runMix(M, *policy::findPolicy("even"), O);
+    const sim::SearchResult Best = sim::searchBestStatic(M, O);
+    auto Row = [&](const std::string &Name, const sim::Metrics &X) {
+      std::printf("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |\n",
+                  M.name.c_str(), Name.c_str(), X.stp, X.antt, X.fairness,
+                  X.stp / Even.metrics.stp, X.stp / Best.result.metrics.stp);
+    };
+    for (const policy::Policy *P : policy::allPolicies()) {
+      O.spatial = sim::isSpatialPolicy(P->name());
+      const sim::RunResult R = sim::runMix(M, *P, O);
+      Ok = healthy(R, M.source + " under " + std::string(P->name())) && Ok;
+      Row(std::string(P->name()), R.metrics);
+    }
+    Row("best static (" + std::to_string(Best.evaluated) +
+            " tried: " + Best.best.describe() + ")",
+        Best.result.metrics);
+  }
+  return Ok ? 0 : 1;
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  std::vector<std::string> Files;
+  std::string Policy, TracePath;
+  bool Table = false, Noise = true;
+  for (int I = 1; I < Argc; ++I) {
+    const std::string A = Argv[I];
+    if (A == "--policy" && I + 1 < Argc)
+      Policy = Argv[++I];
+    else if (A == "--trace" && I + 1 < Argc)
+      TracePath = Argv[++I];
+    else if (A == "--table")
+      Table = true;
+    else if (A == "--no-noise")
+      Noise = false;
+    else if (!A.empty() && A[0] == '-')
+      return usage(Argv[0]);
+    else
+      Files.push_back(A);
+  }
+  if (Files.empty() || (Table == !Policy.empty()) ||
+      (!Table && Files.size() != 1))
+    return usage(Argv[0]);
+  try {
+    if (Table)
+      return table(Files, Noise);
+    const policy::Policy *P = policy::findPolicy(Policy);
+    if (!P) {
+      std::fprintf(stderr, "smpart_corun_sim: unknown policy %s\n",
+                   Policy.c_str());
+      return 2;
+    }
+    sim::Mix M = sim::loadMix(Files[0]);
+    std::unique_ptr<trace::TraceWriter> Trace;
+    std::string Err;
+    if (!TracePath.empty() &&
+        !(Trace = trace::TraceWriter::open(TracePath, &Err))) {
+      std::fprintf(stderr, "smpart_corun_sim: %s\n", Err.c_str());
+      return 2;
+    }
+    sim::RunOptions O;
+    O.noise = Noise;
+    O.trace = Trace.get();
+    O.spatial = sim::isSpatialPolicy(P->name());
+    const sim::RunResult R = sim::runMix(M, *P, O);
+    printRun(M, Policy, R);
+    if (Trace && !Trace->flush(&Err)) {
+      std::fprintf(stderr, "smpart_corun_sim: %s\n", Err.c_str());
+      return 1;
+    }
+    if (Trace)
+      std::printf("  trace %s\n", TracePath.c_str());
+    return healthy(R, M.source) ? 0 : 1;
+  } catch (const std::exception &E) {
+    std::fprintf(stderr, "smpart_corun_sim: %s\n", E.what());
+    return 2;
+  }
+}

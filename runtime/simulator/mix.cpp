@@ -1,0 +1,94 @@
+#include "mix.hpp"
+
+#include "smpart/policy/profile_loader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace smpart::sim {
+
+namespace {
+using policy::InputError;
+
+double number(const nlohmann::json &J, const char *Key, double Default,
+              double Min, const std::string &Source, const std::string &Path) {
+  if (!J.contains(Key))
+    return Default;
+  const nlohmann::json &V = J[Key];
+  if (!V.is_number() || V.get<double>() < Min)
+    throw InputError(Source, Path + "." + Key,
+                     "expected a number >= " + std::to_string(Min));
+  return V.get<double>();
+}
+} // namespace
+
+Mix loadMix(const std::string &Path) {
+  Mix M;
+  M.source = Path;
+  M.truth = policy::loadProfiles(Path);
+  std::ifstream In(Path);
+  std::stringstream Text;
+  Text << In.rdbuf();
+  nlohmann::json Doc = nlohmann::json::parse(Text.str(), nullptr, false);
+  if (!Doc.is_object() || !Doc.contains("mix") || !Doc["mix"].is_object())
+    throw InputError(Path, "mix", "missing; expected the mix object");
+  const nlohmann::json &J = Doc["mix"];
+  M.name = J.value("name", std::filesystem::path(Path).stem().string());
+  if (!J.contains("launches") || !J["launches"].is_array() ||
+      J["launches"].empty())
+    throw InputError(Path, "mix.launches", "expected a non-empty array");
+  auto Known = [&](const std::string &Name) {
+    return std::any_of(
+        M.truth.kernels.begin(), M.truth.kernels.end(),
+        [&](const policy::KernelProfile &K) { return K.name == Name; });
+  };
+  for (std::size_t I = 0; I < J["launches"].size(); ++I) {
+    const nlohmann::json &L = J["launches"][I];
+    const std::string P = "mix.launches[" + std::to_string(I) + "]";
+    if (!L.is_object() || !L.contains("kernel") || !L["kernel"].is_string())
+      throw InputError(Path, P + ".kernel", "expected a kernel name");
+    Launch X;
+    X.kernel = L["kernel"].get<std::string>();
+    if (!Known(X.kernel))
+      throw InputError(Path, P + ".kernel",
+                       "expected one of kernels[].name, got \"" + X.kernel +
+                           "\"");
+    X.at_us = number(L, "at_ms", 0, 0, Path, P) * 1000.0;
+    M.launches.push_back(X);
+  }
+  std::stable_sort(
+      M.launches.begin(), M.launches.end(),
+      [](const Launch &A, const Launch &B) { return A.at_us < B.at_us; });
+  M.controller = M.truth;
+  if (J.contains("unprofiled")) {
+    if (!J["unprofiled"].is_array())
+      throw InputError(Path, "mix.unprofiled", "expected an array of names");
+    for (const nlohmann::json &N : J["unprofiled"]) {
+      if (!N.is_string() || !Known(N.get<std::string>()))
+        throw InputError(Path, "mix.unprofiled",
+                         "expected names from kernels[].name");
+      auto &Ks = M.controller.kernels;
+      Ks.erase(std::remove_if(Ks.begin(), Ks.end(),
+                              [&](const policy::KernelProfile &K) {
+                                return K.name == N.get<std::string>();
+                              }),
+               Ks.end());
+    }
+  }
+  if (J.contains("sim")) {
+    const nlohmann::json &S = J["sim"];
+    if (!S.is_object())
+      throw InputError(Path, "mix.sim", "expected an object");
+    M.sim.dt_us = number(S, "dt_us", M.sim.dt_us, 0.1, Path, "mix.sim");
+    M.sim.ack_us = number(S, "ack_us", M.sim.ack_us, 0, Path, "mix.sim");
+    M.sim.noise = number(S, "noise", M.sim.noise, 0, Path, "mix.sim");
+    M.sim.seed = static_cast<unsigned>(
+        number(S, "seed", M.sim.seed, 0, Path, "mix.sim"));
+  }
+  return M;
+}
+
+} // namespace smpart::sim

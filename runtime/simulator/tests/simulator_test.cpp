@@ -1,0 +1,267 @@
+// The simulator's model behaves (scaling, bandwidth, L1 and bypass), the
+// exhaustive static search bounds the policies on the model, and the
+// controller's invariants hold under simulated co-runs.
+#include "corun.hpp"
+#include "model.hpp"
+#include "static_search.hpp"
+
+#include "smpart/policy/input_error.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+using namespace smpart;
+using namespace smpart::sim;
+
+namespace {
+
+const std::string Mixes = SMPART_MIXES;
+
+const char *const AllMixes[] = {"mc_sgemm_stream",
+                                "mm_stream_lbm",
+                                "cc_sgemm_conv",
+                                "mc_kmeans_stream",
+                                "three_sgemm_stream_spmv",
+                                "four_sgemm_conv_stream_lbm",
+                                "arrival_sgemm_stream",
+                                "arrival3_lbm_sgemm_histo",
+                                "demo"};
+
+Mix mix(const std::string &Name) {
+  return loadMix(Mixes + "/" + Name + ".json");
+}
+
+/// Traits of every kernel of a mix, by name.
+struct Kernels {
+  Mix M;
+  std::vector<KernelTraits> T;
+  explicit Kernels(const std::string &Name) : M(mix(Name)) {
+    for (std::size_t I = 0; I < M.truth.kernels.size(); ++I)
+      T.push_back(traitsOf(M.truth, I));
+  }
+  const KernelTraits &operator[](const std::string &Name) const {
+    for (const KernelTraits &K : T)
+      if (K.profile->name == Name)
+        return K;
+    ADD_FAILURE() << Name;
+    return T.front();
+  }
+};
+
+Placement place(const KernelTraits &T, unsigned First, unsigned Count,
+                unsigned Ctas = 0, unsigned Bypass = 0) {
+  Placement P;
+  P.traits = &T;
+  P.mask = smRange(First, Count);
+  P.ctas = Ctas ? Ctas : T.occupancy;
+  P.bypass = Bypass;
+  return P;
+}
+
+double rateOf(const ContentionModel &M, std::vector<Placement> Ps,
+              std::size_t I, Slowdown *F = nullptr) {
+  std::vector<double> R;
+  std::vector<Slowdown> Fs;
+  M.rates(Ps, R, &Fs);
+  if (F)
+    *F = Fs[I];
+  return R[I];
+}
+
+TEST(SimModel, AloneItFollowsTheProfileCurves) {
+  Kernels K("mc_sgemm_stream");
+  ContentionModel M(K.M.truth.gpu);
+  for (const char *Name : {"sgemm", "stream_triad"})
+    for (unsigned Sms : {8u, 33u, 66u, 132u})
+      for (unsigned Ctas : {1u, 2u, 4u}) {
+        const KernelTraits &T = K[Name];
+        EXPECT_NEAR(rateOf(M, {place(T, 0, Sms, Ctas)}, 0),
+                    T.isolatedRate(Sms, Ctas), 1e-12)
+            << Name << " " << Sms << " " << Ctas;
+      }
+  // Alone on the whole GPU at its occupancy: by_sms's last point.
+  EXPECT_NEAR(K["sgemm"].aloneUs(),
+              K["sgemm"].profile->by_sms.back().time_ms * 1000, 1e-6);
+}
+
+TEST(SimModel, MoreSmsAreFasterUntilBandwidthSaturates) {
+  Kernels K("mc_sgemm_stream");
+  ContentionModel M(K.M.truth.gpu);
+  for (const char *Name : {"sgemm", "stream_triad"}) {
+    double Last = 0;
+    for (unsigned Sms : {8u, 16u, 33u, 66u, 99u, 132u}) {
+      const double R = rateOf(M, {place(K[Name], 0, Sms)}, 0);
+      EXPECT_GT(R, Last) << Name << " " << Sms;
+      Last = R;
+    }
+  }
+  auto Gain = [&](const char *Name, unsigned From, unsigned To) {
+    return rateOf(M, {place(K[Name], 0, To)}, 0) /
+           rateOf(M, {place(K[Name], 0, From)}, 0);
+  };
+  EXPECT_GT(Gain("sgemm", 66, 132), 1.9);         // compute: keeps scaling
+  EXPECT_LT(Gain("stream_triad", 66, 132), 1.02); // memory: saturated
+  EXPECT_GT(Gain("stream_triad", 8, 33), 3.0);    // ... but not below
+}
+
+TEST(SimModel, TwoMemoryBoundKernelsSlowEachOther) {
+  Kernels K("mm_stream_lbm");
+  ContentionModel M(K.M.truth.gpu);
+  const Placement S = place(K["stream_triad"], 0, 66);
+  const Placement L = place(K["lbm"], 66, 66);
+  Slowdown F;
+  const double Together = rateOf(M, {S, L}, 0, &F);
+  EXPECT_LT(Together, 0.9 * rateOf(M, {S}, 0));
+  EXPECT_LT(F.dram, 0.9);
+  EXPECT_EQ(F.issue, 1); // disjoint SMs: nothing else is shared
+  EXPECT_EQ(F.l1, 1);
+  EXPECT_LT(rateOf(M, {S, L}, 1), 0.9 * rateOf(M, {L}, 0));
+  // A compute-bound neighbour barely touches DRAM.
+  Kernels C("mc_sgemm_stream");
+  ContentionModel MC(C.M.truth.gpu);
+  const Placement G = place(C["sgemm"], 0, 66);
+  const Placement T = place(C["stream_triad"], 66, 66);
+  EXPECT_GT(rateOf(MC, {G, T}, 1), 0.99 * rateOf(MC, {T}, 0));
+  EXPECT_GT(rateOf(MC, {G, T}, 0), 0.99 * rateOf(MC, {G}, 0));
+}
+
+TEST(SimModel, KernelsSharingSmsShareIssueSlots) {
+  Kernels K("cc_sgemm_conv");
+  ContentionModel M(K.M.truth.gpu);
+  Slowdown F;
+  const double Shared = rateOf(
+      M, {place(K["sgemm"], 0, 132, 2), place(K["conv"], 0, 132, 4)}, 0, &F);
+  EXPECT_LT(F.issue, 0.9);
+  EXPECT_LT(Shared, 0.9 * rateOf(M, {place(K["sgemm"], 0, 132, 2)}, 0));
+}
+
+TEST(SimModel, BypassRelievesL1ContentionOfKernelsSharingSms) {
+  Kernels K("mc_kmeans_stream");
+  ContentionModel M(K.M.truth.gpu);
+  const KernelTraits &Km = K["kmeans"], &St = K["stream_triad"];
+  Slowdown None, Bypassed;
+  const double Cached =
+      rateOf(M, {place(Km, 0, 132, 4), place(St, 0, 132, 4, 0)}, 0, &None);
+  const double Relieved =
+      rateOf(M, {place(Km, 0, 132, 4), place(St, 0, 132, 4, 4)}, 0, &Bypassed);
+  EXPECT_LT(None.l1, 0.95);    // the streaming kernel pollutes its L1
+  EXPECT_EQ(Bypassed.l1, 1.0); // not once every streaming CTA bypasses
+  EXPECT_GT(Relieved, 1.05 * Cached);
+  // On disjoint SMs there is no L1 to share.
+  Slowdown Apart;
+  rateOf(M, {place(Km, 0, 66, 4), place(St, 66, 66, 4)}, 0, &Apart);
+  EXPECT_EQ(Apart.l1, 1.0);
+  // Bypass costs the bypassing kernel its own hits.
+  Slowdown Own;
+  rateOf(M, {place(Km, 0, 132, 4, 2)}, 0, &Own);
+  EXPECT_LT(Own.l1, 1.0);
+}
+
+TEST(SimMixes, EveryMixLoadsAndNamesErrorsByPath) {
+  for (const char *Name : AllMixes) {
+    Mix M = mix(Name);
+    EXPECT_FALSE(M.launches.empty()) << Name;
+  }
+  EXPECT_EQ(mix("demo").controller.kernels.size(), 2u);
+  namespace fs = std::filesystem;
+  const std::string Bad = (fs::temp_directory_path() /
+                           ("smpart-mix-" + std::to_string(getpid()) + ".json"))
+                              .string();
+  std::ifstream In(Mixes + "/mc_sgemm_stream.json");
+  nlohmann::json Doc = nlohmann::json::parse(In);
+  Doc["mix"]["launches"][1]["kernel"] = "nope";
+  std::ofstream(Bad) << Doc.dump();
+  try {
+    loadMix(Bad);
+    ADD_FAILURE() << "no error";
+  } catch (const policy::InputError &E) {
+    EXPECT_NE(std::string(E.what()).find("mix.launches[1].kernel"),
+              std::string::npos)
+        << E.what();
+  }
+  std::remove(Bad.c_str());
+}
+
+TEST(SimCoRun, NoiseIsSeeded) {
+  Mix M = mix("mc_sgemm_stream");
+  const policy::Policy &P = *policy::findPolicy("cd-search");
+  const RunResult A = runMix(M, P), B = runMix(M, P);
+  EXPECT_EQ(A.metrics.stp, B.metrics.stp);
+  M.sim.seed = 2;
+  EXPECT_NE(runMix(M, P).metrics.stp, A.metrics.stp);
+  RunOptions Quiet;
+  Quiet.noise = false;
+  EXPECT_NE(runMix(M, P, Quiet).metrics.stp, A.metrics.stp);
+}
+
+TEST(SimCoRun, ControllerInvariantsHoldUnderEveryPolicyAndMix) {
+  unsigned long long Deferred = 0;
+  for (const char *Name : AllMixes) {
+    Mix M = mix(Name);
+    for (const policy::Policy *P : policy::allPolicies()) {
+      RunOptions O;
+      O.spatial = isSpatialPolicy(P->name());
+      const RunResult R = runMix(M, *P, O);
+      const std::string What =
+          std::string(Name) + " under " + std::string(P->name());
+      EXPECT_TRUE(R.completed) << What;
+      EXPECT_EQ(R.shared_sm_steps, 0u) << What;
+      EXPECT_EQ(R.exactly_once_violations, 0u) << What;
+      EXPECT_EQ(R.kernels.size(), M.launches.size()) << What;
+      for (const KernelResult &K : R.kernels) {
+        EXPECT_GT(K.np, 0) << What << " " << K.name;
+        EXPECT_LE(K.np, 1.05) << What << " " << K.name;
+      }
+      EXPECT_GT(R.epochs, 0u) << What;
+      Deferred += R.deferred_grants;
+    }
+  }
+  // SMs moved between running kernels waited for acknowledgements.
+  EXPECT_GT(Deferred, 0u);
+}
+
+TEST(SimCoRun, ExhaustiveBestStaticIsAtLeastEveryPolicyInStp) {
+  for (const char *Name : AllMixes) {
+    Mix M = mix(Name);
+    RunOptions O;
+    O.noise = false;
+    const SearchResult Best = searchBestStatic(M, O);
+    EXPECT_GT(Best.evaluated, 30u) << Name;
+    for (const policy::Policy *P : policy::allPolicies()) {
+      const RunResult R = runMix(M, *P, O);
+      EXPECT_GE(Best.result.metrics.stp, R.metrics.stp - 1e-9)
+          << Name << " under " << P->name() << ": best "
+          << Best.best.describe();
+    }
+  }
+}
+
+TEST(SimStatic, SharesFollowWeightsAndALoneKernelGetsTheGpu) {
+  StaticConfig C;
+  C.shares["a"] = {1, 2, 0};
+  C.shares["b"] = {3, 4, 1};
+  StaticPolicy P(C);
+  policy::ProfileSet Set;
+  Set.gpu.num_sms = 132;
+  Set.kernels.resize(2);
+  Set.kernels[0].name = "a";
+  Set.kernels[1].name = "b#7";
+  policy::Plan Plan = P.decide(Set, {});
+  ASSERT_EQ(Plan.kernels.size(), 2u);
+  EXPECT_EQ(Plan.kernels[0].sms, 33);
+  EXPECT_EQ(Plan.kernels[1].sms, 99);
+  EXPECT_EQ(Plan.kernels[1].sm_first, 33);
+  EXPECT_EQ(Plan.kernels[1].ctas_per_sm, 4);
+  EXPECT_EQ(Plan.kernels[1].bypass_ctas_per_sm, 1);
+  Set.kernels.resize(1);
+  Plan = P.decide(Set, {});
+  EXPECT_EQ(Plan.kernels[0].sms, 132);
+  EXPECT_EQ(Plan.kernels[0].ctas_per_sm, 0);
+}
+
+} // namespace
