@@ -380,8 +380,12 @@ TEST(Controller, EachReplanStepIsOneKnobWritePerKernel) {
 
 TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
   World W(denseIds(8));
-  Controller C(pol("hsm-fair"), examples("compute_compute_pair.json"), W.Ids,
-               W.options());
+  // HSM needs each kernel's shared-mode sample: without one it cannot
+  // decide.
+  policy::ProfileSet Set = examples("compute_compute_pair.json");
+  for (policy::KernelProfile &K : Set.kernels)
+    K.shared.reset();
+  Controller C(pol("hsm-fair"), Set, W.Ids, W.options());
   auto A = W.make(1, "sgemm", 1000);
   auto B = W.make(2, "nbody", 1000);
   arrive(W, C, A);
