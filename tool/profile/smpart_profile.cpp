@@ -90,7 +90,10 @@ int main(int Argc, char **Argv) {
   const std::string In = *InOpt, Csv = *CsvOpt, Out = OutOpt.value_or("");
   auto fail = [&](const std::string &Msg) { return CL.fail(Msg); };
   try {
-    policy::loadProfiles(In); // one clear error for a bad input file
+    // One clear error for a bad input file; its unknown fields are warned
+    // about (they are kept as they are).
+    for (const std::string &W : policy::loadProfiles(In).warnings)
+      CL.warn(W);
     nlohmann::ordered_json Doc =
         nlohmann::ordered_json::parse(policy::readTextFile(In));
     std::vector<profiler::NcuMetrics> Metrics =
