@@ -1,7 +1,8 @@
-# Runs CMD with ARGS (a ;-list), checks the exit code and that stdout+stderr
-# match EXPECT_REGEX. With EXPECT_STREAM=stdout or stderr only that stream
-# is matched, and the other must be empty (EXPECT_STREAM=any: both). Used by the CLI tests of
-# smpart-plan, smpart-profile and smpartd (tool/common's convention).
+# Runs CMD with ARGS (a ;-list), checks the exit code and that the output
+# matches EXPECT_REGEX: stdout and stderr together with EXPECT_STREAM=any,
+# else only that stream, the other being empty. Exit code 1 (a failed job)
+# must print one "<tool>: error: " line; exit code 2 (bad usage) that line
+# and "<tool>: see '<tool> --help'". See smpart_cli_test() in CMakeLists.
 execute_process(COMMAND ${CMD} ${ARGS}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 set(all "${out}${err}")
