@@ -69,6 +69,76 @@ TEST(TransformPlanner, MacroLaunchOfMixedKernelsRefusesAll) {
   EXPECT_EQ(statusOf(Plan, "a"), KernelStatus::Refused);
 }
 
+const KernelDecision &decisionOf(const TransformPlan &Plan,
+                                 const std::string &Name) {
+  for (const KernelDecision &D : Plan.Kernels)
+    if (D.Kernel->Name == Name)
+      return D;
+  static const KernelDecision None;
+  ADD_FAILURE() << "no decision for " << Name;
+  return None;
+}
+
+/// A launch of `Kernel` with both closures, and the original's copy.
+void keepable(FileFacts &Facts, const std::string &Kernel, unsigned Offset) {
+  FunctionFacts &F = Facts.function(Kernel);
+  F.WantsOriginal = true;
+  F.OriginalEdits.insert({"f.cu", Offset, 0, "original " + Kernel});
+  LaunchFacts L;
+  L.KernelKey = Kernel;
+  L.Edits.insert({"f.cu", Offset + 900, 1, "args"});
+  L.WithOriginal.insert({"f.cu", Offset + 800, 3, "closure with original"});
+  L.WithoutOriginal.insert({"f.cu", Offset + 800, 3, "closure"});
+  Facts.Launches.push_back(L);
+}
+
+TEST(TransformPlanner, WantedOriginalIsKeptWithTheClosureThatRunsIt) {
+  FileFacts Facts;
+  kernel(Facts, "a", 1);
+  keepable(Facts, "a", 10);
+  TransformPlan Plan = TransformPlanner(Facts, nullptr, nullptr).plan();
+  EXPECT_TRUE(decisionOf(Plan, "a").KeepsOriginal);
+  const std::set<Edit> &E = Plan.EditsByFile["f.cu"];
+  EXPECT_TRUE(E.count({"f.cu", 10, 0, "original a"}));
+  EXPECT_TRUE(E.count({"f.cu", 810, 3, "closure with original"}));
+  EXPECT_FALSE(E.count({"f.cu", 810, 3, "closure"}));
+  EXPECT_TRUE(E.count({"f.cu", 910, 1, "args"}));
+}
+
+TEST(TransformPlanner, WantedOriginalReachingBlockIdIsDroppedNotRefused) {
+  FileFacts Facts;
+  kernel(Facts, "a", 1).Callees.insert("helper");
+  keepable(Facts, "a", 10);
+  FunctionFacts &Helper = Facts.function("helper");
+  Helper.Name = "helper";
+  Helper.ReadsBlockId = true;
+  // Uncopyable originals are dropped the same way.
+  kernel(Facts, "b", 2).OriginalUncopyable = true;
+  keepable(Facts, "b", 20);
+  TransformPlan Plan = TransformPlanner(Facts, nullptr, nullptr).plan();
+  for (const char *K : {"a", "b"}) {
+    EXPECT_EQ(statusOf(Plan, K), KernelStatus::Transformed) << K;
+    EXPECT_FALSE(decisionOf(Plan, K).KeepsOriginal) << K;
+  }
+  const std::set<Edit> &E = Plan.EditsByFile["f.cu"];
+  EXPECT_FALSE(E.count({"f.cu", 10, 0, "original a"}));
+  EXPECT_TRUE(E.count({"f.cu", 810, 3, "closure"}));
+  EXPECT_FALSE(E.count({"f.cu", 810, 3, "closure with original"}));
+  EXPECT_TRUE(E.count({"f.cu", 820, 3, "closure"}));
+}
+
+TEST(TransformPlanner, NeededOriginalReachingBlockIdRefusesKernel) {
+  FileFacts Facts;
+  FunctionFacts &A = kernel(Facts, "a", 1);
+  A.Callees.insert("helper");
+  A.NeedsOriginal = true;
+  FunctionFacts &Helper = Facts.function("helper");
+  Helper.Name = "helper";
+  Helper.ReadsBlockId = true;
+  TransformPlan Plan = TransformPlanner(Facts, nullptr, nullptr).plan();
+  EXPECT_EQ(statusOf(Plan, "a"), KernelStatus::Refused);
+}
+
 TEST(TransformPlanner, PrologueShadowsOnlyWhatTheBodyUses) {
   KernelBody Body;
   Body.LineFile = "k.cu";
