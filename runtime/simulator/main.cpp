@@ -23,6 +23,13 @@ using namespace smpart;
 
 namespace {
 
+sim::Mix load(const std::string &Path) {
+  sim::Mix M = sim::loadMix(Path);
+  for (const std::string &W : M.truth.warnings)
+    std::fprintf(stderr, "smpart_corun_sim: warning: %s\n", W.c_str());
+  return M;
+}
+
 int usage(const char *Argv0) {
   std::fprintf(stderr,
                "usage: %s MIX.json --policy NAME [--trace OUT.json] "
@@ -62,7 +69,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
               "best static |\n|---|---|---:|---:|---:|---:|---:|\n");
   bool Ok = true;
   for (const std::string &F : Files) {
-    sim::Mix M = sim::loadMix(F);
+    sim::Mix M = load(F);
     sim::RunOptions O;
     O.noise = Noise;
     O.spatial = true;
@@ -119,7 +126,7 @@ int main(int Argc, char **Argv) {
                    Policy.c_str());
       return 2;
     }
-    sim::Mix M = sim::loadMix(Files[0]);
+    sim::Mix M = load(Files[0]);
     std::unique_ptr<trace::TraceWriter> Trace;
     std::string Err;
     if (!TracePath.empty() &&

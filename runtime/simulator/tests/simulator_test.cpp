@@ -166,6 +166,9 @@ TEST(SimMixes, EveryMixLoadsAndNamesErrorsByPath) {
   for (const char *Name : AllMixes) {
     Mix M = mix(Name);
     EXPECT_FALSE(M.launches.empty()) << Name;
+    // Profiles and mix keys are all known: nothing to warn about.
+    EXPECT_TRUE(M.truth.warnings.empty())
+        << Name << ": " << M.truth.warnings[0];
   }
   EXPECT_EQ(mix("demo").controller.kernels.size(), 2u);
   namespace fs = std::filesystem;
