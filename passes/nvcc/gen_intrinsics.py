@@ -21,6 +21,12 @@ lacks some of it; passes/nvcc/include/nvcc_compat.h declares the rest.
 
     gen_intrinsics.py --cuda-path /usr/local/cuda --nvcc nvcc -o probes.cu
     gen_intrinsics.py --cuda-path /usr/local/cuda --list   # names, overloads
+    gen_intrinsics.py --nvcc nvcc --update-compat passes/nvcc/include/nvcc_compat.h
+
+The two preprocessors differ too: --macros writes a file that parses only
+if the parse defines every macro nvcc predefines (but those it leaves out
+on purpose), and --compare-enums names the enumerators nvcc's host
+preprocessing of the toolkit's headers sees and the parse's does not.
 """
 import argparse
 import glob
@@ -298,6 +304,97 @@ def macro_probes(nvcc, arch, version):
     return "\n".join(out) + "\n"
 
 
+# What a program may include; the host side of each, preprocessed by nvcc
+# and by the parse, must declare the same enumerators.
+ENUM_HEADERS = ["cuda_runtime.h", "cuda.h", "cooperative_groups.h",
+                "cooperative_groups/reduce.h",
+                "cooperative_groups/memcpy_async.h", "cuda_fp16.h",
+                "cuda_bf16.h", "cuda_pipeline.h", "cuda_awbarrier.h",
+                "mma.h"]
+ENUM = re.compile(r"\benum\b(?:\s+(?:class|struct))?[\s\w:]*\{([^{}]*)\}")
+
+
+def toolkit_text(text, include, compat=None):
+    """The preprocessed text that came from the toolkit's own headers in
+    \p include (and the compatibility header), not from cccl and its
+    nv/target (which support clang in their own ways: traits as builtins
+    where nvcc's branch has class-scope enums, NV_IF_TARGET without the
+    NV::sm_* enumerators) or the C++ library."""
+    include = os.path.realpath(include) + os.sep
+    cccl = (os.path.join(include, "cccl") + os.sep,
+            os.path.join(include, "nv") + os.sep)
+    compat = os.path.realpath(compat) if compat else None
+    keep, out, known = False, [], {}
+    for chunk in re.split(r'^(# \d+ "[^"]*".*)$', text, flags=re.M):
+        m = re.match(r'# \d+ "([^"]*)"', chunk)
+        if m:
+            path = m.group(1)
+            if path not in known:
+                real = os.path.realpath(path)
+                known[path] = real == compat or (
+                    real.startswith(include) and not real.startswith(cccl))
+            keep = known[path]
+            continue
+        if keep:
+            out.append(chunk)
+    return "\n".join(out)
+
+
+def enumerators(text, include, compat=None):
+    names = set()
+    for body in ENUM.findall(toolkit_text(text, include, compat)):
+        for item in body.split(","):
+            m = re.match(r"\s*([A-Za-z_]\w*)", item)
+            if m:
+                names.add(m.group(1))
+    return names
+
+
+def compare_enums(args):
+    """Enumerators nvcc's host preprocessing sees and the parse's does not
+    (both sides' are compared with the same headers)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "headers.cu")
+        with open(src, "w") as f:
+            for h in ENUM_HEADERS:
+                if os.path.exists(os.path.join(args.cuda_path, "include", h)):
+                    f.write("#include <%s>\n" % h)
+        # nvcc's own host preprocessing command, from --dryrun.
+        run = subprocess.run([args.nvcc, "-arch=" + args.arch, "-c", src,
+                              "-o", os.path.join(tmp, "x.o"), "--dryrun"],
+                             capture_output=True, text=True)
+        host = [l[3:] for l in run.stderr.splitlines()
+                if l.startswith("#$ gcc") and " -E " in l
+                and "-D__CUDA_ARCH__=" not in l]
+        if not host:
+            sys.exit("gen_intrinsics: no host preprocessing in nvcc --dryrun")
+        nvcc_out = os.path.join(tmp, "nvcc.ii")
+        cmd = re.sub(r' -o "[^"]*"', ' -o "%s"' % nvcc_out, host[0])
+        subprocess.run(cmd, shell=True, check=True, cwd=tmp)
+        # The parse: clang's wrapper, the macros nvcc predefines but those
+        # left out (the --macros check holds the parse to them), the
+        # compatibility header.
+        tool_out = os.path.join(tmp, "tool.ii")
+        cmd = [args.clang, "-x", "cuda", "--cuda-host-only",
+               "--cuda-gpu-arch=" + args.arch, "--cuda-path=" + args.cuda_path,
+               "-Wno-unknown-cuda-version", "-isystem",
+               os.path.join(args.cuda_path, "include", "cccl"), "-E", "-o",
+               tool_out]
+        for m, value in nvcc_macros(args.nvcc, args.arch):
+            if m not in MACROS_LEFT_OUT:
+                cmd.append("-D%s=%s" % (m, value) if value else "-D" + m)
+        if args.resource_dir:
+            cmd.append("-resource-dir=" + args.resource_dir)
+        if args.compat:
+            cmd += ["-include", args.compat]
+        subprocess.run(cmd + [src], check=True)
+        include = os.path.join(args.cuda_path, "include")
+        return sorted(
+            enumerators(open(nvcc_out, errors="replace").read(), include) -
+            enumerators(open(tool_out, errors="replace").read(), include,
+                        args.compat))
+
+
 def toolkit_version(cuda_path):
     text = open(os.path.join(cuda_path, "include", "cuda_runtime_api.h")).read()
     m = re.search(r"#define CUDART_VERSION\s+(\d+)", text)
@@ -327,8 +424,19 @@ def main():
     ap.add_argument("--macros", action="store_true",
                     help="write a file that checks the macros nvcc "
                     "predefines instead (needs --nvcc)")
+    ap.add_argument("--compare-enums", action="store_true",
+                    help="print the enumerators nvcc's host preprocessing "
+                    "of the toolkit's headers declares and the parse's does "
+                    "not (needs --nvcc; exit 1 if any)")
     args = ap.parse_args()
     version = toolkit_version(args.cuda_path)
+    if args.compare_enums:
+        if not args.nvcc:
+            ap.error("--compare-enums needs --nvcc")
+        missing = compare_enums(args)
+        for name in missing:
+            print("nvcc declares enumerator %s; the parse does not" % name)
+        sys.exit(1 if missing else 0)
     if args.macros:
         if not args.nvcc:
             ap.error("--macros needs --nvcc")

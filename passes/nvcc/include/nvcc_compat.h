@@ -45,6 +45,66 @@ SMPART_MINMAX(double, float, double)
 SMPART_MINMAX(double, double, float)
 #undef SMPART_MINMAX
 
+// crt/device_functions.h: the memory orders and scopes of nvcc's atomic
+// builtins (__nv_atomic_fetch_add & co., CUDA 12.8). clang's wrapper does
+// not include that header, and has no such builtins: declared for the
+// parse, as nvcc's documentation gives them.
+enum {
+  __NV_ATOMIC_RELAXED,
+  __NV_ATOMIC_CONSUME,
+  __NV_ATOMIC_ACQUIRE,
+  __NV_ATOMIC_RELEASE,
+  __NV_ATOMIC_ACQ_REL,
+  __NV_ATOMIC_SEQ_CST
+};
+enum {
+  __NV_THREAD_SCOPE_THREAD,
+  __NV_THREAD_SCOPE_BLOCK,
+  __NV_THREAD_SCOPE_CLUSTER,
+  __NV_THREAD_SCOPE_DEVICE,
+  __NV_THREAD_SCOPE_SYSTEM
+};
+#define SMPART_ATOMIC_RMW(Name)                                                \
+  template <class T>                                                           \
+  __device__ T Name(T *ptr, T val, int order,                                  \
+                    int scope = __NV_THREAD_SCOPE_SYSTEM);
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_add)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_sub)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_min)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_max)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_and)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_or)
+SMPART_ATOMIC_RMW(__nv_atomic_fetch_xor)
+SMPART_ATOMIC_RMW(__nv_atomic_exchange_n)
+#undef SMPART_ATOMIC_RMW
+template <class T>
+__device__ void __nv_atomic_load(T *ptr, T *ret, int order,
+                                 int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ T __nv_atomic_load_n(T *ptr, int order,
+                                int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ void __nv_atomic_store(T *ptr, T *val, int order,
+                                  int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ void __nv_atomic_store_n(T *ptr, T val, int order,
+                                    int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ void __nv_atomic_exchange(T *ptr, T *val, T *ret, int order,
+                                     int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ bool
+__nv_atomic_compare_exchange(T *ptr, T *expected, T *desired, bool weak,
+                             int success_order, int failure_order,
+                             int scope = __NV_THREAD_SCOPE_SYSTEM);
+template <class T>
+__device__ bool
+__nv_atomic_compare_exchange_n(T *ptr, T *expected, T desired, bool weak,
+                               int success_order, int failure_order,
+                               int scope = __NV_THREAD_SCOPE_SYSTEM);
+__device__ void __nv_atomic_thread_fence(int order,
+                                         int scope = __NV_THREAD_SCOPE_SYSTEM);
+
 // BEGIN gen_intrinsics.py: the device functions of the CUDA 13.0
 // headers (nvcc, sm_90) that clang's CUDA wrapper lacks.
 // Regenerate with gen_intrinsics.py --update-compat.
