@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <unistd.h>
 
 using namespace smpart;
@@ -226,6 +227,97 @@ TEST(SimCoRun, ControllerInvariantsHoldUnderEveryPolicyAndMix) {
   }
   // SMs moved between running kernels waited for acknowledgements.
   EXPECT_GT(Deferred, 0u);
+}
+
+/// Each epoch, a random spatial plan over the kernels it reports: SM
+/// counts, CTAs per SM and bypass drawn from a seeded generator.
+class RandomSteps : public OnlinePolicy {
+public:
+  explicit RandomSteps(unsigned Seed) : Rng(Seed) {}
+  std::string_view name() const override { return "random-steps"; }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &) override {
+    policy::Plan P;
+    const int N = static_cast<int>(R.kernels.size());
+    if (N == 0 || N > 132)
+      return std::nullopt;
+    std::vector<int> Cuts = {0, 132};
+    for (int I = 1; I < N; ++I)
+      Cuts.push_back(std::uniform_int_distribution<int>(1, 131)(Rng));
+    std::sort(Cuts.begin(), Cuts.end());
+    for (int I = 0; I < N; ++I) {
+      policy::KernelDecision D;
+      D.name = R.kernels[static_cast<std::size_t>(I)].name;
+      D.sm_first = Cuts[static_cast<std::size_t>(I)];
+      D.sms = Cuts[static_cast<std::size_t>(I) + 1] - D.sm_first;
+      D.ctas_per_sm = std::uniform_int_distribution<int>(1, 8)(Rng);
+      D.bypass_ctas_per_sm =
+          std::uniform_int_distribution<int>(0, D.ctas_per_sm)(Rng);
+      P.kernels.push_back(D);
+    }
+    ++Steps;
+    return P;
+  }
+  std::mt19937 Rng;
+  int Steps = 0;
+};
+
+TEST(SimCoRun, InvariantsHoldUnderOnlineStepsEveryEpoch) {
+  for (const char *Name : AllMixes) {
+    Mix M = mix(Name);
+    auto Online = std::make_shared<RandomSteps>(7);
+    RunOptions O;
+    O.spatial = true;
+    O.online = Online;
+    O.epoch_us = 200; // many steps, some before the last acknowledged
+    const RunResult R = runMix(M, *policy::findPolicy("even"), O);
+    EXPECT_TRUE(R.completed) << Name;
+    EXPECT_GT(Online->Steps, 10) << Name;
+    EXPECT_EQ(R.shared_sm_steps, 0u) << Name;
+    EXPECT_EQ(R.exactly_once_violations, 0u) << Name;
+  }
+}
+
+/// Records every epoch.
+class Recorder : public OnlinePolicy {
+public:
+  std::string_view name() const override { return "recorder"; }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &) override {
+    Reports.push_back(R);
+    return std::nullopt;
+  }
+  std::vector<EpochReport> Reports;
+};
+
+TEST(SimCoRun, EpochNormalisedProgressIsTheModelsSlowdown) {
+  Kernels K("mm_stream_lbm");
+  auto Rec = std::make_shared<Recorder>();
+  RunOptions O;
+  O.noise = false;
+  O.online = Rec;
+  runMix(K.M, *policy::findPolicy("even"), O);
+  // Even: 66 SMs each, disjoint: NP is the DRAM factor of each.
+  ContentionModel Model(K.M.truth.gpu);
+  std::vector<double> Rates;
+  std::vector<Slowdown> F;
+  Model.rates({place(K["stream_triad"], 0, 66), place(K["lbm"], 66, 66)}, Rates,
+              &F);
+  int Checked = 0;
+  for (const EpochReport &R : Rec->Reports) {
+    if (R.kernels.size() != 2 || !R.kernels[0].steady || !R.kernels[1].steady)
+      continue;
+    for (std::size_t I = 0; I < 2; ++I) {
+      EXPECT_EQ(R.kernels[I].sms, 66u);
+      EXPECT_EQ(R.kernels[I].isolated_source, IsolatedSource::Profile);
+      EXPECT_NEAR(R.kernels[I].np, F[I].dram, 0.01)
+          << R.kernels[I].name << " epoch " << R.index;
+      EXPECT_NEAR(R.kernels[I].rate, Rates[I], 0.01 * Rates[I]);
+    }
+    ++Checked;
+  }
+  EXPECT_GT(Checked, 5);
+  EXPECT_LT(F[0].dram, 0.9);
 }
 
 TEST(SimCoRun, ExhaustiveBestStaticIsAtLeastEveryPolicyInStp) {
