@@ -2,11 +2,14 @@
 // controller (README).
 //
 //   smpart_corun_sim MIX.json --policy NAME [--trace OUT.json] [--no-noise]
-//   smpart_corun_sim --table MIX.json... [--no-noise]
+//                    [--profile-error F]
+//   smpart_corun_sim --table MIX.json... [--no-noise] [--profile-error F]
 //
 // The first prints each kernel's turnaround and NP, then STP, ANTT and
 // fairness; the second prints, per mix, every policy against even and the
 // best static configuration of the model, as a Markdown table.
+// --profile-error F gives the controller profiles wrong by F (mix.hpp,
+// misprofile()); the model keeps the truth.
 #include "corun.hpp"
 #include "static_search.hpp"
 
@@ -14,6 +17,7 @@
 #include "smpart/trace.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
@@ -23,8 +27,11 @@ using namespace smpart;
 
 namespace {
 
+double ProfileError = 0;
+
 sim::Mix load(const std::string &Path) {
   sim::Mix M = sim::loadMix(Path);
+  sim::misprofile(M, ProfileError);
   for (const std::string &W : M.truth.warnings)
     std::fprintf(stderr, "smpart_corun_sim: warning: %s\n", W.c_str());
   return M;
@@ -33,8 +40,9 @@ sim::Mix load(const std::string &Path) {
 int usage(const char *Argv0) {
   std::fprintf(stderr,
                "usage: %s MIX.json --policy NAME [--trace OUT.json] "
-               "[--no-noise]\n"
-               "       %s --table MIX.json... [--no-noise]\n",
+               "[--no-noise] [--profile-error F]\n"
+               "       %s --table MIX.json... [--no-noise] "
+               "[--profile-error F]\n",
                Argv0, Argv0);
   return 2;
 }
@@ -109,7 +117,17 @@ int main(int Argc, char **Argv) {
       Table = true;
     else if (A == "--no-noise")
       Noise = false;
-    else if (!A.empty() && A[0] == '-')
+    else if (A == "--profile-error" && I + 1 < Argc) {
+      char *End = nullptr;
+      ProfileError = std::strtod(Argv[++I], &End);
+      if (*End || !(ProfileError >= 0 && ProfileError < 1)) {
+        std::fprintf(stderr,
+                     "smpart_corun_sim: --profile-error %s: expected a "
+                     "fraction in [0, 1)\n",
+                     Argv[I]);
+        return 2;
+      }
+    } else if (!A.empty() && A[0] == '-')
       return usage(Argv[0]);
     else
       Files.push_back(A);

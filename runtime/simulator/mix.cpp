@@ -99,4 +99,20 @@ Mix loadMix(const std::string &Path) {
   return M;
 }
 
+void misprofile(Mix &M, double Error) {
+  double Sign = 1;
+  for (policy::KernelProfile &K : M.controller.kernels) {
+    const double Time = 1 + Sign * Error, Bw = 1 - Sign * Error;
+    for (policy::SmPoint &P : K.by_sms)
+      P.time_ms *= Time;
+    for (policy::CtaPoint &P : K.by_ctas)
+      P.time_ms *= Time;
+    if (K.metrics.bw_util)
+      K.metrics.bw_util = std::clamp(*K.metrics.bw_util * Bw, 0.0, 1.0);
+    if (K.shared && K.shared->bw_util)
+      K.shared->bw_util = std::clamp(*K.shared->bw_util * Bw, 0.0, 1.0);
+    Sign = -Sign;
+  }
+}
+
 } // namespace smpart::sim

@@ -191,6 +191,26 @@ TEST(SimMixes, EveryMixLoadsAndNamesErrorsByPath) {
   std::remove(Bad.c_str());
 }
 
+TEST(SimMixes, MisprofilingMisleadsTheControllerNotTheModel) {
+  Mix M = mix("mc_sgemm_stream");
+  const double Sgemm = M.controller.kernels[0].by_sms.back().time_ms;
+  const double Stream = *M.controller.kernels[1].metrics.bw_util;
+  misprofile(M, 0.3);
+  EXPECT_DOUBLE_EQ(M.controller.kernels[0].by_sms.back().time_ms, Sgemm * 1.3);
+  EXPECT_DOUBLE_EQ(*M.controller.kernels[1].metrics.bw_util,
+                   std::min(1.0, Stream * 1.3));
+  EXPECT_DOUBLE_EQ(M.truth.kernels[0].by_sms.back().time_ms, Sgemm);
+  // The model's NP is against the truth, so only the decisions change.
+  RunOptions O;
+  O.noise = false;
+  const RunResult Right =
+      runMix(mix("mc_sgemm_stream"), *policy::findPolicy("hsm-fair"), O);
+  const RunResult Wrong = runMix(M, *policy::findPolicy("hsm-fair"), O);
+  EXPECT_TRUE(Wrong.completed);
+  EXPECT_EQ(Wrong.kernels[0].alone_us, Right.kernels[0].alone_us);
+  EXPECT_NE(Wrong.metrics.stp, Right.metrics.stp);
+}
+
 TEST(SimCoRun, NoiseIsSeeded) {
   Mix M = mix("mc_sgemm_stream");
   const policy::Policy &P = *policy::findPolicy("cd-search");
