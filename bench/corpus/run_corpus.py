@@ -13,7 +13,7 @@ against the tool.
       [--jobs 1] [--limit N] [--no-compile] [--markdown]
 
 A corpus NAME that CORPORA below knows brings its build flags (the folder its
-TUs live in, defines, libraries, the headers whose kernels are rewritten);
+TUs live in, defines, libraries, whether its headers hold kernels);
 any other name is a plain folder of `.cu` files. `--src DIR` is
 `--corpus <folder name>=DIR`.
 
@@ -21,9 +21,10 @@ Per TU: parse (tool exit 0), transformed (at least one kernel rewritten,
 from the manifest), refused kernels, compile (nvcc -c of the output with the
 runtime headers), idempotent (the tool on its own output changes nothing),
 link (programs with a main() that link as they are: linked again with
-libsmpart). A corpus whose kernels live in headers is rewritten in place in a
-copy of its tree (`-i --header-filter`), as a build step would; the others
-with `-o`. Failures are listed with the first line of their error.
+libsmpart). A corpus whose kernels live in headers (or in `.cu` files other
+`.cu` files include) is rewritten in place in a copy of its tree (`-i
+--header-filter` matching the whole tree), as a build step would; the
+others with `-o`. Failures are listed with the first line of their error.
 """
 import argparse
 import concurrent.futures
@@ -42,21 +43,25 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # The one CUDA runtime call of the older suites that CUDA 13 removed (its
 # replacement has the same signature): a port, not a change of their code.
 OLD_API = "-DcudaThreadSynchronize=cudaDeviceSynchronize"
+# CUDA 12 calls whose signature CUDA 13 changed, pre-included where needed.
+PORT = pathlib.Path(__file__).resolve().parent / "cuda13_port.h"
 
 # What each measured corpus needs to build as its own build files build it.
 # under: where its TUs are; nvcc: flags of its Makefile that change what
 # compiles; include: its -I folders (from the corpus root) beyond the
 # Common/common/include/inc/util folders found anyway; libs: what its
-# programs link; header_filter: the headers whose
-# kernels are rewritten (the tree is then rewritten in place, in a copy).
+# programs link; in_place: its kernels live in headers or in `.cu` files that
+# other `.cu` files include, so each TU is rewritten in place (-i) in a copy
+# of the tree with every header of the tree matched by --header-filter.
 CORPORA = {
     "cuda-samples": {"repo": "NVIDIA/cuda-samples", "under": "."},
     "rodinia": {"repo": "yuhc/gpu-rodinia", "under": "cuda", "nvcc": [OLD_API],
-                "include": ["cuda/lud/common"]},
+                "include": ["cuda/lud/common"], "in_place": True},
     "polybench-acc": {"repo": "cavazos-lab/PolyBench-ACC", "under": "CUDA",
                       "include": ["CUDA/utilities"], "nvcc": [OLD_API]},
-    "llm.c": {"repo": "karpathy/llm.c", "under": ".", "nvcc": ["--use_fast_math"],
-              "libs": ["-lcublas", "-lcublasLt"], "header_filter": "/llmc/"},
+    "llm.c": {"repo": "karpathy/llm.c", "under": ".",
+              "nvcc": ["--use_fast_math", "-include", str(PORT)],
+              "libs": ["-lcublas", "-lcublasLt"], "in_place": True},
 }
 
 
@@ -123,14 +128,14 @@ def one(args, corpus, file):
                 r["error"] = "nvcc: " + first_error(out)
                 return r
         manifest = tmp / "manifest.json"
-        if cfg.get("header_filter"):
-            # Rewrite a copy of the tree in place, headers included.
+        if cfg.get("in_place"):
+            # Rewrite a copy of the tree in place, its headers included.
             tree = tmp / "tree"
             shutil.copytree(src, tree, symlinks=True,
                             ignore=shutil.ignore_patterns(".git"))
             out_cu = tree / file.relative_to(src)
             inc = [f"-I{d}" for d in include_dirs(tree, out_cu, cfg.get("include", []))]
-            tool = [args.tool, "-i", f"--header-filter={cfg['header_filter']}"]
+            tool = [args.tool, "-i", f"--header-filter={re.escape(str(tree))}/"]
             rc, out = run(tool + [f"--manifest={manifest}", str(out_cu), "--"] + inc + flags)
             r["parse"] = rc == 0
             if rc != 0:
