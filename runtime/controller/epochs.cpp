@@ -58,9 +58,11 @@ double Controller::isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
   const policy::KernelProfile *P = T.profile;
   if (!P || P->by_sms.empty())
     return 0;
-  const double Total = T.progress.total > 0
-                           ? static_cast<double>(T.progress.total)
-                           : static_cast<double>(P->total_blocks.value_or(0));
+  // The curves time the profiled launch: its blocks per ms hold for any
+  // grid of the kernel (the live total only stands in when the profile
+  // does not say how many blocks it timed).
+  const double Total = P->total_blocks ? static_cast<double>(*P->total_blocks)
+                                       : static_cast<double>(T.progress.total);
   if (Total <= 0)
     return 0;
   // by_sms runs used the kernel's occupancy; by_ctas_per_sm scales it to

@@ -91,6 +91,24 @@ TEST(Epochs, SampleBlocksRateNormalisedProgressAndSamplingPeriod) {
   EXPECT_EQ(T.epochs, 1u);
 }
 
+TEST(Epochs, IsolatedRateIsPerBlockWhateverTheLaunchesGrid) {
+  Pair P;
+  // A second sgemm launch with twice the profiled grid: same blocks per us.
+  auto Big = std::make_shared<FakeKernel>(3, "sgemm", 40000, 4, P.Ids, nullptr);
+  P.C->onDeparture(2);
+  P.C->onArrival(Big);
+  P.C->epoch(0);
+  Big->advance();
+  P.A->advance();
+  P.C->epoch(1000);
+  EpochReport R = P.C->lastEpoch();
+  ASSERT_EQ(R.kernels.size(), 2u);
+  EXPECT_EQ(R.kernels[0].sms, R.kernels[1].sms);
+  EXPECT_EQ(R.kernels[1].total, 40000u);
+  EXPECT_NEAR(R.kernels[1].isolated_rate, R.kernels[0].isolated_rate, 1e-12);
+  EXPECT_NEAR(R.kernels[1].isolated_rate, 1.0, 1e-9); // 20000 blocks, 20 ms
+}
+
 TEST(Epochs, AKnobWriteMakesTheEpochUnsteady) {
   std::vector<unsigned> Ids = denseIds(8);
   Controller C(*policy::findPolicy("even"), {}, Ids, quiet());
