@@ -8,9 +8,9 @@ __global__ void nothing(int *p) {}
 // CHECK-NEXT: {{^}}  // smpart: this CTA runs logical blocks until the grid is done or it must yield
 // CHECK-NEXT: {{^}}  for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
 // CHECK-NEXT: {{^}}    {
-// CHECK-NEXT: {{^}}#line 5 "{{.*}}empty-body.cu"
+// CHECK-NEXT: {{^}}#line [[@LINE-6]] "{{.*}}empty-body.cu"
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}    }
 // CHECK-NEXT: {{^}}  }
-// CHECK-NEXT: {{^}}#line 5 "{{.*}}empty-body.cu"
+// CHECK-NEXT: {{^}}#line [[@LINE-10]] "{{.*}}empty-body.cu"
 // CHECK-NEXT: {{^}}}

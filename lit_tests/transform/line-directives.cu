@@ -15,10 +15,10 @@ __global__ void scale(float a, float *y)
 // CHECK-NEXT: {{^}}#line 1 "{{.*}}line-directives.cu"
 // CHECK-NEXT: {{^}}// RUN: %smpart %s
 // CHECK: {{^}}    {
-// CHECK-NEXT: {{^}}#line 8 "{{.*}}line-directives.cu"
+// CHECK-NEXT: {{^}}#line [[@LINE-10]] "{{.*}}line-directives.cu"
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}  y[threadIdx.x] *= a;
 // CHECK: {{^}}    }{{$}}
 // CHECK-NEXT: {{^}}  }{{$}}
-// CHECK-NEXT: {{^}}#line 10 "{{.*}}line-directives.cu"
+// CHECK-NEXT: {{^}}#line [[@LINE-13]] "{{.*}}line-directives.cu"
 // CHECK-NEXT: {{^}}}

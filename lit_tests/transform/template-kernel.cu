@@ -15,13 +15,13 @@ template __global__ void fill<float>(float *, float);
 // CHECK-NEXT: {{^}}  for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
 // CHECK-NEXT: {{^}}    const uint3 blockIdx = smpart_cta.blockIdx();
 // CHECK-NEXT: {{^}}    {
-// CHECK-NEXT: {{^}}#line 6
+// CHECK-NEXT: {{^}}#line [[@LINE-12]]
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}  p[blockIdx.x] = v;
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}    }{{$}}
 // CHECK-NEXT: {{^}}  }{{$}}
-// CHECK-NEXT: {{^}}#line 8
+// CHECK-NEXT: {{^}}#line [[@LINE-16]]
 // CHECK-NEXT: {{^}}}{{$}}
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}template __global__ void fill<int>(smpart::LaunchControl smpart_ctl, int *, int);
