@@ -575,6 +575,9 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t st,
 cudaError_t cudaLaunchKernel(const void *fn, dim3 grid, dim3 block, void **args,
                              size_t, cudaStream_t st) {
   FAKE_LOCK;
+  if (grid.x * grid.y * grid.z == 0 || block.x * block.y * block.z == 0 ||
+      block.x * block.y * block.z > 1024)
+    return t_last_error = cudaErrorInvalidConfiguration;
   fake_cuda::KernelRun run;
   auto it = fake().kernels.find(fn);
   if (it != fake().kernels.end())

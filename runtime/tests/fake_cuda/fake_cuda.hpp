@@ -18,7 +18,9 @@
 //   one can have only one executable graph at a time; launches of one
 //   executable graph are ordered; user objects retained by a graph are
 //   released when the graph and its executable graphs are gone.
-// * Kernels: cudaLaunchKernel runs the host function registered for the
+// * Kernels: an empty grid or block, or more than 1024 threads per block,
+//   is cudaErrorInvalidConfiguration, as on a GPU. cudaLaunchKernel runs
+//   the host function registered for the
 //   kernel address; an unregistered kernel of 1024-thread CTAs is taken
 //   for libsmpart's SM-id probe, which sets the configured %smid bits.
 //   Kernels and probes can be held (not finished) until released.

@@ -174,6 +174,27 @@ protected:
   cudaStream_t stream_ = nullptr;
 };
 
+// A launch the runtime refuses before enqueueing anything (an empty grid)
+// reaches CUDA's last error as the <<<>>> it replaced would: the closure
+// makes the original launch, which CUDA refuses the same way.
+TEST_F(FakeRuntime, RefusedLaunchReportsToCudaLikeItsLaunch) {
+  unsigned original_launches = 0;
+  smpart::KernelHandle h = smpart::launch(
+      {"testKernel", nullptr, true}, dim3(0, 4), dim3(64), 0, stream_,
+      [&](const smpart::LaunchParams &p) {
+        if (!p.original)
+          return;
+        ++original_launches;
+        cudaLaunchKernel(reinterpret_cast<const void *>(&testKernel), p.grid,
+                         p.block, nullptr, p.smem, p.stream);
+      });
+  EXPECT_EQ(h.status().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_EQ(original_launches, 1u);
+  EXPECT_EQ(cudaGetLastError(), cudaErrorInvalidConfiguration);
+  EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_EQ(monitor_.started.load(), 0u);
+}
+
 // (3) The first launch of a process allocates the control-block pool. Under
 // capture of a blocking stream (here the per-thread default stream) that
 // must not touch the legacy stream or make a call the capture mode forbids.
