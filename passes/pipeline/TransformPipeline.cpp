@@ -7,6 +7,7 @@
 #include "pipeline/CanonicalPath.h"
 #include "pipeline/ManifestWriter.h"
 #include "pipeline/OutputFile.h"
+#include "pipeline/OutputSet.h"
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
 #include "rewrite/DeviceBlockIdRewrite.h"
@@ -204,19 +205,6 @@ private:
   std::set<std::string> &Deps;
   SourceFileCallbacks &Callbacks;
 };
-
-/// A path in a Makefile rule: spaces and `#` escaped, `$` doubled.
-static std::string makeEscape(llvm::StringRef Path) {
-  std::string Out;
-  for (char C : Path) {
-    if (C == ' ' || C == '#')
-      Out += '\\';
-    else if (C == '$')
-      Out += '$';
-    Out += C;
-  }
-  return Out;
-}
 
 /// A unified diff (3 lines of context) of two texts, for --diff.
 static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
@@ -498,11 +486,7 @@ static std::string cudaShim(const CudaSetup &Cuda) {
          Real + "\"\n";
 }
 
-int TransformPipeline::run(const std::vector<std::string> &Files) {
-  std::vector<FileOutcome> Outcomes;
-  CudaShim = cudaShim(Options.Cuda);
-  bool Failed = false;
-  const bool Write = !Options.Diff;
+bool TransformPipeline::outputsWritable() const {
   // An output that cannot be written fails the run before any parse, as a
   // compiler's -o into a missing folder does.
   for (const std::string *Out : {&Options.OutputFile, &Options.ManifestFile,
@@ -511,123 +495,60 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
       if (std::string Why = OutputFile::problem(*Out); !Why.empty()) {
         llvm::errs() << "smpart-transform: error: cannot write '" << *Out
                      << "': " << Why << "\n";
-        return 1;
+        return false;
       }
-  // Every output is computed first and written only if every file
-  // succeeded: a multi-file run is all or nothing, like a build step.
-  struct PendingWrite {
-    std::string Destination, Text;
-    std::string Source; ///< the file rewritten (canonical name)
-    std::string Input;  ///< the input whose parse rewrote it
-  };
-  std::vector<PendingWrite> Writes;
-  std::vector<std::string> Targets; // what the depfile's rule makes
-  std::set<std::string> Dependencies;
-  for (const std::string &File : Files) {
-    FileOutcome Outcome;
-    std::map<std::string, std::string> Others;
-    std::optional<std::string> Text = transformFile(File, Outcome, Others);
-    Dependencies.insert(canonicalPath(File));
-    Dependencies.insert(Outcome.Dependencies.begin(),
-                        Outcome.Dependencies.end());
-    if (!Text) {
-      Failed = true;
-      continue;
-    }
-    bool FileFailed = false;
-    report(Outcome, FileFailed);
-    if (Outcome.AlreadyTransformed)
-      llvm::errs() << "smpart-transform: note: '" << File
-                   << "' is already transformed; left unchanged\n";
-    Outcomes.push_back(std::move(Outcome));
-    if (FileFailed) {
-      Failed = true;
-      continue;
-    }
+  return true;
+}
 
-    if (Write && !Others.empty() && !Options.InPlace &&
-        Options.OutputDir.empty()) {
-      llvm::errs() << "smpart-transform: error: headers of '" << File
-                   << "' need rewriting too; use -i or --output-dir\n";
-      Failed = true;
-      continue;
-    }
-    auto Destination = [&](const std::string &Path) -> std::string {
-      if (Options.InPlace)
-        return Path;
-      if (!Options.OutputDir.empty()) {
-        llvm::SmallString<256> Out(Options.OutputDir);
-        llvm::sys::path::append(Out, llvm::sys::path::filename(Path));
-        return std::string(Out);
-      }
-      return Options.OutputFile.empty() ? "-" : Options.OutputFile;
-    };
-    if (Options.Diff) {
-      // Dry run: what would change, as a patch against the originals.
-      for (const auto &[Path, Rewritten] : Others)
-        if (auto Old = llvm::MemoryBuffer::getFile(Path))
-          unifiedDiff(llvm::outs(), Path, (*Old)->getBuffer(), Rewritten);
-      if (auto Old = llvm::MemoryBuffer::getFile(File);
-          Old && (*Old)->getBuffer() != *Text)
-        unifiedDiff(llvm::outs(), File, (*Old)->getBuffer(), *Text);
-      continue;
-    }
-    for (const auto &[Path, Rewritten] : Others) {
-      Writes.push_back({Destination(Path), Rewritten, Path, File});
-      Targets.push_back(Destination(Path));
-    }
-    // In place, an unchanged file is not touched at all.
-    if (!(Options.InPlace && Outcomes.back().Plan.EditsByFile.empty()))
-      Writes.push_back({Destination(File), *Text, canonicalPath(File), File});
-    Targets.push_back(Destination(File) == "-" ? File : Destination(File));
+std::string TransformPipeline::destination(const std::string &Path) const {
+  if (Options.InPlace)
+    return Path;
+  if (!Options.OutputDir.empty()) {
+    llvm::SmallString<256> Out(Options.OutputDir);
+    llvm::sys::path::append(Out, llvm::sys::path::filename(Path));
+    return std::string(Out);
   }
-  // A header shared by several files is rewritten the same way each time.
-  // Under --output-dir only file names are kept: two sources of one name
-  // meet at one destination. The error names both.
-  std::map<std::string, const PendingWrite *> ByPath;
-  for (const PendingWrite &W : Writes) {
-    if (W.Destination == "-")
-      continue;
-    auto [It, New] = ByPath.emplace(canonicalPath(W.Destination), &W);
-    if (New || It->second->Text == W.Text)
-      continue;
-    const PendingWrite &First = *It->second;
-    llvm::errs() << "smpart-transform: error: '" << W.Destination << "' ";
-    if (First.Source != W.Source)
-      llvm::errs() << "would be written from both '" << First.Source
-                   << "' and '" << W.Source << "', differently\n";
-    else
-      llvm::errs() << "would be written from '" << W.Source
-                   << "' differently for '" << First.Input << "' and '"
-                   << W.Input << "'\n";
-    Failed = true;
+  return Options.OutputFile.empty() ? "-" : Options.OutputFile;
+}
+
+bool TransformPipeline::planOutputs(
+    const std::string &File, const std::string &Text,
+    const FileOutcome &Outcome,
+    const std::map<std::string, std::string> &Others, OutputSet &Outputs) {
+  if (Options.Diff) {
+    // Dry run: what would change, as a patch against the originals.
+    for (const auto &[Path, Rewritten] : Others)
+      if (auto Old = llvm::MemoryBuffer::getFile(Path))
+        unifiedDiff(llvm::outs(), Path, (*Old)->getBuffer(), Rewritten);
+    if (auto Old = llvm::MemoryBuffer::getFile(File);
+        Old && (*Old)->getBuffer() != Text)
+      unifiedDiff(llvm::outs(), File, (*Old)->getBuffer(), Text);
+    return true;
   }
-  if (Failed && Files.size() > 1 && !Writes.empty()) {
-    llvm::errs() << "smpart-transform: error: not every file could be "
-                    "rewritten; nothing was written\n";
-    return 1;
+  if (!Others.empty() && !Options.InPlace && Options.OutputDir.empty()) {
+    llvm::errs() << "smpart-transform: error: headers of '" << File
+                 << "' need rewriting too; use -i or --output-dir\n";
+    return false;
   }
-  if (!Failed && !Writes.empty()) {
-    // `--output-dir build/smpart` on a fresh build tree: made only now, so
-    // that a failed run leaves no empty folder behind.
-    if (!Options.OutputDir.empty())
-      if (std::error_code EC =
-              llvm::sys::fs::create_directories(Options.OutputDir)) {
-        llvm::errs() << "smpart-transform: error: cannot create '"
-                     << Options.OutputDir << "': " << EC.message() << "\n";
-        return 1;
-      }
-    std::set<std::string> Done;
-    for (const PendingWrite &W : Writes)
-      if (W.Destination == "-" ||
-          Done.insert(canonicalPath(W.Destination)).second)
-        Failed |= !OutputFile::write(W.Destination, W.Text);
+  for (const auto &[Path, Rewritten] : Others) {
+    Outputs.add(destination(Path), Rewritten, Path, File);
+    Outputs.addTarget(destination(Path));
   }
+  // In place, an unchanged file is not touched at all.
+  if (!(Options.InPlace && Outcome.Plan.EditsByFile.empty()))
+    Outputs.add(destination(File), Text, canonicalPath(File), File);
+  Outputs.addTarget(destination(File) == "-" ? File : destination(File));
+  return true;
+}
+
+bool TransformPipeline::writeReports(const std::vector<std::string> &Files,
+                                     const std::vector<FileOutcome> &Outcomes) {
+  bool Ok = true;
   if (!Options.ManifestFile.empty()) {
     std::string Json;
     llvm::raw_string_ostream OS(Json);
     writeManifest(OS, Outcomes);
-    Failed |= !OutputFile::write(Options.ManifestFile, OS.str());
+    Ok &= OutputFile::write(Options.ManifestFile, OS.str());
   }
   if (!Options.ExportFixes.empty()) {
     // clang-apply-replacements' format, as clang-tidy --export-fixes.
@@ -640,20 +561,48 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     llvm::raw_string_ostream OS(Yaml);
     llvm::yaml::Output Out(OS);
     Out << TU;
-    Failed |= !OutputFile::write(Options.ExportFixes, OS.str());
+    Ok &= OutputFile::write(Options.ExportFixes, OS.str());
   }
-  if (!Options.DepFile.empty() && !Targets.empty()) {
-    // `out.cu: in.cu header.cuh ...`, as the compiler's -MD writes it, so a
-    // build system re-runs the rewrite when any of them changes.
-    std::string Rule;
-    for (const std::string &T : Targets)
-      Rule += (Rule.empty() ? "" : " ") + makeEscape(T);
-    Rule += ":";
-    for (const std::string &D : Dependencies)
-      Rule += " \\\n  " + makeEscape(D);
-    Rule += "\n";
-    Failed |= !OutputFile::write(Options.DepFile, Rule);
+  return Ok;
+}
+
+int TransformPipeline::run(const std::vector<std::string> &Files) {
+  CudaShim = cudaShim(Options.Cuda);
+  if (!outputsWritable())
+    return 1;
+  std::vector<FileOutcome> Outcomes;
+  OutputSet Outputs;
+  bool Failed = false;
+  for (const std::string &File : Files) {
+    FileOutcome Outcome;
+    std::map<std::string, std::string> Others;
+    std::optional<std::string> Text = transformFile(File, Outcome, Others);
+    Outputs.addDependency(canonicalPath(File));
+    Outputs.addDependencies(Outcome.Dependencies);
+    if (!Text) {
+      Failed = true;
+      continue;
+    }
+    bool FileFailed = false;
+    report(Outcome, FileFailed);
+    if (Outcome.AlreadyTransformed)
+      llvm::errs() << "smpart-transform: note: '" << File
+                   << "' is already transformed; left unchanged\n";
+    Outcomes.push_back(std::move(Outcome));
+    Failed |= FileFailed ||
+              !planOutputs(File, *Text, Outcomes.back(), Others, Outputs);
   }
+  Failed |= !Outputs.checkCollisions();
+  if (Failed && Files.size() > 1 && !Outputs.empty()) {
+    llvm::errs() << "smpart-transform: error: not every file could be "
+                    "rewritten; nothing was written\n";
+    return 1;
+  }
+  if (!Failed)
+    Failed |= !Outputs.write(Options.OutputDir);
+  Failed |= !writeReports(Files, Outcomes);
+  if (!Options.DepFile.empty())
+    Failed |= !Outputs.writeDepFile(Options.DepFile);
   return Failed ? 1 : 0;
 }
 

@@ -21,6 +21,8 @@
 
 namespace smpart {
 
+class OutputSet;
+
 struct TransformOptions {
   CudaSetup Cuda;
   std::string OutputFile;     ///< -o (one input only)
@@ -72,6 +74,20 @@ private:
   bool parse(const std::string &File, bool DeviceSide, FileOutcome &Outcome,
              std::set<SkippedLaunch> &Skipped);
   void report(const FileOutcome &Outcome, bool &Failed) const;
+
+  /// Whether every named output can be written at all (checked first).
+  bool outputsWritable() const;
+  /// Where the rewrite of \p Path goes ("-": standard output).
+  std::string destination(const std::string &Path) const;
+  /// Adds one input's rewritten files to \p Outputs (or prints them as a
+  /// diff under --diff); false if they have nowhere to go.
+  bool planOutputs(const std::string &File, const std::string &Text,
+                   const FileOutcome &Outcome,
+                   const std::map<std::string, std::string> &Others,
+                   OutputSet &Outputs);
+  /// --manifest and --export-fixes.
+  bool writeReports(const std::vector<std::string> &Files,
+                    const std::vector<FileOutcome> &Outcomes);
 
   const clang::tooling::CompilationDatabase &Db;
   TransformOptions Options;

@@ -1,0 +1,86 @@
+#include "pipeline/OutputSet.h"
+
+#include "pipeline/CanonicalPath.h"
+#include "pipeline/OutputFile.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+namespace smpart {
+
+void OutputSet::add(std::string Destination, std::string Text,
+                    std::string Source, std::string Input) {
+  Writes.push_back({std::move(Destination), std::move(Text), std::move(Source),
+                    std::move(Input)});
+}
+
+bool OutputSet::checkCollisions() const {
+  bool Ok = true;
+  std::map<std::string, const PendingWrite *> ByPath;
+  for (const PendingWrite &W : Writes) {
+    if (W.Destination == "-")
+      continue;
+    auto [It, New] = ByPath.emplace(canonicalPath(W.Destination), &W);
+    if (New || It->second->Text == W.Text)
+      continue;
+    const PendingWrite &First = *It->second;
+    llvm::errs() << "smpart-transform: error: '" << W.Destination << "' ";
+    if (First.Source != W.Source)
+      llvm::errs() << "would be written from both '" << First.Source
+                   << "' and '" << W.Source << "', differently\n";
+    else
+      llvm::errs() << "would be written from '" << W.Source
+                   << "' differently for '" << First.Input << "' and '"
+                   << W.Input << "'\n";
+    Ok = false;
+  }
+  return Ok;
+}
+
+bool OutputSet::write(llvm::StringRef OutputDir) const {
+  if (Writes.empty())
+    return true;
+  if (!OutputDir.empty())
+    if (std::error_code EC = llvm::sys::fs::create_directories(OutputDir)) {
+      llvm::errs() << "smpart-transform: error: cannot create '" << OutputDir
+                   << "': " << EC.message() << "\n";
+      return false;
+    }
+  bool Ok = true;
+  std::set<std::string> Done;
+  for (const PendingWrite &W : Writes)
+    if (W.Destination == "-" ||
+        Done.insert(canonicalPath(W.Destination)).second)
+      Ok &= OutputFile::write(W.Destination, W.Text);
+  return Ok;
+}
+
+/// A path in a Makefile rule: spaces and `#` escaped, `$` doubled.
+static std::string makeEscape(llvm::StringRef Path) {
+  std::string Out;
+  for (char C : Path) {
+    if (C == ' ' || C == '#')
+      Out += '\\';
+    else if (C == '$')
+      Out += '$';
+    Out += C;
+  }
+  return Out;
+}
+
+bool OutputSet::writeDepFile(llvm::StringRef Path) const {
+  if (Targets.empty())
+    return true;
+  std::string Rule;
+  for (const std::string &T : Targets)
+    Rule += (Rule.empty() ? "" : " ") + makeEscape(T);
+  Rule += ":";
+  for (const std::string &D : Dependencies)
+    Rule += " \\\n  " + makeEscape(D);
+  Rule += "\n";
+  return OutputFile::write(Path, Rule);
+}
+
+} // namespace smpart
