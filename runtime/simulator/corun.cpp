@@ -88,12 +88,14 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
     while (Next < M.launches.size() && M.launches[Next].at_us <= Now) {
       const Launch &L = M.launches[Next++];
       Slot X;
-      X.kernel = std::make_shared<SimKernel>(
-          Slots.size() + 1, L.kernel, TraitsOf(L.kernel), All, Now, S.ack_us);
+      const KernelTraits &T = TraitsOf(L.kernel);
+      const double Blocks = L.blocks > 0 ? L.blocks : T.total;
+      X.kernel = std::make_shared<SimKernel>(Slots.size() + 1, L.kernel, T,
+                                             Blocks, All, Now, S.ack_us);
       X.result.name = L.kernel;
       X.result.id = Slots.size() + 1;
       X.result.arrival_us = Now;
-      X.result.alone_us = X.kernel->traits().aloneUs();
+      X.result.alone_us = T.aloneUs() * Blocks / T.total;
       Slots.push_back(X);
       C.onArrival(Slots.back().kernel);
       Slots.back().kernel->started();
@@ -179,8 +181,7 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
   for (Slot &X : Slots) {
     if (X.departures != (X.kernel->finished() ? 1 : 0) ||
         X.last_block_events != X.departures ||
-        (X.kernel->finished() &&
-         X.kernel->doneBlocks() != X.kernel->traits().total))
+        (X.kernel->finished() && X.kernel->doneBlocks() != X.kernel->total()))
       ++R.exactly_once_violations;
     const double Took = X.result.finish_us - X.result.arrival_us;
     X.result.np =

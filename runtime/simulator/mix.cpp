@@ -65,7 +65,17 @@ Mix loadMix(const std::string &Path) {
                        "expected one of kernels[].name, got \"" + X.kernel +
                            "\"");
     X.at_us = number(L, "at_ms", 0, 0, Path, P) * 1000.0;
-    M.launches.push_back(X);
+    X.blocks = number(L, "blocks", 0, 1, Path, P);
+    // A periodic stream: `count` launches `period_ms` apart.
+    const double Count = number(L, "count", 1, 1, Path, P);
+    const double Period = number(L, "period_ms", 0, 0, Path, P) * 1000.0;
+    if (Count > 1 && Period <= 0)
+      throw InputError(Path, P + ".period_ms",
+                       "expected a period > 0 with count > 1");
+    for (int N = 0; N < static_cast<int>(Count); ++N) {
+      M.launches.push_back(X);
+      X.at_us += Period;
+    }
   }
   std::stable_sort(
       M.launches.begin(), M.launches.end(),

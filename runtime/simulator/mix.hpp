@@ -14,6 +14,7 @@ namespace smpart::sim {
 struct Launch {
   std::string kernel;
   double at_us = 0;
+  double blocks = 0; ///< logical blocks; 0: the profile's total_blocks
 };
 
 struct SimSettings {

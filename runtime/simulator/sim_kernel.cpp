@@ -6,9 +6,10 @@
 namespace smpart::sim {
 
 SimKernel::SimKernel(unsigned long long Id, std::string Name,
-                     const KernelTraits &T, const SmMask &AllSms,
+                     const KernelTraits &T, double Total, const SmMask &AllSms,
                      const double &NowUs, double AckUs)
-    : Id(Id), Name(std::move(Name)), Traits(&T), Now(&NowUs), AckUs(AckUs) {
+    : Id(Id), Name(std::move(Name)), Traits(&T), Now(&NowUs), AckUs(AckUs),
+      Total(Total) {
   // initKnobs: every SM, the kernel's occupancy.
   Knobs.mask = AllSms;
   Knobs.ctas_per_sm = T.occupancy;
@@ -85,22 +86,22 @@ SmMask SimKernel::reach() const {
 
 double SimKernel::run(double Blocks) {
   const double Before = Done;
-  Done = std::min(Traits->total, Done + std::max(0.0, Blocks));
+  Done = std::min(Total, Done + std::max(0.0, Blocks));
   // Blocks in flight: one per resident CTA. Once the last one is taken it
   // stays taken, whatever the knobs do next.
   const double Resident =
       static_cast<double>(Device.mask.count()) * Device.ctas_per_sm;
-  LastTaken = LastTaken || Done + Resident >= Traits->total;
+  LastTaken = LastTaken || Done + Resident >= Total;
   return Done - Before;
 }
 
 bool SimKernel::lastBlockTaken() const { return LastTaken || finished(); }
 
 Status SimKernel::progress(ControlProgress &Out) const {
-  const auto Total = static_cast<unsigned long long>(Traits->total);
-  Out.total = Total;
+  const auto Blocks = static_cast<unsigned long long>(Total);
+  Out.total = Blocks;
   Out.done = static_cast<unsigned long long>(std::floor(Done));
-  Out.taken = lastBlockTaken() ? Total : Out.done;
+  Out.taken = lastBlockTaken() ? Blocks : Out.done;
   Out.finished = finished();
   return {};
 }

@@ -16,8 +16,10 @@ namespace smpart::sim {
 
 class SimKernel : public KernelControl {
 public:
+  /// \p Total: logical blocks of this launch.
   SimKernel(unsigned long long Id, std::string Name, const KernelTraits &T,
-            const SmMask &AllSms, const double &NowUs, double AckUs);
+            double Total, const SmMask &AllSms, const double &NowUs,
+            double AckUs);
 
   unsigned long long id() const override { return Id; }
   std::string name() const override { return Name; }
@@ -45,7 +47,8 @@ public:
   bool runsNow() const { return !finished() && !Device.preempt; }
   /// Runs \p Blocks (fractional); returns the blocks actually run.
   double run(double Blocks);
-  bool finished() const { return Done >= Traits->total; }
+  bool finished() const { return Done >= Total; }
+  double total() const { return Total; }
   bool lastBlockTaken() const;
   double doneBlocks() const { return Done; }
   const KnobSet &knobs() const { return Knobs; }
@@ -57,6 +60,7 @@ private:
   const KernelTraits *Traits;
   const double *Now;
   double AckUs;
+  double Total;
   KnobSet Knobs;  ///< written by the controller
   KnobSet Device; ///< followed by the CTAs
   bool Acked = true;

@@ -211,6 +211,48 @@ TEST(SimMixes, MisprofilingMisleadsTheControllerNotTheModel) {
   EXPECT_NE(Wrong.metrics.stp, Right.metrics.stp);
 }
 
+TEST(SimMixes, LaunchesMayRepeatWithTheirOwnGrid) {
+  namespace fs = std::filesystem;
+  const std::string Path =
+      (fs::temp_directory_path() /
+       ("smpart-stream-" + std::to_string(getpid()) + ".json"))
+          .string();
+  std::ifstream In(Mixes + "/mc_sgemm_stream.json");
+  nlohmann::json Doc = nlohmann::json::parse(In);
+  // A long sgemm beside a periodic stream of short stream_triad launches.
+  Doc["mix"]["launches"] = {{{"kernel", "sgemm"}, {"at_ms", 0}},
+                            {{"kernel", "stream_triad"},
+                             {"at_ms", 1},
+                             {"blocks", 5000},
+                             {"count", 4},
+                             {"period_ms", 3}}};
+  std::ofstream(Path) << Doc.dump();
+  Mix M = loadMix(Path);
+  ASSERT_EQ(M.launches.size(), 5u);
+  EXPECT_DOUBLE_EQ(M.launches[4].at_us, 10000);
+  EXPECT_EQ(M.launches[4].blocks, 5000);
+  RunOptions O;
+  O.spatial = true;
+  const RunResult R = runMix(M, *policy::findPolicy("even"), O);
+  EXPECT_TRUE(R.completed);
+  EXPECT_EQ(R.exactly_once_violations, 0u);
+  EXPECT_EQ(R.shared_sm_steps, 0u);
+  ASSERT_EQ(R.kernels.size(), 5u);
+  // 5000 of the profile's 100000 blocks: a twentieth of its time alone.
+  EXPECT_NEAR(R.kernels[1].alone_us, 9711.0 / 20, 1);
+  Doc["mix"]["launches"][1].erase("period_ms");
+  std::ofstream(Path) << Doc.dump();
+  try {
+    loadMix(Path);
+    ADD_FAILURE() << "no error";
+  } catch (const policy::InputError &E) {
+    EXPECT_NE(std::string(E.what()).find("mix.launches[1].period_ms"),
+              std::string::npos)
+        << E.what();
+  }
+  std::remove(Path.c_str());
+}
+
 TEST(SimCoRun, NoiseIsSeeded) {
   Mix M = mix("mc_sgemm_stream");
   const policy::Policy &P = *policy::findPolicy("cd-search");
