@@ -154,6 +154,9 @@ void Controller::epoch(double NowUs) {
 void Controller::traceEpoch() {
   if (!Opts.trace)
     return;
+  if (!Opts.online && Report.end_us - LastTracedEpoch < Opts.trace_epoch_us)
+    return;
+  LastTracedEpoch = Report.end_us;
   nlohmann::json Ks = nlohmann::json::array();
   for (const EpochSample &S : Report.kernels)
     Ks.push_back({{"kernel", S.name},

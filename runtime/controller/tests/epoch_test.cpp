@@ -340,6 +340,28 @@ TEST(Epochs, TraceHoldsEachEpochAndTheOnlineDecision) {
   std::remove(Path.c_str());
 }
 
+TEST(Epochs, WithoutAnOnlinePolicyEpochsAreTracedSparsely) {
+  std::string Err;
+  auto W = trace::TraceWriter::open(
+      (std::filesystem::temp_directory_path() /
+       ("smpart-epoch-sparse-" + std::to_string(getpid()) + ".json"))
+          .string(),
+      &Err);
+  ASSERT_TRUE(W) << Err;
+  W->setFlushIntervalMs(-1);
+  ControllerOptions O = quiet();
+  O.trace = W.get();
+  O.trace_epoch_us = 5000;
+  Pair P(O);
+  const std::size_t Before = W->eventCount();
+  for (int I = 0; I <= 20; ++I)
+    P.C->epoch(I * 1000.0); // 20 epochs over 20 ms
+  // Epochs ending at 1, 6, 11 and 16 ms: an instant and two counters each.
+  EXPECT_EQ(W->eventCount() - Before, 4u * 3);
+  EXPECT_EQ(P.C->lastEpoch().index, 20u);
+  std::remove(W->path().c_str());
+}
+
 struct Env {
   std::map<std::string, std::string> Vars;
   std::function<const char *(const char *)> fn() {

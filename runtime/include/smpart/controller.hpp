@@ -66,6 +66,11 @@ struct ControllerOptions {
   double epoch_us = DefaultEpochUs;
   /// Acts on each epoch's measurements (may be null: measure only).
   std::shared_ptr<OnlinePolicy> online;
+  /// The trace keeps every event in memory: without an online policy, an
+  /// epoch is traced only when this much time passed since the last one
+  /// traced (0: every epoch). With one, every epoch is traced: its
+  /// decisions need them.
+  double trace_epoch_us = 10000;
 };
 
 /// What the controller last applied to one kernel.
@@ -185,6 +190,7 @@ private:
   std::set<std::string> Warned;
   // Epochs.
   double EpochStart = -1;
+  double LastTracedEpoch = -1e300;
   /// Most kernels tracked at once since the epoch opened ("alone").
   std::size_t EpochPeak = 0;
   EpochReport Report; // reused: no allocation per epoch once warm
