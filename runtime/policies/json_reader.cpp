@@ -1,5 +1,7 @@
 #include "json_reader.hpp"
 
+#include "smpart/detail/edit_distance.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -22,22 +24,6 @@ std::string describeNumber(double Min, double Max, const char *What) {
 
 const char *typeName(const nlohmann::json &V) { return V.type_name(); }
 
-unsigned editDistance(const std::string &A, const std::string &B) {
-  std::vector<unsigned> Row(B.size() + 1);
-  for (std::size_t J = 0; J <= B.size(); ++J)
-    Row[J] = static_cast<unsigned>(J);
-  for (std::size_t I = 1; I <= A.size(); ++I) {
-    unsigned Diagonal = Row[0];
-    Row[0] = static_cast<unsigned>(I);
-    for (std::size_t J = 1; J <= B.size(); ++J) {
-      unsigned Above = Row[J];
-      Row[J] = std::min({Row[J] + 1, Row[J - 1] + 1,
-                         Diagonal + (A[I - 1] == B[J - 1] ? 0u : 1u)});
-      Diagonal = Above;
-    }
-  }
-  return Row[B.size()];
-}
 } // namespace
 
 void JsonNode::checkMembers(std::initializer_list<const char *> Known,
@@ -51,7 +37,7 @@ void JsonNode::checkMembers(std::initializer_list<const char *> Known,
     std::string Closest;
     unsigned Best = 3; // a typo is at most two edits away
     for (const char *K : Known)
-      if (unsigned D = editDistance(Key, K); D < Best) {
+      if (unsigned D = smpart::detail::editDistance(Key, K); D < Best) {
         Best = D;
         Closest = K;
       }

@@ -1,28 +1,13 @@
 #include "command_line.hpp"
 
+#include "smpart/detail/edit_distance.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
 namespace smpart::cli {
-
-unsigned editDistance(const std::string &A, const std::string &B) {
-  std::vector<unsigned> Row(B.size() + 1);
-  for (std::size_t J = 0; J <= B.size(); ++J)
-    Row[J] = static_cast<unsigned>(J);
-  for (std::size_t I = 1; I <= A.size(); ++I) {
-    unsigned Diagonal = Row[0];
-    Row[0] = static_cast<unsigned>(I);
-    for (std::size_t J = 1; J <= B.size(); ++J) {
-      unsigned Above = Row[J];
-      Row[J] = std::min({Row[J] + 1, Row[J - 1] + 1,
-                         Diagonal + (A[I - 1] == B[J - 1] ? 0u : 1u)});
-      Diagonal = Above;
-    }
-  }
-  return Row[B.size()];
-}
 
 CommandLine::CommandLine(std::string Tool, std::string Help,
                          std::string VersionExtra)
@@ -77,7 +62,7 @@ std::string CommandLine::suggest(const std::string &Name) const {
   std::string Best;
   unsigned BestDistance = 3;
   for (const std::string &N : Names) {
-    unsigned D = editDistance(Bare(Name), Bare(N));
+    unsigned D = smpart::detail::editDistance(Bare(Name), Bare(N));
     if (D < BestDistance) {
       BestDistance = D;
       Best = N;

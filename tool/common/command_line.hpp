@@ -69,7 +69,4 @@ private:
   Setter Positional;
 };
 
-/// Levenshtein distance, for "did you mean" hints.
-unsigned editDistance(const std::string &A, const std::string &B);
-
 } // namespace smpart::cli
