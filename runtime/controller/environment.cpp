@@ -3,6 +3,8 @@
 // SM ids.
 #include "smpart/controller.hpp"
 
+#include "online_policies.hpp"
+
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
 
@@ -17,6 +19,8 @@ std::string policyList() {
   std::string S;
   for (const policy::Policy *P : policy::allPolicies())
     S += (S.empty() ? "" : ", ") + std::string(P->name());
+  for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
+    S += ", " + std::string(I.name);
   return S;
 }
 
@@ -64,8 +68,11 @@ EnvConfig configureFromEnvironment(
     return C;
 
   const policy::Policy *Pol = nullptr;
+  const online::OnlinePolicyInfo *Online = nullptr;
   if (!PolicyName.empty()) {
-    Pol = policy::findPolicy(PolicyName);
+    // An online policy plans arrivals with its offline base.
+    Online = online::findOnlinePolicy(PolicyName);
+    Pol = policy::findPolicy(Online ? Online->base : PolicyName);
     if (!Pol) {
       C.error = "smpart: SMPART_POLICY=" + PolicyName +
                 ": unknown policy (one of: " + policyList() + ")" + Suffix;
@@ -142,6 +149,11 @@ EnvConfig configureFromEnvironment(
     ControllerOptions O;
     O.trace = TraceRaw;
     O.epoch_us = EpochUs;
+    if (Online) {
+      policy::ProfileSet Copy = Profiles;
+      Copy.gpu.num_sms = static_cast<int>(SmIds.size());
+      O.online = online::makeOnlinePolicy(*Online, std::move(Copy), {});
+    }
     C.controller = std::make_unique<Controller>(*Pol, std::move(Profiles),
                                                 SmIds, std::move(O));
   }

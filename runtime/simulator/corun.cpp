@@ -1,5 +1,7 @@
 #include "corun.hpp"
 
+#include "online_policies.hpp"
+
 #include "sim_kernel.hpp"
 
 #include "smpart/controller.hpp"
@@ -29,7 +31,8 @@ Metrics metricsOf(const std::vector<KernelResult> &Ks) {
 
 bool isSpatialPolicy(std::string_view Name) {
   return Name == "even" || Name == "cd-search" || Name == "hsm-fair" ||
-         Name == "hsm-qos" || Name == "power-aware";
+         Name == "hsm-qos" || Name == "power-aware" ||
+         online::findOnlinePolicy(Name) != nullptr;
 }
 
 namespace {
@@ -195,6 +198,25 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
   R.decisions = C.decisionCount();
   R.deferred_grants = C.deferredGrants();
   return R;
+}
+
+RunResult runPolicy(const Mix &M, std::string_view Name, RunOptions O) {
+  const online::OnlinePolicyInfo *Online = online::findOnlinePolicy(Name);
+  const policy::Policy *P = policy::findPolicy(Online ? Online->base : Name);
+  if (!P)
+    throw std::invalid_argument("unknown policy " + std::string(Name));
+  if (Online)
+    O.online = online::makeOnlinePolicy(*Online, M.controller, {});
+  return runMix(M, *P, O);
+}
+
+std::vector<std::string> policyNames() {
+  std::vector<std::string> Names;
+  for (const policy::Policy *P : policy::allPolicies())
+    Names.emplace_back(P->name());
+  for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
+    Names.emplace_back(I.name);
+  return Names;
 }
 
 } // namespace smpart::sim

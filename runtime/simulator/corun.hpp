@@ -63,5 +63,13 @@ bool isSpatialPolicy(std::string_view Name);
 RunResult runMix(const Mix &M, const policy::Policy &P,
                  const RunOptions &O = {});
 
+/// Runs the policy named \p Name: an offline one, or an online one
+/// (online_policies.hpp: a fresh instance on the controller's profiles,
+/// beside its offline base). Throws std::invalid_argument when unknown.
+RunResult runPolicy(const Mix &M, std::string_view Name, RunOptions O = {});
+
+/// Offline and online policy names, the order of the table.
+std::vector<std::string> policyNames();
+
 } // namespace sim
 } // namespace smpart

@@ -16,6 +16,7 @@
 #include "smpart/policy/input_error.hpp"
 #include "smpart/trace.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -88,15 +89,18 @@ int table(const std::vector<std::string> &Files, bool Noise) {
                   M.name.c_str(), Name.c_str(), X.stp, X.antt, X.fairness,
                   X.stp / Even.metrics.stp, X.stp / Best.result.metrics.stp);
     };
-    for (const policy::Policy *P : policy::allPolicies()) {
-      O.spatial = sim::isSpatialPolicy(P->name());
-      const sim::RunResult R = sim::runMix(M, *P, O);
-      Ok = healthy(R, M.source + " under " + std::string(P->name())) && Ok;
-      Row(std::string(P->name()), R.metrics);
+    for (const std::string &Name : sim::policyNames()) {
+      O.spatial = sim::isSpatialPolicy(Name);
+      const sim::RunResult R = sim::runPolicy(M, Name, O);
+      Ok = healthy(R, M.source + " under " + Name) && Ok;
+      Row(Name, R.metrics);
     }
     Row("best static (" + std::to_string(Best.evaluated) +
             " tried: " + Best.best.describe() + ")",
         Best.result.metrics);
+    const sim::SearchResult Fair =
+        sim::searchBestStatic(M, O, sim::Objective::Fairness);
+    Row("fairest static (" + Fair.best.describe() + ")", Fair.result.metrics);
   }
   return Ok ? 0 : 1;
 }
@@ -138,8 +142,8 @@ int main(int Argc, char **Argv) {
   try {
     if (Table)
       return table(Files, Noise);
-    const policy::Policy *P = policy::findPolicy(Policy);
-    if (!P) {
+    const std::vector<std::string> Names = sim::policyNames();
+    if (std::find(Names.begin(), Names.end(), Policy) == Names.end()) {
       std::fprintf(stderr, "smpart_corun_sim: unknown policy %s\n",
                    Policy.c_str());
       return 2;
@@ -155,8 +159,8 @@ int main(int Argc, char **Argv) {
     sim::RunOptions O;
     O.noise = Noise;
     O.trace = Trace.get();
-    O.spatial = sim::isSpatialPolicy(P->name());
-    const sim::RunResult R = sim::runMix(M, *P, O);
+    O.spatial = sim::isSpatialPolicy(Policy);
+    const sim::RunResult R = sim::runPolicy(M, Policy, O);
     printRun(M, Policy, R);
     if (Trace && !Trace->flush(&Err)) {
       std::fprintf(stderr, "smpart_corun_sim: %s\n", Err.c_str());

@@ -236,7 +236,11 @@ std::vector<StaticConfig> staticGrid(const Mix &M) {
   return Out;
 }
 
-SearchResult searchBestStatic(const Mix &M, const RunOptions &O) {
+SearchResult searchBestStatic(const Mix &M, const RunOptions &O,
+                              Objective Goal) {
+  auto Score = [Goal](const RunResult &R) {
+    return Goal == Objective::Stp ? R.metrics.stp : R.metrics.fairness;
+  };
   SearchResult Best;
   bool Any = false;
   for (const StaticConfig &C : staticGrid(M)) {
@@ -247,7 +251,7 @@ SearchResult searchBestStatic(const Mix &M, const RunOptions &O) {
     RO.spatial = !C.sharing;
     RunResult R = runMix(M, P, RO);
     ++Best.evaluated;
-    if (R.completed && (!Any || R.metrics.stp > Best.result.metrics.stp)) {
+    if (R.completed && (!Any || Score(R) > Score(Best.result))) {
       Best.best = C;
       Best.result = std::move(R);
       Any = true;

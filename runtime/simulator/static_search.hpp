@@ -50,7 +50,10 @@ struct SearchResult {
 
 /// Every configuration of the grid (README) run on the model with the same
 /// noise as the policies; the best by STP.
-SearchResult searchBestStatic(const Mix &M, const RunOptions &O = {});
+/// What "best" means: STP, or fairness (min NP / max NP, HSM-Fair's goal).
+enum class Objective { Stp, Fairness };
+SearchResult searchBestStatic(const Mix &M, const RunOptions &O = {},
+                              Objective Goal = Objective::Stp);
 
 /// The grid itself (for tests and the README's count).
 std::vector<StaticConfig> staticGrid(const Mix &M);

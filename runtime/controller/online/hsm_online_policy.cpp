@@ -1,0 +1,391 @@
+// HSM-Fair / HSM-QoS online (hsm_online_policy.hpp; controller README,
+// "Online HSM").
+#include "hsm_online_policy.hpp"
+
+#include "smpart/policy/curves.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace smpart::online {
+
+using policy::KernelDecision;
+using policy::Plan;
+
+HsmOnlinePolicy::HsmOnlinePolicy(policy::ProfileSet P, HsmOnlineOptions O)
+    : Profiles(std::move(P)), Opts(O) {}
+
+const policy::KernelProfile *
+HsmOnlinePolicy::profileOf(const std::string &Name) const {
+  const std::string Base = Name.substr(0, Name.find('#'));
+  for (const policy::KernelProfile &K : Profiles.kernels)
+    if (K.name == Base && !K.by_sms.empty())
+      return &K;
+  return nullptr;
+}
+
+// HSM's classifier (Eq. 2-3) compares bandwidth demand with potential; the
+// profile's SM curve shows the same bottleneck directly: a memory-bound
+// kernel stops scaling well before the whole GPU.
+bool HsmOnlinePolicy::memoryBound(const policy::KernelProfile &P,
+                                  unsigned NumSms) const {
+  const double N = static_cast<double>(NumSms);
+  return policy::perfAtSms(P, N) < 1.5 * policy::perfAtSms(P, N / 2);
+}
+
+double HsmOnlinePolicy::predictNp(const EpochSample &S, unsigned NumSms) const {
+  const policy::KernelProfile *P = profileOf(S.name);
+  if (!P || S.sms == 0)
+    return 0;
+  // The isolated speed at S SMs over private mode (all SMs): Eq. 4's
+  // S_k / sigma_k where the curve is linear, the curve where it saturates.
+  const double Shape = policy::perfAtSms(*P, S.sms) /
+                       policy::perfAtSms(*P, static_cast<double>(NumSms));
+  // Eq. 4: a compute-bound kernel on its own SMs progresses as its SMs
+  // allow; no profile level enters, so wrong isolated times do not either.
+  // A rate learned alone at this allocation is exact and wins.
+  if (!memoryBound(*P, NumSms) && S.isolated_source != IsolatedSource::Learned)
+    return Shape;
+  // Eq. 5's B_k / beta_k: the measured rate over the isolated rate at the
+  // same allocation (the bandwidth share it gets of what it would use),
+  // the isolated rate corrected by the calibration epoch's measurement.
+  if (S.np <= 0)
+    return Shape;
+  auto K = Kappa.find(P->name);
+  return S.np * Shape /
+         (K != Kappa.end() && S.isolated_source == IsolatedSource::Profile
+              ? K->second
+              : 1.0);
+}
+
+bool HsmOnlinePolicy::allowed(const EpochReport &R,
+                              const std::vector<int> &Sms) const {
+  if (!Converged)
+    return true;
+  for (std::size_t I = 0; I < R.kernels.size(); ++I) {
+    if (static_cast<int>(R.kernels[I].sms) == Sms[I])
+      continue;
+    auto It = Changes.find(R.kernels[I].id);
+    if (It == Changes.end())
+      continue;
+    unsigned Recent = 0;
+    for (unsigned long long E : It->second)
+      Recent += E + Opts.window > R.index;
+    if (Recent >= Opts.max_changes)
+      return false;
+  }
+  return true;
+}
+
+void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
+  const policy::KernelProfile *P = profileOf(S.name);
+  if (!P || !S.steady || S.preempted ||
+      S.isolated_source != IsolatedSource::Profile || S.np <= 0)
+    return;
+  // Co-runners only slow a kernel down: NP above 1 beyond the noise means
+  // the profile's isolated time is too long by at least that much.
+  double &K = Kappa.try_emplace(P->name, 1.0).first->second;
+  if (S.np > 1.03 * K)
+    K = S.np;
+}
+
+std::optional<std::optional<Plan>>
+HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
+  const std::size_t K = R.kernels.size();
+  if (Probing) {
+    std::size_t I = 0;
+    while (I < K && R.kernels[I].id != *Probing)
+      ++I;
+    if (I == K) { // it finished meanwhile
+      Probing.reset();
+      return std::nullopt;
+    }
+    const EpochSample &S = R.kernels[I];
+    if (!S.steady || S.sms != N)
+      return std::optional<Plan>(); // the SMs are still moving
+    const policy::KernelProfile *P = profileOf(S.name);
+    if (S.isolated_rate > 0 && S.rate > 0)
+      Kappa[P->name] = S.rate / S.isolated_rate;
+    else
+      Kappa[P->name] = 1; // nothing to learn: do not probe again
+    Probed.insert(P->name);
+    Probing.reset();
+    // Back to the plan it interrupted, if the kernels are the same.
+    if (Resume.kernels.size() == K)
+      return std::optional<Plan>(Resume);
+    return std::optional<Plan>();
+  }
+  if (!Opts.probe || K < 2)
+    return std::nullopt;
+  for (const EpochSample &S : R.kernels)
+    if (!S.steady || S.preempted || S.sms == 0)
+      return std::nullopt;
+  for (std::size_t I = 0; I < K; ++I) {
+    const policy::KernelProfile *P = profileOf(R.kernels[I].name);
+    if (!P || !memoryBound(*P, N) || Probed.count(P->name) ||
+        R.kernels[I].isolated_source == IsolatedSource::Learned)
+      continue;
+    // Every other kernel preempted for this epoch and the next: the
+    // kernel's rate is its private-mode rate (no DRAM co-runner).
+    Resume = Plan();
+    Resume.policy = std::string(name());
+    Resume.mode = "resume";
+    Resume.num_sms = static_cast<int>(N);
+    Plan Probe = Resume;
+    Probe.mode = "calibrate";
+    Probe.notes.push_back(policy::formatNote(
+        "%s: measuring %s alone for its private-mode rate",
+        std::string(name()).c_str(), R.kernels[I].name.c_str()));
+    for (std::size_t J = 0; J < K; ++J) {
+      KernelDecision D;
+      D.name = R.kernels[J].name;
+      D.sms = static_cast<int>(R.kernels[J].sms);
+      D.ctas_per_sm = static_cast<int>(R.kernels[J].ctas_per_sm);
+      D.bypass_ctas_per_sm = static_cast<int>(R.kernels[J].bypass_ctas_per_sm);
+      Resume.kernels.push_back(D);
+      D.sms = J == I ? static_cast<int>(N) : 0;
+      Probe.kernels.push_back(D);
+    }
+    policy::layOutContiguously(Resume);
+    Probing = R.kernels[I].id;
+    return std::optional<Plan>(Probe);
+  }
+  return std::nullopt;
+}
+
+std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
+                                             const Plan &Current) {
+  const std::size_t K = R.kernels.size();
+  std::vector<unsigned long long> Now;
+  for (const EpochSample &S : R.kernels)
+    Now.push_back(S.id);
+  if (Now != Ids) {
+    // Arrival or departure: the offline policy re-planned; converge anew.
+    Ids = Now;
+    Converged.reset();
+    Expected.reset();
+    for (auto It = Changes.begin(); It != Changes.end();)
+      It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
+               ? Changes.erase(It)
+               : std::next(It);
+  }
+  if (K < 2 && !Probing)
+    return std::nullopt;
+  const unsigned N = Current.num_sms > 0
+                         ? static_cast<unsigned>(Current.num_sms)
+                         : static_cast<unsigned>(Profiles.gpu.num_sms);
+  if (std::optional<std::optional<Plan>> C = calibrate(R, N))
+    return *C;
+  for (const EpochSample &S : R.kernels)
+    learnFrom(S);
+  if (K < 2)
+    return std::nullopt;
+  // Decide only on epochs that measured the current allocation.
+  std::vector<double> Np(K, 0);
+  std::vector<const policy::KernelProfile *> Prof(K, nullptr);
+  int Free = static_cast<int>(N);
+  for (std::size_t I = 0; I < K; ++I) {
+    const EpochSample &S = R.kernels[I];
+    if (!S.steady || S.preempted || S.sms == 0)
+      return std::nullopt;
+    Prof[I] = profileOf(S.name);
+    Np[I] = predictNp(S, N);
+    if (!Prof[I]) // unprofiled: keeps the share the controller gave it
+      Free -= static_cast<int>(S.sms);
+  }
+  // Sec. 4.2's linear model through the origin, g = NP / S: for a
+  // memory-bound kernel SMs buy memory-level parallelism and so bandwidth
+  // share, up to what it would reach alone at that many SMs (the profile
+  // curve: saturation); a compute-bound kernel follows its curve.
+  std::vector<bool> Memory(K, false);
+  for (std::size_t I = 0; I < K; ++I)
+    Memory[I] = Prof[I] && memoryBound(*Prof[I], N);
+  auto Predict = [&](std::size_t I, int Sms) {
+    if (!Prof[I])
+      return Np[I];
+    const double Curve = Np[I] * policy::perfAtSms(*Prof[I], Sms) /
+                         policy::perfAtSms(*Prof[I], R.kernels[I].sms);
+    if (!Memory[I])
+      return Curve;
+    const double Alone = policy::perfAtSms(*Prof[I], Sms) /
+                         policy::perfAtSms(*Prof[I], static_cast<double>(N));
+    return std::max(Curve, std::min(Alone, Np[I] * Sms / R.kernels[I].sms));
+  };
+  std::vector<std::size_t> Opt; // the kernels whose SMs move
+  for (std::size_t I = 0; I < K; ++I)
+    if (Prof[I])
+      Opt.push_back(I);
+  if (Opt.size() < 2 || Free < static_cast<int>(Opt.size()))
+    return std::nullopt;
+
+  std::vector<int> Sms(K);
+  for (std::size_t I = 0; I < K; ++I)
+    Sms[I] = static_cast<int>(R.kernels[I].sms);
+  auto Fairness = [&](const std::vector<int> &A) {
+    double Lo = 1e300, Hi = 0;
+    for (std::size_t I : Opt) {
+      Lo = std::min(Lo, Predict(I, A[I]));
+      Hi = std::max(Hi, Predict(I, A[I]));
+    }
+    return Hi > 0 ? Lo / Hi : 1.0;
+  };
+  auto Stp = [&](const std::vector<int> &A, std::size_t Skip) {
+    double Sum = 0;
+    for (std::size_t I : Opt)
+      if (I != Skip)
+        Sum += Predict(I, A[I]);
+    return Sum;
+  };
+  // Hands \p Pool SMs to \p Who one at a time, each to the kernel the
+  // objective wants most: the lowest predicted NP (fair, the paper's
+  // max/min step generalised to any number of kernels) or the largest NP
+  // gain (the rest of HSM-QoS).
+  auto Distribute = [&](std::vector<std::size_t> Who, int Pool, bool MaxMin,
+                        std::vector<int> &A) {
+    for (std::size_t I : Who)
+      A[I] = 1;
+    Pool -= static_cast<int>(Who.size());
+    for (; Pool > 0; --Pool) {
+      std::size_t Pick = Who.front();
+      double Best = -1e300;
+      for (std::size_t I : Who) {
+        const double Gain = Predict(I, A[I] + 1) - Predict(I, A[I]);
+        const double Score =
+            MaxMin ? (Gain > 1e-12 ? -Predict(I, A[I]) : -1e9) : Gain;
+        if (Score > Best) {
+          Best = Score;
+          Pick = I;
+        }
+      }
+      ++A[Pick];
+    }
+  };
+
+  std::vector<int> Next = Sms;
+  std::string Why;
+  double Level = 0; // the objective measured now
+  auto Settle = [&] {
+    if (!Converged) {
+      Converged = R.index;
+      Band = Level;
+    }
+    return std::nullopt;
+  };
+  std::optional<std::pair<double, double>> Expect;
+  std::optional<std::size_t> High;
+  if (Opts.qos)
+    for (std::size_t I : Opt)
+      if (Prof[I]->priority == policy::Priority::High) {
+        High = I;
+        break;
+      }
+  if (High) {
+    const std::size_t H = *High;
+    const double Target = Prof[H]->np_target.value_or(Opts.qos_target);
+    Level = Np[H];
+    if (Expected) {
+      const auto [Before, Predicted] = *Expected;
+      Expected.reset();
+      if (Level < Before + 0.5 * (Predicted - Before))
+        return Settle();
+    }
+    if (Converged && Level >= std::min(Band, Target) - Opts.min_gain)
+      return std::nullopt;
+    const bool Short = Np[H] < Target;
+    const bool Over = Np[H] > Target + Opts.qos_slack;
+    std::vector<std::size_t> Low;
+    for (std::size_t I : Opt)
+      if (I != H)
+        Low.push_back(I);
+    int Hs = Sms[H];
+    if (Short || Over) {
+      // The fewest SMs predicted to reach the target, marginally above.
+      const int Max = Free - static_cast<int>(Low.size());
+      Hs = Max;
+      for (int S = 1; S <= Max; ++S)
+        if (Predict(H, S) >= Target * (1 + Opts.min_gain)) {
+          Hs = S;
+          break;
+        }
+    }
+    Next[H] = Hs;
+    Distribute(Low, Free - Hs, false, Next);
+    const bool StpGain =
+        Stp(Next, H) > Stp(Sms, H) * (1 + Opts.min_gain) && !Short;
+    if (!Short && !Over && !StpGain) {
+      return Settle();
+    }
+    if (Short)
+      Expect = std::make_pair(Np[H], Predict(H, Hs));
+    Why = Short ? "below" : Over ? "above" : "at";
+    Why = policy::formatNote("%s: %s NP %.3f %s target %.2f; %d SMs for it",
+                             std::string(name()).c_str(),
+                             R.kernels[H].name.c_str(), Np[H], Why.c_str(),
+                             Target, Hs);
+  } else {
+    const double Now = Fairness(Sms);
+    Level = Now;
+    if (Expected) {
+      const auto [Before, Predicted] = *Expected;
+      Expected.reset();
+      if (Now < Before + 0.5 * (Predicted - Before)) {
+        return Settle();
+      }
+    }
+    if (Converged && Now >= Band - Opts.min_gain)
+      return std::nullopt;
+    if (Now >= Opts.fair_threshold) {
+      return Settle();
+    }
+    Distribute(Opt, Free, true, Next);
+    if (Fairness(Next) < Now + Opts.min_gain) {
+      return Settle();
+    }
+    Expect = std::make_pair(Now, Fairness(Next));
+    Why = policy::formatNote("%s: fairness %.3f below %.2f, predicted %.3f",
+                             std::string(name()).c_str(), Now,
+                             Opts.fair_threshold, Fairness(Next));
+  }
+  int Moved = 0;
+  for (std::size_t I = 0; I < K; ++I)
+    Moved += std::abs(Next[I] - Sms[I]);
+  if (Moved < 4) { // two SMs each way: within the noise of one epoch
+    return Settle();
+  }
+  if (!allowed(R, Next))
+    return std::nullopt;
+
+  Plan P;
+  P.policy = std::string(name());
+  P.mode = Opts.qos ? "qos" : "fair";
+  P.num_sms = static_cast<int>(N);
+  P.notes.push_back(Why);
+  for (std::size_t I = 0; I < K; ++I) {
+    const EpochSample &S = R.kernels[I];
+    KernelDecision D;
+    D.name = S.name;
+    D.sms = Next[I];
+    D.ctas_per_sm = static_cast<int>(S.ctas_per_sm);
+    D.bypass_ctas_per_sm = static_cast<int>(S.bypass_ctas_per_sm);
+    if (Prof[I]) {
+      D.klass = memoryBound(*Prof[I], N) ? "memory" : "compute";
+      D.predicted_np = Predict(I, Next[I]);
+      P.notes.push_back(policy::formatNote(
+          "%s: NP %.3f on %u SMs -> %.3f on %d", S.name.c_str(), Np[I], S.sms,
+          Predict(I, Next[I]), Next[I]));
+    }
+    if (Next[I] != Sms[I]) {
+      std::deque<unsigned long long> &C = Changes[S.id];
+      C.push_back(R.index);
+      while (C.size() > Opts.max_changes + 1)
+        C.pop_front();
+    }
+    P.kernels.push_back(std::move(D));
+  }
+  policy::layOutContiguously(P);
+  ++Steps;
+  Expected = Expect;
+  return P;
+}
+
+} // namespace smpart::online
