@@ -1,5 +1,6 @@
 #include "smpart/profiler.hpp"
 
+#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/profile_loader.hpp"
 
 #include <cerrno>
@@ -130,15 +131,10 @@ nlohmann::ordered_json ProfileBuilder::toJson() const {
 
 bool ProfileBuilder::write(const std::string &Path, std::string *Error) const {
   const std::string Text = toJson().dump(2) + "\n";
-  const std::string Tmp = Path + ".tmp." + std::to_string(getpid());
-  std::FILE *F = std::fopen(Tmp.c_str(), "wb");
-  bool Ok = F && std::fwrite(Text.data(), 1, Text.size(), F) == Text.size();
-  if (F)
-    Ok = (std::fclose(F) == 0) && Ok;
-  if (!Ok || std::rename(Tmp.c_str(), Path.c_str()) != 0) {
+  std::string Why;
+  if (!smpart::detail::writeOutputFile(Path, Text, &Why)) {
     if (Error)
-      *Error = "profile: cannot write " + Path + ": " + std::strerror(errno);
-    std::remove(Tmp.c_str());
+      *Error = "profile: " + Why;
     return false;
   }
   return true;

@@ -1,3 +1,4 @@
+#include "smpart/detail/output_file.hpp"
 #include "smpart/trace.hpp"
 
 #include <cerrno>
@@ -5,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if SMPART_TRACE_HAVE_NVTX
@@ -70,13 +72,17 @@ std::unique_ptr<TraceWriter> TraceWriter::open(const std::string &Path,
   }
   std::unique_ptr<TraceWriter> W(new TraceWriter(Path));
   std::lock_guard<std::mutex> L(W->Mu);
-  if (!W->writeLocked(Error))
+  struct stat St;
+  W->Special = ::stat(smpart::detail::followSymlinks(Path).c_str(), &St) == 0 &&
+               !S_ISREG(St.st_mode) && !S_ISDIR(St.st_mode);
+  if (!W->Special && !W->writeLocked(Error))
     return nullptr;
   return W;
 }
 
 TraceWriter::~TraceWriter() {
   std::lock_guard<std::mutex> L(Mu);
+  Special = false; // the one write a FIFO or a device gets
   writeLocked(nullptr);
 }
 
@@ -258,26 +264,18 @@ bool TraceWriter::flush(std::string *Error) {
 }
 
 bool TraceWriter::writeLocked(std::string *Error) {
+  if (Special) // a reader of a FIFO sees one whole trace, at close
+    return true;
   nlohmann::json Doc = {{"traceEvents", Events},
                         {"displayTimeUnit", "ms"},
                         {"otherData", {{"schema", TraceSchema}}}};
   // error_handler_t::replace: kernel names are not guaranteed UTF-8.
   const std::string Text =
       Doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  const std::string Tmp = Path + ".tmp." + std::to_string(Pid);
-  std::FILE *F = std::fopen(Tmp.c_str(), "wb");
-  if (!F) {
+  std::string Why;
+  if (!smpart::detail::writeOutputFile(Path, Text + "\n", &Why)) {
     if (Error)
-      *Error = "trace: cannot write " + Tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  bool Ok = std::fwrite(Text.data(), 1, Text.size(), F) == Text.size();
-  Ok = (std::fputc('\n', F) != EOF) && Ok;
-  Ok = (std::fclose(F) == 0) && Ok;
-  if (!Ok || std::rename(Tmp.c_str(), Path.c_str()) != 0) {
-    if (Error)
-      *Error = "trace: cannot write " + Path + ": " + std::strerror(errno);
-    std::remove(Tmp.c_str());
+      *Error = "trace: " + Why;
     return false;
   }
   Dirty = false;

@@ -12,6 +12,7 @@
 // A bad input file or a failed write: one line on stderr, exit 1; bad
 // usage: exit 2 (tool/common's convention).
 #include "command_line.hpp"
+#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/profiler.hpp"
@@ -124,15 +125,9 @@ int main(int Argc, char **Argv) {
     if (Out.empty()) {
       std::fputs(Text.c_str(), stdout);
     } else {
-      const std::string Tmp = Out + ".tmp." + std::to_string(getpid());
-      std::FILE *F = std::fopen(Tmp.c_str(), "wb");
-      bool Ok = F && std::fwrite(Text.data(), 1, Text.size(), F) == Text.size();
-      if (F)
-        Ok = std::fclose(F) == 0 && Ok;
-      if (!Ok || std::rename(Tmp.c_str(), Out.c_str()) != 0) {
-        std::remove(Tmp.c_str());
-        return fail(Out + ": cannot write: " + std::strerror(errno));
-      }
+      std::string Why;
+      if (!smpart::detail::writeOutputFile(Out, Text, &Why))
+        return fail(Why);
     }
     std::fprintf(
         stderr,

@@ -551,7 +551,7 @@ TEST(Environment, InvalidSettingsGiveOneLineAndActivateNothing) {
             {"SMPART_PROFILES", Examples + "/compute_memory_plan.json"}},
            "schema: expected \"smpart.profiles/1\""},
           {{{"SMPART_POLICY", "even"}, {"SMPART_TRACE", "/nonexistent/t.json"}},
-           "SMPART_TRACE: trace: cannot write /nonexistent/t.json"},
+           "SMPART_TRACE: trace: cannot write '/nonexistent/t.json'"},
           {{{"SMPART_PROFILE", "/nonexistent/out.json"}},
            "SMPART_PROFILE=/nonexistent/out.json"},
           {{{"SMPART_PROFILE", "out.json"}, {"SMPART_POLICY", "even"}},

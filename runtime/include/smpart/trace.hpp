@@ -26,6 +26,8 @@ inline constexpr const char *TraceSchema = "smpart.trace/1";
 class TraceWriter {
 public:
   /// Opens \p Path for writing (writes an empty trace to check that it can).
+  /// A FIFO or a device (/dev/stdout) gets the whole trace once, when the
+  /// writer closes, instead of at every flush.
   /// On failure returns null and sets \p Error to one line naming the path.
   static std::unique_ptr<TraceWriter> open(const std::string &Path,
                                            std::string *Error);
@@ -94,6 +96,7 @@ private:
   double FlushIntervalMs = 250;
   double LastFlushUs = 0;
   bool Dirty = false;
+  bool Special = false; ///< a FIFO or a device: written once, at close
   int Pid = 0;
   std::map<unsigned long long, unsigned long long> NvtxRanges;
 };

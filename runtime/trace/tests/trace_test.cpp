@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -124,6 +126,52 @@ TEST(Trace, FlushIntervalZeroWritesEveryEvent) {
   W->setFlushIntervalMs(0);
   W->kernelArrival(3, "eager", 5);
   EXPECT_EQ(named(readJson(Path), "eager").size(), 1u);
+}
+
+TEST(Trace, WritesThroughASymlinkAndLeavesItALink) {
+  const std::string Real = tempPath("real.json"), Link = tempPath("link.json");
+  fs::remove(Link);
+  {
+    std::ofstream(Real) << "old";
+  }
+  fs::create_symlink(Real, Link);
+  auto W = TraceWriter::open(Link, nullptr);
+  ASSERT_TRUE(W);
+  W->kernelArrival(4, "through", 5);
+  ASSERT_TRUE(W->flush());
+  EXPECT_TRUE(fs::is_symlink(Link)) << "the link was replaced by a file";
+  EXPECT_EQ(named(readJson(Real), "through").size(), 1u);
+}
+
+TEST(Trace, WritesAFifoDirectlyAndNeverReplacesIt) {
+  const std::string Fifo = tempPath("trace.fifo");
+  fs::remove(Fifo);
+  ASSERT_EQ(mkfifo(Fifo.c_str(), 0600), 0);
+  std::string Read;
+  std::thread Reader([&] {
+    std::ifstream In(Fifo);
+    std::stringstream SS;
+    SS << In.rdbuf();
+    Read = SS.str();
+  });
+  {
+    auto W = TraceWriter::open(Fifo, nullptr);
+    EXPECT_TRUE(W);
+    if (W) {
+      W->setFlushIntervalMs(0); // would write at every event
+      W->kernelArrival(5, "piped", 5);
+      EXPECT_TRUE(W->flush());
+      W->kernelArrival(6, "last", 5);
+    } else {
+      std::ofstream(Fifo) << "{}"; // unblock the reader
+    }
+  } // one whole trace, at close
+  Reader.join();
+  EXPECT_EQ(fs::status(Fifo).type(), fs::file_type::fifo);
+  json Doc = json::parse(Read, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(Doc.is_discarded()) << Read;
+  EXPECT_EQ(named(Doc, "piped").size(), 1u);
+  EXPECT_EQ(named(Doc, "last").size(), 1u);
 }
 
 TEST(Trace, UnwritablePathIsOneClearError) {
