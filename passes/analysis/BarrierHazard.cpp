@@ -9,6 +9,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include <memory>
@@ -149,9 +150,8 @@ public:
       if (const FunctionDecl *P = Fn.getTemplateInstantiationPattern())
         if (P->hasBody(Def) && Def)
           return ofFunction(*Def);
-      const SourceManager &SM = Ctx.getSourceManager();
-      if (Fn.getBuiltinID() || SM.isInSystemHeader(Fn.getLocation()) ||
-          Fn.getLocation().isInvalid())
+      if (Fn.getBuiltinID() || Fn.getLocation().isInvalid() ||
+          declaredByToolkit(Fn.getLocation()))
         return Collective::None;
       // A device function defined elsewhere may synchronise.
       return Fn.hasAttr<CUDADeviceAttr>() || Fn.hasAttr<CUDAGlobalAttr>()
@@ -181,6 +181,23 @@ public:
   }
 
 private:
+  /// The toolkit's own declarations: its headers and clang's wrappers
+  /// (system headers), and the compatibility header smpart-transform
+  /// pre-includes (-include, from the <built-in> buffer), which declares
+  /// nvcc's intrinsics (__stcs, __ldg, ...) without bodies. None of them
+  /// synchronises unless isBlockBarrier or isWarpCollective names it.
+  bool declaredByToolkit(SourceLocation Loc) const {
+    const SourceManager &SM = Ctx.getSourceManager();
+    if (SM.isInSystemHeader(Loc))
+      return true;
+    const FileID File = SM.getFileID(SM.getExpansionLoc(Loc));
+    OptionalFileEntryRef Entry = SM.getFileEntryRefForID(File);
+    const SourceLocation IncludedFrom = SM.getIncludeLoc(File);
+    return Entry &&
+           llvm::sys::path::filename(Entry->getName()) == "nvcc_compat.h" &&
+           IncludedFrom.isValid() && SM.isWrittenInBuiltinFile(IncludedFrom);
+  }
+
   const ASTContext &Ctx;
   llvm::DenseMap<const FunctionDecl *, Collective> Memo;
 };
