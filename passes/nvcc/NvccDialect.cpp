@@ -87,6 +87,40 @@ static void doublePercents(std::string &Out, size_t Begin, size_t End) {
   }
 }
 
+/// The end of the string literal starting at the quote \p K of \p Out.
+static size_t stringEnd(const std::string &Out, size_t K) {
+  size_t E = K + 1;
+  while (E < Out.size() && Out[E] != '"') {
+    if (Out[E] == '\\')
+      ++E;
+    ++E;
+  }
+  return E;
+}
+
+/// `:: "r"(v) "l"(p)`: nvcc takes asm operands without a comma between
+/// them; clang wants one. From \p I (just past the template) to the
+/// asm's closing parenthesis, a blank between an operand's `)` and the
+/// next operand's constraint string becomes the comma.
+static void addOperandCommas(std::string &Out, size_t I) {
+  int Depth = 1;
+  for (; I < Out.size() && Depth > 0; ++I) {
+    if (Out[I] == '"') {
+      I = stringEnd(Out, I);
+      continue;
+    }
+    if (Out[I] == '(') {
+      ++Depth;
+    } else if (Out[I] == ')' && --Depth == 1) {
+      size_t J = I + 1;
+      while (J < Out.size() && (Out[J] == ' ' || Out[J] == '\t'))
+        ++J;
+      if (J > I + 1 && J < Out.size() && Out[J] == '"')
+        Out[J - 1] = ',';
+    }
+  }
+}
+
 /// The string literals of every `asm(...)` / `asm volatile(...)` template.
 static void fixAsmTemplates(std::string &Out) {
   for (size_t I = Out.find("asm"); I != std::string::npos;
@@ -99,19 +133,16 @@ static void fixAsmTemplates(std::string &Out) {
     if (J >= Out.size() || Out[J] != '(')
       continue;
     // The template: adjacent string literals up to the first ':' or ')'.
-    for (size_t K = J + 1; K < Out.size() && Out[K] != ':' && Out[K] != ')';
-         ++K) {
+    size_t K = J + 1;
+    for (; K < Out.size() && Out[K] != ':' && Out[K] != ')'; ++K) {
       if (Out[K] != '"')
         continue;
-      size_t E = K + 1;
-      while (E < Out.size() && Out[E] != '"') {
-        if (Out[E] == '\\')
-          ++E;
-        ++E;
-      }
+      const size_t E = stringEnd(Out, K);
       doublePercents(Out, K + 1, E);
       K = E;
     }
+    if (K < Out.size() && Out[K] == ':')
+      addOperandCommas(Out, K);
   }
 }
 

@@ -19,6 +19,9 @@ public:
   /// `asm("mov.u64 %0, %globaltimer;")`: nvcc passes single-`%` PTX special
   /// registers through; clang reads them as operand escapes. In the copy
   /// they are doubled and a blank of the same string goes.
+  ///
+  /// `asm("..." :: "r"(v) "l"(p))`: nvcc takes operands without a comma
+  /// between them; the blank before the second constraint becomes one.
   static std::string forClang(llvm::StringRef Code);
 };
 

@@ -17,6 +17,18 @@ TEST(NvccDialect, TemplatesAndShiftsAreLeftAlone) {
   EXPECT_EQ(NvccDialect::forClang(In), In);
 }
 
+TEST(NvccDialect, AsmOperandsWithoutACommaGetOne) {
+  const std::string In =
+      "asm volatile(\"st.u8 [%1], %0;\" ::\"r\"(f(v)) \"l\"(p) : \"memory\");\n"
+      "asm(\"add.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"(b), \"r\"(c));\n";
+  const std::string Out = NvccDialect::forClang(In);
+  EXPECT_EQ(Out.size(), In.size());
+  EXPECT_EQ(
+      Out,
+      "asm volatile(\"st.u8 [%1], %0;\" ::\"r\"(f(v)),\"l\"(p) : \"memory\");\n"
+      "asm(\"add.u32 %0, %1, %2;\" : \"=r\"(a) : \"r\"(b), \"r\"(c));\n");
+}
+
 TEST(NvccDialect, SinglePercentSpecialRegistersAreDoubled) {
   const std::string In =
       "asm volatile(\"mov.u64 %0, %globaltimer;\" : \"=l\"(v));\n"
