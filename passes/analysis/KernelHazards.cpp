@@ -5,6 +5,8 @@
 #include "clang/AST/Stmt.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <optional>
+
 using namespace clang;
 using namespace clang::ast_matchers;
 
@@ -118,44 +120,61 @@ static bool passesClusterAttribute(const CallExpr &Call) {
   });
 }
 
-static NameUse classifyNameUse(const DeclRefExpr &Ref, ASTContext &AST,
-                               const CallExpr *&Api) {
-  const Stmt *Child = &Ref;
-  DynTypedNodeList Parents = AST.getParents(Ref);
-  while (Parents.size() == 1) {
-    const Stmt *P = Parents[0].get<Stmt>();
-    if (!P)
+static NameUse classifyNameUse(const Stmt &Child, ASTContext &AST,
+                               const CallExpr *&Api);
+
+/// What one parent of a kernel name's use (or of a cast around it) makes of
+/// it.
+static NameUse classifyParent(const Stmt &Child, const Stmt *P, ASTContext &AST,
+                              const CallExpr *&Api) {
+  if (!P)
+    return NameUse::Escape;
+  if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(P))
+    return Launch->getCallee() == &Child ? NameUse::Launch : NameUse::Escape;
+  if (const auto *Call = dyn_cast<CallExpr>(P)) {
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    if (!Callee || !Callee->getIdentifier() || Call->getCallee() == &Child)
       return NameUse::Escape;
-    if (const auto *Launch = dyn_cast<CUDAKernelCallExpr>(P))
-      return Launch->getCallee() == Child ? NameUse::Launch : NameUse::Escape;
-    if (const auto *Call = dyn_cast<CallExpr>(P)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
-      if (!Callee || !Callee->getIdentifier() || Call->getCallee() == Child)
-        return NameUse::Escape;
-      llvm::StringRef Name = Callee->getName();
-      // A required cluster size makes every launch a cluster launch: the
-      // persistent grid is neither sized in whole clusters nor kept
-      // co-scheduled.
-      if (Name.starts_with("cudaFuncSet") && passesClusterAttribute(*Call))
-        return NameUse::ClusterAttribute;
-      // cudaGetFuncBySymbol is not a query: the handle it returns launches
-      // through cuLaunchKernel with the original argument list.
-      if (Name.starts_with("cudaOccupancy") ||
-          Name.starts_with("cudaFuncGet") || Name.starts_with("cudaFuncSet"))
-        return NameUse::Query;
-      Api = Call;
-      if (Name.starts_with("cudaLaunch") || Name.starts_with("cuLaunch") ||
-          Name.starts_with("cudaGraphAddKernelNode"))
-        return NameUse::LaunchApi;
-      return NameUse::Escape;
-    }
-    if (!isa<ImplicitCastExpr, ParenExpr, UnaryOperator, CStyleCastExpr,
-             CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
-      return NameUse::Escape;
-    Child = P;
-    Parents = AST.getParents(*P);
+    llvm::StringRef Name = Callee->getName();
+    // A required cluster size makes every launch a cluster launch: the
+    // persistent grid is neither sized in whole clusters nor kept
+    // co-scheduled.
+    if (Name.starts_with("cudaFuncSet") && passesClusterAttribute(*Call))
+      return NameUse::ClusterAttribute;
+    // cudaGetFuncBySymbol is not a query: the handle it returns launches
+    // through cuLaunchKernel with the original argument list.
+    if (Name.starts_with("cudaOccupancy") || Name.starts_with("cudaFuncGet") ||
+        Name.starts_with("cudaFuncSet"))
+      return NameUse::Query;
+    Api = Call;
+    if (Name.starts_with("cudaLaunch") || Name.starts_with("cuLaunch") ||
+        Name.starts_with("cudaGraphAddKernelNode"))
+      return NameUse::LaunchApi;
+    return NameUse::Escape;
   }
-  return NameUse::Escape;
+  if (!isa<ImplicitCastExpr, ParenExpr, UnaryOperator, CStyleCastExpr,
+           CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
+    return NameUse::Escape;
+  return classifyNameUse(*P, AST, Api);
+}
+
+static NameUse classifyNameUse(const Stmt &Child, ASTContext &AST,
+                               const CallExpr *&Api) {
+  // Template instantiation reuses the pattern's non-dependent expressions
+  // (a <<<>>> launch's callee among them), so a node may have a parent in
+  // the pattern and one in each instantiation: the use is what all of them
+  // agree on.
+  DynTypedNodeList Parents = AST.getParents(Child);
+  if (Parents.empty())
+    return NameUse::Escape;
+  std::optional<NameUse> Agreed;
+  for (const DynTypedNode &Parent : Parents) {
+    const NameUse Kind = classifyParent(Child, Parent.get<Stmt>(), AST, Api);
+    if (Agreed && *Agreed != Kind)
+      return NameUse::Escape;
+    Agreed = Kind;
+  }
+  return *Agreed;
 }
 
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {
