@@ -112,6 +112,16 @@ void setNonBlocking(int Fd) {
 
 } // namespace
 
+std::string smIdError(unsigned long long Id,
+                      const std::vector<unsigned> &Seen) {
+  if (Id >= kMaxSms)
+    return "expected an SM id (0 to " + std::to_string(kMaxSms - 1) +
+           "), got " + std::to_string(Id);
+  if (std::find(Seen.begin(), Seen.end(), Id) != Seen.end())
+    return "SM " + std::to_string(Id) + " is listed twice";
+  return "";
+}
+
 class Server::Impl {
 public:
   ServerOptions Opts;
@@ -119,6 +129,7 @@ public:
   policy::ProfileSet Profiles;
   std::unique_ptr<trace::TraceWriter> Trace;
   std::unique_ptr<Controller> Ctl;
+  std::vector<unsigned> CtlSms; // the SM ids Ctl plans on
   int Listen = -1, Wake[2] = {-1, -1};
   std::map<int, std::unique_ptr<Connection>> Conns;
   unsigned long long NextId = 1;
@@ -139,6 +150,7 @@ public:
     O.trace = Trace.get();
     O.warn = [this](const std::string &W) { log(W); };
     Ctl = std::make_unique<Controller>(*Pol, Profiles, Ids, O);
+    CtlSms = Ids;
     log("planning with " + std::string(Pol->name()) + " on " +
         std::to_string(Ids.size()) + " SMs");
   }
@@ -208,10 +220,17 @@ public:
     C.queue({{"type", "error"}, {"message", M}});
   }
 
-  static bool getId(const json &J, const char *Key, unsigned long long &Out) {
+  /// \p J's unsigned \p Key into \p Out. False, with an error naming the
+  /// message type and the field queued, when it is missing or mistyped.
+  bool getId(Connection &C, const json &J, const std::string &Type,
+             const char *Key, unsigned long long &Out,
+             const char *What = "an unsigned count") {
     auto It = J.find(Key);
-    if (It == J.end() || !It->is_number_unsigned())
+    if (It == J.end() || !It->is_number_unsigned()) {
+      error(C, Type + ": " + Key + ": expected " + What +
+                   (It == J.end() ? ", missing" : ", got " + quote(*It)));
       return false;
+    }
     Out = It->get<unsigned long long>();
     return true;
   }
@@ -241,27 +260,32 @@ public:
     for (std::size_t I = 0; I < It->size(); ++I) {
       const json &V = (*It)[I];
       const std::string Where = "hello: sm_ids[" + std::to_string(I) + "]: ";
-      if (!V.is_number_unsigned() || V.get<unsigned long long>() >= kMaxSms) {
+      if (!V.is_number_unsigned()) {
         Why = Where + "expected an SM id (0 to " + std::to_string(kMaxSms - 1) +
               "), got " + quote(V);
         return false;
       }
-      const unsigned Id = V.get<unsigned>();
-      if (std::find(Ids.begin(), Ids.end(), Id) != Ids.end()) {
-        Why = Where + "SM " + std::to_string(Id) + " is listed twice";
+      const std::string Bad = smIdError(V.get<unsigned long long>(), Ids);
+      if (!Bad.empty()) {
+        Why = Where + Bad;
         return false;
       }
-      Ids.push_back(Id);
+      Ids.push_back(V.get<unsigned>());
     }
     return true;
   }
 
   /// The first line of a connection. False: close it.
   bool hello(Connection &C, const json &J) {
-    if (!J.is_object() || J.value("type", json()) != "hello" ||
-        J.value("protocol", json()) != kProtocol) {
+    if (!J.is_object() || J.value("type", json()) != "hello") {
       error(C, std::string("expected {\"type\":\"hello\",\"protocol\":\"") +
                    kProtocol + "\"} first");
+      return false;
+    }
+    if (J.value("protocol", json()) != kProtocol) {
+      auto P = J.find("protocol");
+      error(C, std::string("hello: protocol: expected \"") + kProtocol +
+                   "\", got " + (P == J.end() ? "none" : quote(*P)));
       return false;
     }
     std::vector<unsigned> Ids;
@@ -273,6 +297,18 @@ public:
     ensureController(Opts.sm_ids.empty() ? Ids : Opts.sm_ids);
     if (!Ctl) {
       error(C, "no SM ids: give --sm-ids to smpartd or sm_ids in hello");
+      return false;
+    }
+    // Planned on SMs it does not have, its kernels would get none.
+    if (!Ids.empty() && std::none_of(Ids.begin(), Ids.end(), [&](unsigned Id) {
+          return std::find(CtlSms.begin(), CtlSms.end(), Id) != CtlSms.end();
+        })) {
+      std::string Have;
+      for (unsigned Id : CtlSms)
+        Have += (Have.empty() ? "" : ", ") + std::to_string(Id);
+      error(C, "hello: sm_ids: none of the tenant's SMs is among the "
+               "service's (" +
+                   shorten(Have) + ")");
       return false;
     }
     C.hello = true;
@@ -306,21 +342,28 @@ public:
       return true;
     }
     unsigned long long Local = 0;
-    if (!getId(J, "kernel", Local)) {
-      error(C, "\"kernel\": expected an unsigned id");
+    if (!getId(C, J, Type, "kernel", Local, "an unsigned id"))
       return true;
-    }
     auto It = C.kernels.find(Local);
     if (Type == "arrive") {
       if (It != C.kernels.end()) {
-        error(C, "kernel " + std::to_string(Local) + " already arrived");
+        error(C,
+              "arrive: kernel " + std::to_string(Local) + " already arrived");
         return true;
       }
       auto Name = J.find("name");
       unsigned long long Total = 0, Occ = 0;
-      if (Name == J.end() || !Name->is_string() || !getId(J, "total", Total) ||
-          !getId(J, "occupancy", Occ) || Occ > 1024) {
-        error(C, "arrive: expected name (string), total and occupancy");
+      if (Name == J.end() || !Name->is_string()) {
+        error(C, "arrive: name: expected a string, got " +
+                     (Name == J.end() ? std::string("none") : quote(*Name)));
+        return true;
+      }
+      if (!getId(C, J, Type, "total", Total) ||
+          !getId(C, J, Type, "occupancy", Occ))
+        return true;
+      if (Occ > 1024) {
+        error(C, "arrive: occupancy: expected 0 to 1024 CTAs per SM, got " +
+                     std::to_string(Occ));
         return true;
       }
       auto K = std::make_shared<RemoteKernel>(C, NextId++, Local,
@@ -332,16 +375,16 @@ public:
       return true;
     }
     if (It == C.kernels.end()) {
-      error(C, "kernel " + std::to_string(Local) + " is not one of yours");
+      error(C, Type + ": kernel " + std::to_string(Local) +
+                   " is not one of yours");
       return true;
     }
     RemoteKernel &K = *It->second;
     if (Type == "progress") {
       unsigned long long Taken = 0, Done = 0;
-      if (!getId(J, "taken", Taken) || !getId(J, "done", Done)) {
-        error(C, "progress: expected taken and done");
+      if (!getId(C, J, Type, "taken", Taken) ||
+          !getId(C, J, Type, "done", Done))
         return true;
-      }
       auto Finished = J.find("finished");
       if (Finished != J.end() && !Finished->is_boolean()) {
         error(C, "progress: finished: expected a boolean, got " +
@@ -355,8 +398,12 @@ public:
       Ctl->onLastBlockTaken(K.Global);
     } else if (Type == "applied") {
       unsigned long long Seq = 0;
-      if (!getId(J, "seq", Seq) || Seq > K.SentSeq) {
-        error(C, "applied: expected seq, at most the last knobs line's");
+      if (!getId(C, J, Type, "seq", Seq, "a knobs line's seq"))
+        return true;
+      if (Seq > K.SentSeq) {
+        error(C, "applied: seq: expected at most the last knobs line's (" +
+                     std::to_string(K.SentSeq) + "), got " +
+                     std::to_string(Seq));
         return true;
       }
       K.AppliedSeq = std::max(K.AppliedSeq, Seq);
@@ -452,6 +499,13 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
       *Error = M;
     return nullptr;
   };
+  std::vector<unsigned> Seen;
+  for (unsigned Id : O.sm_ids) {
+    const std::string Bad = smIdError(Id, Seen);
+    if (!Bad.empty())
+      return Fail("--sm-ids: " + Bad);
+    Seen.push_back(Id);
+  }
   auto I = std::make_unique<Impl>();
   I->Pol = policy::findPolicy(O.policy);
   if (!I->Pol)

@@ -45,8 +45,9 @@ const char *HelpTail = R"(
   --profiles FILE    profile file (smpart.profiles/1); every policy but
                      even needs one
   --trace FILE       write an smpart trace of every decision
-  --sm-ids LIST      comma-separated SM ids the tenants may use (default:
-                     those the first tenant reports)
+  --sm-ids LIST      comma-separated SM ids the tenants may use, distinct,
+                     each 0 to 511 (default: those the first tenant
+                     reports)
   --mode MODE        octal permissions of the socket, at most 0777 (0600)
   --allow-uid UID    also accept tenants of this user id (repeatable)
   --help             print this help
@@ -105,13 +106,19 @@ int main(int argc, char **argv) {
     O.allow_uids.push_back(static_cast<uid_t>(N));
   });
   CL.option("--sm-ids", [&](const std::string &V) {
+    // The same check as hello's sm_ids (docs/service.md).
     std::stringstream S(V);
     std::string Item;
     O.sm_ids.clear();
     while (std::getline(S, Item, ',')) {
       unsigned long N = 0;
-      if (!number(Item, N) || N >= 4096)
-        CL.usageError("--sm-ids: '" + Item + "' is not an SM id (0 to 4095)");
+      if (!number(Item, N))
+        CL.usageError("--sm-ids: expected an SM id (0 to " +
+                      std::to_string(smpart::kMaxSms - 1) + "), got '" + Item +
+                      "'");
+      const std::string Bad = smpart::service::smIdError(N, O.sm_ids);
+      if (!Bad.empty())
+        CL.usageError("--sm-ids: " + Bad);
       O.sm_ids.push_back(static_cast<unsigned>(N));
     }
     if (O.sm_ids.empty())
@@ -120,6 +127,8 @@ int main(int argc, char **argv) {
   CL.parse(argc, argv);
   if (O.socket.empty())
     CL.usageError("--socket PATH is required");
+  if (O.profiles.empty() && O.policy != "even")
+    CL.usageError("--policy " + O.policy + " needs --profiles FILE");
   std::string Error;
   auto Server = smpart::service::Server::open(O, &Error);
   if (!Server)

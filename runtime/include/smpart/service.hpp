@@ -24,6 +24,11 @@ inline constexpr const char *kProtocol = "smpart.service/1";
 /// A line longer than this closes the connection (a hostile client).
 inline constexpr std::size_t kMaxLine = 64 * 1024;
 
+/// Why \p Id cannot follow the SM ids \p Seen in a list of SM ids (out of
+/// range 0 to kMaxSms - 1, or listed twice); empty when it can. One check
+/// for hello's `sm_ids` and smpartd's `--sm-ids`.
+std::string smIdError(unsigned long long Id, const std::vector<unsigned> &Seen);
+
 struct ServerOptions {
   std::string socket;            ///< path of the Unix socket
   std::string policy = "even";   ///< any of smpart-plan's policies

@@ -51,10 +51,12 @@ std::string socketPath(const char *Name) {
 
 /// A service on its own thread.
 struct Running {
-  explicit Running(const std::string &Path, std::string Policy = "even") {
+  explicit Running(const std::string &Path, std::string Policy = "even",
+                   std::vector<unsigned> SmIds = {}) {
     service::ServerOptions O;
     O.socket = Path;
     O.policy = std::move(Policy);
+    O.sm_ids = std::move(SmIds);
     O.log = [](const std::string &) {};
     std::string Error;
     S = service::Server::open(O, &Error);
@@ -251,17 +253,88 @@ TEST(ServiceProtocol, InvalidSmIdsSayWhatIsInvalid) {
   EXPECT_TRUE(R.S->allocations().empty());
 }
 
+TEST(ServiceProtocol, HelloWhoseSmIdsMissTheServiceOnesIsRefused) {
+  // Planned on SMs the tenant does not have, its kernels would get no SM.
+  const std::string Path = socketPath("miss");
+  Running R(Path, "even", {0, 1, 2, 3});
+  {
+    RawTenant T(Path);
+    T.hello("[8,9]");
+    EXPECT_TRUE(isError(T.line(), "hello: sm_ids: none of the tenant's SMs "
+                                  "is among the service's (0, 1, 2, 3)"));
+    EXPECT_TRUE(T.closed());
+  }
+  // Without --sm-ids the first hello's SMs are the service's.
+  const std::string Path2 = socketPath("miss2");
+  Running R2(Path2);
+  RawTenant First(Path2);
+  First.hello("[0,2]");
+  EXPECT_NE(First.line().find("\"welcome\""), std::string::npos);
+  RawTenant Second(Path2);
+  Second.hello("[5]");
+  EXPECT_TRUE(isError(Second.line(), "hello: sm_ids: none of the tenant's "
+                                     "SMs is among the service's (0, 2)"));
+  EXPECT_TRUE(Second.closed());
+  // An overlapping set is welcome.
+  RawTenant Third(Path2);
+  Third.hello("[2,3]");
+  EXPECT_NE(Third.line().find("\"welcome\""), std::string::npos);
+}
+
+TEST(ServiceProtocol, ErrorsNameTheMessageTypeAndTheField) {
+  const std::string Path = socketPath("fields");
+  Running R(Path);
+  RawTenant T(Path);
+  T.hello();
+  EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
+  const std::pair<const char *, const char *> Cases[] = {
+      {"{\"type\":\"arrive\"}", "arrive: kernel: expected an unsigned id"},
+      {"{\"type\":\"depart\",\"kernel\":-2}",
+       "depart: kernel: expected an unsigned id, got -2"},
+      {"{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":-1,"
+       "\"occupancy\":2}",
+       "arrive: total: expected an unsigned count, got -1"},
+      {"{\"type\":\"arrive\",\"kernel\":1,\"total\":1,\"occupancy\":2}",
+       "arrive: name: expected a string"},
+      {"{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":1,"
+       "\"occupancy\":2000}",
+       "arrive: occupancy: expected 0 to 1024 CTAs per SM, got 2000"},
+      {"{\"type\":\"progress\",\"kernel\":7,\"taken\":1,\"done\":1}",
+       "progress: kernel 7 is not one of yours"},
+  };
+  for (const auto &[Line, Message] : Cases) {
+    T.send(Line);
+    EXPECT_TRUE(isError(T.line(), Message)) << Line;
+  }
+  T.send("{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":10,"
+         "\"occupancy\":2}");
+  EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+  T.send("{\"type\":\"progress\",\"kernel\":1,\"taken\":\"1\",\"done\":1}");
+  EXPECT_TRUE(isError(T.line(), "progress: taken: expected an unsigned count, "
+                                "got \\\"1\\\""));
+}
+
 TEST(ServiceProtocol, AFirstLineThatIsNotAHelloClosesTheConnection) {
   // docs/service.md: anything but a hello first closes the connection.
   const std::string Path = socketPath("first");
   Running R(Path);
   for (const char *First : {"not json at all", "[1,2,3]", "{\"type\":5}",
-                            "{\"type\":\"arrive\",\"kernel\":1}",
-                            "{\"type\":\"hello\",\"protocol\":\"other/9\"}"}) {
+                            "{\"type\":\"arrive\",\"kernel\":1}"}) {
     RawTenant T(Path);
     T.send(First);
     EXPECT_TRUE(isError(T.line(), "expected {\\\"type\\\":\\\"hello\\\""));
     EXPECT_TRUE(T.closed()) << First;
+  }
+  // Another protocol is named, and closes the connection too.
+  for (const char *Protocol : {"\"smpart.service/2\"", "9"}) {
+    RawTenant T(Path);
+    T.send(std::string("{\"type\":\"hello\",\"protocol\":") + Protocol +
+           ",\"sm_ids\":[0]}");
+    EXPECT_TRUE(isError(
+        T.line(), std::string("hello: protocol: expected \\\"") +
+                      service::kProtocol + "\\\", got " +
+                      (Protocol[0] == '"' ? "\\\"smpart.service/2\\\"" : "9")));
+    EXPECT_TRUE(T.closed()) << Protocol;
   }
   EXPECT_TRUE(eventually([&] { return R.S->tenants() == 0; }));
 }
@@ -350,7 +423,9 @@ TEST(Service, GarbageGetsErrorsAndTheServiceGoesOn) {
   EXPECT_NE(Replies.find("expected an unsigned id"), std::string::npos)
       << Replies;
   EXPECT_NE(Replies.find("is not one of yours"), std::string::npos) << Replies;
-  EXPECT_NE(Replies.find("arrive: expected"), std::string::npos) << Replies;
+  EXPECT_NE(Replies.find("arrive: total: expected an unsigned count"),
+            std::string::npos)
+      << Replies;
   EXPECT_TRUE(R.S->allocations().empty());
   // Still serving.
   service::Client C(Path, ids());
