@@ -6,9 +6,13 @@
 #include "json_reader.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -299,17 +303,23 @@ ProfileSet parseProfiles(const std::string &Text, const std::string &Source) {
 }
 
 std::string readTextFile(const std::string &Path) {
+  // The path and the reason, as cat(1) says them; there is no JSON path yet.
   std::error_code Ec;
   if (std::filesystem::is_directory(Path, Ec))
-    throw InputError(Path, "(file)", "expected a JSON file, got a folder");
-  std::ifstream In(Path, std::ios::binary);
-  if (!In)
-    throw InputError(Path, "(file)", "expected a readable file");
-  std::ostringstream SS;
-  SS << In.rdbuf();
-  if (In.bad())
-    throw InputError(Path, "(file)", "read error");
-  return SS.str();
+    throw InputError(Path, "", "expected a JSON file, got a folder");
+  std::unique_ptr<std::FILE, int (*)(std::FILE *)> F(
+      std::fopen(Path.c_str(), "rb"), &std::fclose);
+  if (!F)
+    throw InputError(Path, "", std::strerror(errno));
+  std::string Text;
+  char Buf[65536];
+  std::size_t N;
+  while ((N = std::fread(Buf, 1, sizeof Buf, F.get())) > 0)
+    Text.append(Buf, N);
+  if (std::ferror(F.get()))
+    throw InputError(Path, "",
+                     std::string("read error: ") + std::strerror(errno));
+  return Text;
 }
 
 ProfileSet loadProfiles(const std::string &Path) {

@@ -545,8 +545,7 @@ TEST(Environment, InvalidSettingsGiveOneLineAndActivateNothing) {
           {{{"SMPART_POLICY", "cd-search"}}, "needs SMPART_PROFILES"},
           {{{"SMPART_POLICY", "even"},
             {"SMPART_PROFILES", "/nonexistent/p.json"}},
-           "SMPART_PROFILES: /nonexistent/p.json: (file): expected a readable "
-           "file"},
+           "SMPART_PROFILES: /nonexistent/p.json: No such file or directory"},
           {{{"SMPART_POLICY", "even"},
             {"SMPART_PROFILES", Examples + "/compute_memory_plan.json"}},
            "schema: expected \"smpart.profiles/1\""},

@@ -131,7 +131,7 @@ TEST(Loader, MissingFieldAPolicyNeeds) {
 
 TEST(Loader, MissingFile) {
   EXPECT_EQ(errorOf([] { loadProfiles("/nonexistent/p.json"); }),
-            "/nonexistent/p.json: (file): expected a readable file");
+            "/nonexistent/p.json: No such file or directory");
 }
 
 TEST(PlanIo, RoundTrips) {
@@ -246,5 +246,5 @@ TEST(Loader, UnknownFieldsAreWarningsWithTheirPath) {
 TEST(Loader, FolderIsNotMalformedJson) {
   EXPECT_EQ(errorOf([] { loadProfiles(SMPART_POLICY_EXAMPLES); }),
             std::string(SMPART_POLICY_EXAMPLES) +
-                ": (file): expected a JSON file, got a folder");
+                ": expected a JSON file, got a folder");
 }

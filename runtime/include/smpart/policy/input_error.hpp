@@ -1,6 +1,7 @@
 // One error type for every problem with user input (profile files, plan
 // files, policy prerequisites). Its message is the one line smpart-plan
-// prints: "FILE: JSON.PATH: what was expected".
+// prints: "FILE: JSON.PATH: what was expected" ("FILE: why" for a file
+// that cannot be read: no JSON path).
 #pragma once
 
 #include <stdexcept>
@@ -11,7 +12,8 @@ namespace smpart::policy {
 class InputError : public std::runtime_error {
 public:
   InputError(std::string File, std::string Path, std::string Expected)
-      : std::runtime_error(File + ": " + Path + ": " + Expected),
+      : std::runtime_error(File + ": " + (Path.empty() ? "" : Path + ": ") +
+                           Expected),
         File(std::move(File)), Path(std::move(Path)),
         Expected(std::move(Expected)) {}
 

@@ -17,7 +17,8 @@ ProfileSet parseProfiles(const std::string &Text, const std::string &Source);
 /// Reads and parses the file at \p Path.
 ProfileSet loadProfiles(const std::string &Path);
 
-/// Reads a whole file or throws InputError(Path, "(file)", ...).
+/// Reads a whole file or throws InputError(Path, "", why): "p: No such
+/// file or directory", "p: expected a JSON file, got a folder".
 std::string readTextFile(const std::string &Path);
 
 } // namespace smpart::policy
