@@ -4,6 +4,7 @@
 #include "pipeline/OutputFile.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -50,10 +51,22 @@ bool OutputSet::write(llvm::StringRef OutputDir) const {
     }
   bool Ok = true;
   std::set<std::string> Done;
-  for (const PendingWrite &W : Writes)
-    if (W.Destination == "-" ||
-        Done.insert(canonicalPath(W.Destination)).second)
-      Ok &= OutputFile::write(W.Destination, W.Text);
+  for (const PendingWrite &W : Writes) {
+    if (W.Destination != "-" &&
+        !Done.insert(canonicalPath(W.Destination)).second)
+      continue;
+    // A header below its main file's folder lands in a subfolder of
+    // OutputDir (out/inc/k.cuh), made here too.
+    llvm::StringRef Parent = llvm::sys::path::parent_path(W.Destination);
+    if (!OutputDir.empty() && W.Destination != "-" && !Parent.empty())
+      if (std::error_code EC = llvm::sys::fs::create_directories(Parent)) {
+        llvm::errs() << "smpart-transform: error: cannot create '" << Parent
+                     << "': " << EC.message() << "\n";
+        Ok = false;
+        continue;
+      }
+    Ok &= OutputFile::write(W.Destination, W.Text);
+  }
   return Ok;
 }
 

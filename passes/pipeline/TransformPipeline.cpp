@@ -500,12 +500,27 @@ bool TransformPipeline::outputsWritable() const {
   return true;
 }
 
-std::string TransformPipeline::destination(const std::string &Path) const {
+std::string TransformPipeline::destination(const std::string &Path,
+                                           const std::string &MainFile) const {
   if (Options.InPlace)
     return Path;
   if (!Options.OutputDir.empty()) {
+    // A header below the folder of the main file that includes it keeps its
+    // path from there (out/inc/k.cuh), so that the rewritten main file's
+    // `#include "inc/k.cuh"` finds the rewrite, beside it, before the
+    // original that -I still reaches. Any other file goes beside the main
+    // file, where a quoted include of its bare name looks first.
+    std::string Relative(llvm::sys::path::filename(Path));
+    if (!MainFile.empty()) {
+      llvm::SmallString<256> Dir(
+          llvm::sys::path::parent_path(canonicalPath(MainFile)));
+      llvm::sys::path::append(Dir, "");
+      std::string Header = canonicalPath(Path);
+      if (llvm::StringRef(Header).starts_with(Dir))
+        Relative = Header.substr(Dir.size());
+    }
     llvm::SmallString<256> Out(Options.OutputDir);
-    llvm::sys::path::append(Out, llvm::sys::path::filename(Path));
+    llvm::sys::path::append(Out, Relative);
     return std::string(Out);
   }
   return Options.OutputFile.empty() ? "-" : Options.OutputFile;
@@ -531,8 +546,8 @@ bool TransformPipeline::planOutputs(
     return false;
   }
   for (const auto &[Path, Rewritten] : Others) {
-    Outputs.add(destination(Path), Rewritten, Path, File);
-    Outputs.addTarget(destination(Path));
+    Outputs.add(destination(Path, File), Rewritten, Path, File);
+    Outputs.addTarget(destination(Path, File));
   }
   // In place, an unchanged file is not touched at all.
   if (!(Options.InPlace && Outcome.Plan.EditsByFile.empty()))

@@ -77,8 +77,10 @@ private:
 
   /// Whether every named output can be written at all (checked first).
   bool outputsWritable() const;
-  /// Where the rewrite of \p Path goes ("-": standard output).
-  std::string destination(const std::string &Path) const;
+  /// Where the rewrite of \p Path goes ("-": standard output); a header
+  /// is placed relative to \p MainFile, the input that includes it.
+  std::string destination(const std::string &Path,
+                          const std::string &MainFile = "") const;
   /// Adds one input's rewritten files to \p Outputs (or prints them as a
   /// diff under --diff); false if they have nowhere to go.
   bool planOutputs(const std::string &File, const std::string &Text,
