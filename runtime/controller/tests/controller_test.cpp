@@ -15,6 +15,7 @@
 
 using namespace smpart;
 using smpart::testing::Call;
+using smpart::testing::Env;
 using smpart::testing::FakeKernel;
 
 namespace {
@@ -517,16 +518,6 @@ TEST(Controller, RandomCoRunsUnderEveryPolicy) {
 }
 
 // ---- environment ----
-
-struct Env {
-  std::map<std::string, std::string> Vars;
-  std::function<const char *(const char *)> fn() {
-    return [this](const char *N) -> const char * {
-      auto It = Vars.find(N);
-      return It == Vars.end() ? nullptr : It->second.c_str();
-    };
-  }
-};
 
 TEST(Environment, NothingSetMeansInactiveAndNoError) {
   Env E;

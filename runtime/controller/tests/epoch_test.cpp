@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 using namespace smpart;
+using smpart::testing::Env;
 using smpart::testing::FakeKernel;
 
 namespace {
@@ -361,16 +362,6 @@ TEST(Epochs, WithoutAnOnlinePolicyEpochsAreTracedSparsely) {
   EXPECT_EQ(P.C->lastEpoch().index, 20u);
   std::remove(W->path().c_str());
 }
-
-struct Env {
-  std::map<std::string, std::string> Vars;
-  std::function<const char *(const char *)> fn() {
-    return [this](const char *N) -> const char * {
-      auto It = Vars.find(N);
-      return It == Vars.end() ? nullptr : It->second.c_str();
-    };
-  }
-};
 
 TEST(Epochs, EpochLengthComesFromTheEnvironment) {
   Env E;

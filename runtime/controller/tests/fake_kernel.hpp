@@ -5,6 +5,7 @@
 #include "smpart/kernel_control.hpp"
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,17 @@ private:
   void record(const char *What, unsigned long long V) {
     if (Log)
       Log->push_back({Id, What, V, Mask});
+  }
+};
+
+/// A process environment for configureFromEnvironment(), without setenv.
+struct Env {
+  std::map<std::string, std::string> Vars;
+  std::function<const char *(const char *)> fn() {
+    return [this](const char *N) -> const char * {
+      auto It = Vars.find(N);
+      return It == Vars.end() ? nullptr : It->second.c_str();
+    };
   }
 };
 

@@ -33,6 +33,17 @@ const char *const FairMixes[] = {"mc_sgemm_stream", "mm_stream_lbm",
                                  "cc_sgemm_conv", "mc_kmeans_stream",
                                  "three_sgemm_stream_spmv"};
 
+/// Every mix in runtime/simulator/mixes.
+const char *const AllMixes[] = {"mc_sgemm_stream",
+                                "mm_stream_lbm",
+                                "cc_sgemm_conv",
+                                "mc_kmeans_stream",
+                                "three_sgemm_stream_spmv",
+                                "four_sgemm_conv_stream_lbm",
+                                "arrival_sgemm_stream",
+                                "arrival3_lbm_sgemm_histo",
+                                "demo"};
+
 /// Forwards to the policy under test and records what it saw and did.
 class Watch : public OnlinePolicy {
 public:
@@ -158,10 +169,7 @@ TEST(HsmOnline, CalibratesIsolatedRatesWhereMeasurementsAllow) {
 }
 
 TEST(HsmOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
-  for (const char *Name :
-       {"mc_sgemm_stream", "mm_stream_lbm", "cc_sgemm_conv", "mc_kmeans_stream",
-        "three_sgemm_stream_spmv", "four_sgemm_conv_stream_lbm",
-        "arrival_sgemm_stream", "arrival3_lbm_sgemm_histo", "demo"})
+  for (const char *Name : AllMixes)
     for (bool Qos : {false, true}) {
       const OnlineRun R = runOnline(mix(Name), Qos);
       const auto &Log = R.watch->Log;
@@ -188,10 +196,7 @@ TEST(HsmOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
 }
 
 TEST(HsmOnline, InvariantsHoldUnderItsSteps) {
-  for (const char *Name :
-       {"mc_sgemm_stream", "mm_stream_lbm", "cc_sgemm_conv", "mc_kmeans_stream",
-        "three_sgemm_stream_spmv", "four_sgemm_conv_stream_lbm",
-        "arrival_sgemm_stream", "arrival3_lbm_sgemm_histo", "demo"})
+  for (const char *Name : AllMixes)
     for (bool Qos : {false, true}) {
       const OnlineRun R = runOnline(mix(Name), Qos);
       EXPECT_TRUE(R.result.completed) << Name;
