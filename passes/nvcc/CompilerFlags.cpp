@@ -243,11 +243,20 @@ public:
       : Inner(std::move(Inner)) {}
   std::vector<CompileCommand>
   getCompileCommands(llvm::StringRef File) const override {
-    std::vector<CompileCommand> Commands = Inner->getCompileCommands(File);
+    // The JSON database matches entries by absolute path: 'src/k.cu' as
+    // the user spells it would miss its own entry and borrow another.
+    std::vector<CompileCommand> Commands =
+        Inner->getCompileCommands(absolute(File));
     for (const CompileCommand &C : Commands) {
-      llvm::StringRef From = C.Heuristic;
-      if (!From.consume_front("inferred from "))
+      llvm::StringRef Heuristic = C.Heuristic;
+      if (!Heuristic.consume_front("inferred from "))
         continue;
+      // The borrowed entry's file, relative to its own directory.
+      llvm::SmallString<256> From(Heuristic);
+      if (llvm::sys::path::is_relative(From)) {
+        From = C.Directory;
+        llvm::sys::path::append(From, Heuristic);
+      }
       std::lock_guard<std::mutex> Lock(Mutex);
       if (Noted.insert(absolute(File)).second)
         llvm::errs() << "smpart-transform: '" << shown(File)
