@@ -2,6 +2,7 @@
 // epochs, near the fairest static configuration, better than the offline
 // policy when profiles are wrong, the hysteresis bound once converged, and
 // the controller's invariants under its steps. Figures: simulator README.
+#include "bundled_mixes.hpp"
 #include "corun.hpp"
 #include "hsm_online_policy.hpp"
 #include "online_policies.hpp"
@@ -33,16 +34,7 @@ const char *const FairMixes[] = {"mc_sgemm_stream", "mm_stream_lbm",
                                  "cc_sgemm_conv", "mc_kmeans_stream",
                                  "three_sgemm_stream_spmv"};
 
-/// Every mix in runtime/simulator/mixes.
-const char *const AllMixes[] = {"mc_sgemm_stream",
-                                "mm_stream_lbm",
-                                "cc_sgemm_conv",
-                                "mc_kmeans_stream",
-                                "three_sgemm_stream_spmv",
-                                "four_sgemm_conv_stream_lbm",
-                                "arrival_sgemm_stream",
-                                "arrival3_lbm_sgemm_histo",
-                                "demo"};
+using smpart::sim::testing::AllMixes;
 
 /// Forwards to the policy under test and records what it saw and did.
 class Watch : public OnlinePolicy {

@@ -1,6 +1,7 @@
 // The simulator's model behaves (scaling, bandwidth, L1 and bypass), the
 // exhaustive static search bounds the policies on the model, and the
 // controller's invariants hold under simulated co-runs.
+#include "bundled_mixes.hpp"
 #include "corun.hpp"
 #include "model.hpp"
 #include "static_search.hpp"
@@ -23,15 +24,7 @@ namespace {
 
 const std::string Mixes = SMPART_MIXES;
 
-const char *const AllMixes[] = {"mc_sgemm_stream",
-                                "mm_stream_lbm",
-                                "cc_sgemm_conv",
-                                "mc_kmeans_stream",
-                                "three_sgemm_stream_spmv",
-                                "four_sgemm_conv_stream_lbm",
-                                "arrival_sgemm_stream",
-                                "arrival3_lbm_sgemm_histo",
-                                "demo"};
+using smpart::sim::testing::AllMixes;
 
 Mix mix(const std::string &Name) {
   return loadMix(Mixes + "/" + Name + ".json");
