@@ -11,11 +11,13 @@ using namespace clang::ast_matchers;
 namespace smpart {
 
 void KernelQueryRewrite::registerMatchers(MatchFinder &Finder) {
-  // Instantiations share the pattern's text: rewritten once, there.
-  Finder.addMatcher(declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal))),
-                                unless(isInTemplateInstantiation()))
-                        .bind("ref"),
-                    this);
+  // Instantiations too: a query in a template names the kernel only there
+  // when the name or the call depends on a template parameter. Every
+  // instantiation edits the pattern's text identically (the edit needs no
+  // types), so the edits merge.
+  Finder.addMatcher(
+      declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)))).bind("ref"),
+      this);
 }
 
 /// True for the runtime API calls that take a kernel to query or configure
@@ -28,32 +30,52 @@ static bool isKernelQuery(const FunctionDecl &Callee) {
          Name.starts_with("cudaFuncSet");
 }
 
-/// The expression to replace: the name, or `&name`, when it is an argument
-/// of a kernel query (through parentheses and casts), else null.
-static const Expr *queriedKernelExpr(const DeclRefExpr &Ref, ASTContext &AST) {
-  const Expr *Operand = &Ref;
-  const Stmt *Child = &Ref;
-  DynTypedNodeList Parents = AST.getParents(Ref);
-  while (Parents.size() == 1) {
-    const Stmt *P = Parents[0].get<Stmt>();
+/// The expression to replace when \p Child (the name, or a cast or `&`
+/// around it) is an argument of a kernel query, through parentheses and
+/// casts: \p Operand, or `&name` for the address; else null.
+static const Expr *queriedKernelExpr(const Stmt &Child, const Expr &Operand,
+                                     ASTContext &AST) {
+  // Instantiating a template reuses the pattern's non-dependent
+  // expressions, so a node may have a parent in the pattern and one in
+  // each instantiation: it is a query argument if all of them agree.
+  DynTypedNodeList Parents = AST.getParents(Child);
+  const Expr *Agreed = nullptr;
+  for (const DynTypedNode &Parent : Parents) {
+    const Stmt *P = Parent.get<Stmt>();
+    const Expr *Found = nullptr;
     if (!P)
       return nullptr;
     if (const auto *Call = dyn_cast<CallExpr>(P)) {
       const FunctionDecl *Callee = Call->getDirectCallee();
-      return Callee && Call->getCallee() != Child && isKernelQuery(*Callee)
-                 ? Operand
-                 : nullptr;
+      if (Callee && Call->getCallee() != &Child && isKernelQuery(*Callee))
+        Found = &Operand;
+    } else if (const auto *Unary = dyn_cast<UnaryOperator>(P)) {
+      if (Unary->getOpcode() == UO_AddrOf && &Child == &Operand)
+        Found = queriedKernelExpr(*P, *Unary, AST);
+    } else if (isa<ImplicitCastExpr, ParenExpr, CStyleCastExpr,
+                   CXXNamedCastExpr, CXXFunctionalCastExpr>(P)) {
+      Found = queriedKernelExpr(*P, Operand, AST);
     }
-    const auto *Unary = dyn_cast<UnaryOperator>(P);
-    if (Unary && Unary->getOpcode() == UO_AddrOf && Child == Operand)
-      Operand = Unary;
-    else if (!isa<ImplicitCastExpr, ParenExpr, CStyleCastExpr, CXXNamedCastExpr,
-                  CXXFunctionalCastExpr>(P))
+    if (!Found || (Agreed && Agreed != Found))
       return nullptr;
-    Child = P;
-    Parents = AST.getParents(*P);
+    Agreed = Found;
   }
-  return nullptr;
+  return Agreed;
+}
+
+/// Where \p E is written when all of it comes from one macro's body
+/// (contiguous in one file); invalid otherwise.
+static CharSourceRange spelledRange(const Expr &E, const SourceManager &SM,
+                                    const LangOptions &LO) {
+  const SourceLocation Begin = SM.getSpellingLoc(E.getBeginLoc());
+  const SourceLocation End =
+      Lexer::getLocForEndOfToken(SM.getSpellingLoc(E.getEndLoc()), 0, SM, LO);
+  if (Begin.isInvalid() || End.isInvalid() ||
+      SM.getFileID(Begin) != SM.getFileID(End) ||
+      SM.isWrittenInScratchSpace(Begin) ||
+      SM.getFileOffset(End) < SM.getFileOffset(Begin))
+    return {};
+  return CharSourceRange::getCharRange(Begin, End);
 }
 
 void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
@@ -64,20 +86,25 @@ void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
   if (!Pattern->hasBody() || !Ctx.isRewritable(SM, Pattern->getLocation()) ||
       RewriteContext::isGeneratedKernel(*Pattern))
     return;
-  const Expr *Operand = queriedKernelExpr(*Ref, *Result.Context);
-  if (!Operand || Operand->getBeginLoc().isMacroID() ||
-      Ref->getEndLoc().isMacroID())
+  const Expr *Operand = queriedKernelExpr(*Ref, *Ref, *Result.Context);
+  if (!Operand)
     return;
+  // checkCudaErrors(cudaFuncSetAttribute(k, ...)): the name is spelled in a
+  // macro argument, edited where it is written. A query written in a
+  // macro's body names the kernel in every expansion: the body is edited,
+  // once, where the file may be rewritten.
   const LangOptions &LO = Result.Context->getLangOpts();
-  const llvm::StringRef Name = Lexer::getSourceText(
-      CharSourceRange::getTokenRange(Ref->getSourceRange()), SM, LO);
-  const SourceLocation End =
-      Lexer::getLocForEndOfToken(Operand->getEndLoc(), 0, SM, LO);
-  if (Name.empty() || End.isInvalid())
+  CharSourceRange Range = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(Operand->getSourceRange()), SM, LO);
+  if (Range.isInvalid())
+    Range = spelledRange(*Operand, SM, LO);
+  const llvm::StringRef Text = Lexer::getSourceText(Range, SM, LO);
+  if (Range.isInvalid() || Text.empty() ||
+      !Ctx.isRewritable(SM, Range.getBegin()))
     return;
-  if (std::optional<Edit> E = RewriteContext::replace(
-          SM, Operand->getBeginLoc(), End,
-          RewriteContext::rewrittenOverload(*Kernel, Name, *Result.Context)))
+  if (std::optional<Edit> E =
+          RewriteContext::replace(SM, Range.getBegin(), Range.getEnd(),
+                                  "smpart::rewritten(" + Text.str() + ")"))
     Ctx.functionFacts(SM, Pattern).Edits.insert(*E);
 }
 

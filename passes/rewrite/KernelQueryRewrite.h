@@ -2,12 +2,15 @@
 // kernel without launching it (cudaFuncSetAttribute, cudaFuncGetAttributes,
 // cudaFuncSetCacheConfig, the cudaOccupancy* queries, ...):
 //   cudaFuncSetAttribute(k, ...)
-//   -> cudaFuncSetAttribute(static_cast<void (*)(smpart::LaunchControl,
-//                                                float *)>(&k), ...)
+//   -> cudaFuncSetAttribute(smpart::rewritten(k), ...)
 // Where the original is kept beside the rewritten overload, the bare name
 // is ambiguous ("more than one instance of overloaded function"); and the
 // kernel that runs is the rewritten one, whose attributes occupancy needs.
-// The edits belong to the kernel and apply only if it is transformed.
+// smpart::rewritten (control.hpp) picks the overload by deduction, so the
+// edit needs no parameter types and is the same in every instantiation of
+// a template; a name spelled in a macro argument is edited where it is
+// written. The edits belong to the kernel and apply only if it is
+// transformed.
 #pragma once
 
 #include "pipeline/RewriteContext.h"

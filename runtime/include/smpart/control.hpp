@@ -182,4 +182,16 @@ struct LaunchControl {
   BlockDivisor div_x, div_y;
 };
 
+/// The rewritten overload of a kernel, picked by its signature from the
+/// overload set a bare kernel name is beside the original kept by
+/// smpart-transform: `cudaFuncSetAttribute(smpart::rewritten(k), ...)`.
+/// Template argument deduction from an overload set keeps the one member
+/// whose first parameter is LaunchControl, so the rewrite needs no
+/// parameter types, also where they depend on template parameters.
+template <class... Params>
+constexpr auto rewritten(void (*Kernel)(LaunchControl, Params...))
+    -> void (*)(LaunchControl, Params...) {
+  return Kernel;
+}
+
 } // namespace smpart
