@@ -326,6 +326,31 @@ void Controller::decideAndApply(const char *Trigger) {
   std::vector<std::string> Notes;
   Plan P = planFor(Active, Trigger, Notes);
   P.notes = Notes;
+  std::vector<FinishingKernel> Finishing;
+  for (const Tracked &T : Kernels)
+    if (Opts.online && T.alloc.last_block_taken && !T.alloc.preempted) {
+      Finishing.push_back({T.alloc.name, {}});
+      for (std::size_t I = 0; I < SmIds.size(); ++I)
+        if (T.alloc.mask.test(SmIds[I]))
+          Finishing.back().sms.push_back(static_cast<int>(I));
+    }
+  if (Opts.online)
+    if (std::optional<Plan> A = Opts.online->onReplan(Trigger, P, Finishing)) {
+      // Same kernels, same order, within the GPU; else the offline plan.
+      bool Ok = A->kernels.size() == P.kernels.size();
+      for (std::size_t I = 0; Ok && I < P.kernels.size(); ++I) {
+        const KernelDecision &D = A->kernels[I];
+        Ok = D.name == P.kernels[I].name && D.sms >= 0 && D.sm_first >= 0 &&
+             D.sm_first + D.sms <= static_cast<int>(SmIds.size());
+      }
+      if (Ok)
+        P = std::move(*A);
+      else
+        warnOnce("online-replan:" + std::string(Opts.online->name()),
+                 "online policy " + std::string(Opts.online->name()) +
+                     " amended a re-plan outside its kernels or SMs; "
+                     "keeping the offline plan");
+    }
   applyPlan(std::move(P), Active, Trigger);
 }
 

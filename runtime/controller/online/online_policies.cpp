@@ -2,6 +2,7 @@
 #include "online_policies.hpp"
 
 #include "hsm_online_policy.hpp"
+#include "priority_policy.hpp"
 
 namespace smpart::online {
 
@@ -13,6 +14,10 @@ const std::vector<OnlinePolicyInfo> &onlinePolicies() {
       {"hsm-qos-online", "hsm-qos",
        "HSM-QoS every epoch: SMs for the high-priority kernel's measured NP "
        "target, the rest for the sum of NP (online only)"},
+      {"priority", "even",
+       "plain priority: a high-priority kernel gets the SMs its curve needs "
+       "at its arrival, best-effort kernels the rest (preempted if none) "
+       "until it leaves (online only)"},
   };
   return All;
 }
@@ -27,11 +32,18 @@ const OnlinePolicyInfo *findOnlinePolicy(std::string_view Name) {
 std::shared_ptr<OnlinePolicy>
 makeOnlinePolicy(const OnlinePolicyInfo &Info, policy::ProfileSet Profiles,
                  const policy::PolicyOptions &Options) {
+  if (Info.name == "priority")
+    return std::make_shared<PriorityPolicy>(std::move(Profiles));
   HsmOnlineOptions O;
   O.qos = Info.base == "hsm-qos";
   O.fair_threshold = Options.fair_threshold;
   O.qos_target = Options.qos_target;
-  return std::make_shared<HsmOnlinePolicy>(std::move(Profiles), O);
+  auto Hsm = std::make_shared<HsmOnlinePolicy>(Profiles, O);
+  if (!O.qos)
+    return Hsm;
+  // Its latency-critical kernel keeps its SMs until it leaves.
+  return std::make_shared<HighPriorityHold>(std::move(Hsm),
+                                            std::move(Profiles));
 }
 
 } // namespace smpart::online

@@ -73,6 +73,13 @@ struct EpochReport {
   std::vector<EpochSample> kernels;
 };
 
+/// A kernel the controller still tracks but no longer plans: its last
+/// block was taken, and its CTAs finish their blocks on these SMs.
+struct FinishingKernel {
+  std::string name;
+  std::vector<int> sms; ///< SM ordinals, as in plans
+};
+
 /// An online policy: called by the controller at the end of every epoch.
 class OnlinePolicy {
 public:
@@ -87,6 +94,22 @@ public:
   /// controller's lock held: must not call back into the controller.
   virtual std::optional<policy::Plan> onEpoch(const EpochReport &Report,
                                               const policy::Plan &Current) = 0;
+  /// Called when the offline policy re-planned an event (\p Trigger:
+  /// "arrival", "last_block_taken", "departure", "request") with its plan:
+  /// an online policy reacts there, not an epoch later (a short kernel may
+  /// be over by then). \p Finishing: the kernels that took their last
+  /// block and still run (the offline plan may give their SMs away).
+  /// Return nothing to apply \p Offline, or a plan naming the same kernels
+  /// in the same order with SM ordinals over the whole GPU (else the
+  /// offline plan stands, with one warning). Same lock rule as onEpoch.
+  virtual std::optional<policy::Plan>
+  onReplan(std::string_view Trigger, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &Finishing) {
+    (void)Trigger;
+    (void)Offline;
+    (void)Finishing;
+    return std::nullopt;
+  }
 };
 
 } // namespace smpart
