@@ -4,13 +4,18 @@
 //   smpart_corun_sim MIX.json --policy NAME [--trace OUT.json] [--no-noise]
 //                    [--profile-error F]
 //   smpart_corun_sim --table MIX.json... [--no-noise] [--profile-error F]
+//   smpart_corun_sim --latency MIX.json... [--no-noise] [--profile-error F]
 //
 // The first prints each kernel's turnaround and NP, then STP, ANTT and
 // fairness; the second prints, per mix, every policy against even and the
-// best static configuration of the model, as a Markdown table.
+// best static configuration of the model, as a Markdown table; the third,
+// per mix, latency-critical launch latency and best-effort throughput
+// against alone (latency.hpp), also printed under a single run of a mix
+// with a stream of high-priority launches.
 // --profile-error F gives the controller profiles wrong by F (mix.hpp,
 // misprofile()); the model keeps the truth.
 #include "corun.hpp"
+#include "latency.hpp"
 #include "static_search.hpp"
 
 #include "smpart/policy/input_error.hpp"
@@ -43,8 +48,10 @@ int usage(const char *Argv0) {
                "usage: %s MIX.json --policy NAME [--trace OUT.json] "
                "[--no-noise] [--profile-error F]\n"
                "       %s --table MIX.json... [--no-noise] "
+               "[--profile-error F]\n"
+               "       %s --latency MIX.json... [--no-noise] "
                "[--profile-error F]\n",
-               Argv0, Argv0);
+               Argv0, Argv0, Argv0);
   return 2;
 }
 
@@ -60,6 +67,8 @@ void printRun(const sim::Mix &M, const std::string &Policy,
                 K.finish_us / 1000.0, K.alone_us / 1000.0, K.np);
   std::printf("  STP %.3f  ANTT %.3f  fairness %.3f\n", R.metrics.stp,
               R.metrics.antt, R.metrics.fairness);
+  if (sim::hasLatencyCriticalStream(M))
+    sim::printLatency(sim::latencyOf(M, R));
 }
 
 bool healthy(const sim::RunResult &R, const std::string &What) {
@@ -110,7 +119,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
 int main(int Argc, char **Argv) {
   std::vector<std::string> Files;
   std::string Policy, TracePath;
-  bool Table = false, Noise = true;
+  bool Table = false, Noise = true, Latency = false;
   for (int I = 1; I < Argc; ++I) {
     const std::string A = Argv[I];
     if (A == "--policy" && I + 1 < Argc)
@@ -119,6 +128,8 @@ int main(int Argc, char **Argv) {
       TracePath = Argv[++I];
     else if (A == "--table")
       Table = true;
+    else if (A == "--latency")
+      Latency = Table = true; // a table of its own
     else if (A == "--no-noise")
       Noise = false;
     else if (A == "--profile-error" && I + 1 < Argc) {
@@ -140,6 +151,12 @@ int main(int Argc, char **Argv) {
       (!Table && Files.size() != 1))
     return usage(Argv[0]);
   try {
+    if (Latency) {
+      std::vector<sim::Mix> Mixes;
+      for (const std::string &F : Files)
+        Mixes.push_back(load(F));
+      return sim::printLatencyTable(Mixes, Noise) ? 0 : 1;
+    }
     if (Table)
       return table(Files, Noise);
     const std::vector<std::string> Names = sim::policyNames();
