@@ -315,6 +315,18 @@ std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C) {
   return std::make_shared<ControllerObserver>(std::move(C));
 }
 
+namespace {
+std::shared_ptr<Controller> &processControllerSlot() {
+  static std::shared_ptr<Controller> C; // set once, under initFromEnvironment
+  return C;
+}
+} // namespace
+
+std::shared_ptr<Controller> processController() {
+  (void)controller::initFromEnvironment();
+  return processControllerSlot();
+}
+
 std::string controller::initFromEnvironment() {
   static std::once_flag Once;
   static std::string Result;
@@ -343,6 +355,7 @@ std::string controller::initFromEnvironment() {
     auto Fan = std::make_shared<FanOut>();
     if (C.controller) {
       std::shared_ptr<Controller> Ctl = std::move(C.controller);
+      processControllerSlot() = Ctl;
       Fan->All.push_back(observerFor(Ctl));
       // Stopped at exit, before the controller's kernels go away.
       static std::unique_ptr<EpochTimer> Timer;

@@ -63,6 +63,13 @@ Status launchProbe(DeviceCtx &ctx) {
 
 } // namespace
 
+cudaError_t launchSmIdProbe(unsigned *bitmap, unsigned ctas,
+                            cudaStream_t stream) {
+  void *args[] = {&bitmap};
+  return cudaLaunchKernel(reinterpret_cast<const void *>(&smIdProbe),
+                          dim3(ctas), dim3(1024), args, 0, stream);
+}
+
 Status startSmProbe(DeviceCtx &ctx) {
   ctx.info.sm_ids.clear();
   ctx.info.sm_ids_probed = false;

@@ -22,4 +22,8 @@ std::shared_ptr<KernelControl> controlOf(KernelHandle Handle);
 /// early notifications and departures of transformed kernels to \p C.
 std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C);
 
+/// The controller SMPART_POLICY made for this process (reading the
+/// environment first if no launch did yet), or null.
+std::shared_ptr<Controller> processController();
+
 } // namespace smpart

@@ -230,6 +230,9 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher);
+KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
+                            std::size_t smem, cudaStream_t stream,
+                            OpaqueLaunch launcher);
 
 /// Called at static initialisation by each translation unit that
 /// smpart-transform rewrote, once per kernel it defines: the first
@@ -292,6 +295,22 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
   return detail::launchOpaque(kernel, grid, block, smem,
                               detail::callerStream(stream),
                               std::move(launcher));
+}
+
+/// What smpart-transform emits for a kernel it refused to rewrite: the
+/// unchanged kernel, confined to the SMs of the partition named after the
+/// kernel (smpart::Partition, opened with default options on first use),
+/// which the plan keeps rewritten kernels off. Ordered with `stream`
+/// exactly like a launch on it (event on `stream`, the partition's stream
+/// waits, the kernel, event, `stream` waits), tracked like launchOpaque and
+/// legal under stream capture. With SMPART_DISABLE=1 or without green
+/// contexts: launchOpaque on `stream`.
+inline KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid,
+                                   dim3 block, std::size_t smem,
+                                   cudaStream_t stream, OpaqueLaunch launcher) {
+  return detail::launchConfined(kernel, grid, block, smem,
+                                detail::callerStream(stream),
+                                std::move(launcher));
 }
 
 /// Receives launch events, never while the runtime holds a lock: a

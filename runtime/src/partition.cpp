@@ -1,0 +1,391 @@
+// smpart::Partition (smpart/partition.hpp) and smpart::launchConfined.
+//
+// A partition owns a set of SM groups of the green-context pool
+// (green_contexts.hpp) and uses the pooled green context of that set. At a
+// launch boundary it reads its share (the plan's target, else its request),
+// rounds it to the nearest allowed size and, if that differs, moves to the
+// green context of its new set behind an event fence; then it tells the
+// plan the real SM ids it uses and waits, bounded, until rewritten kernels
+// acknowledged leaving them. Nothing else ever changes its SMs.
+#include "green_contexts.hpp"
+#include "kernel.hpp"
+
+#include "smpart/controller_runtime.hpp"
+#include "smpart/partition.hpp"
+
+#include <algorithm>
+#include <bitset>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <thread>
+
+namespace smpart {
+
+using detail::green::Entry;
+using detail::green::Pool;
+
+struct Partition::Impl {
+  std::string name;
+  PartitionOptions opts;
+  mutable std::mutex mu;
+  std::shared_ptr<OpaquePlanner> planner; // null: the options decide
+  bool confined = false;
+  std::string why;              // why unconfined
+  cudaStream_t plain = nullptr; // the stream of an unconfined partition
+  Entry *cur = nullptr;         // the green context in use
+  std::uint64_t groups = 0;     // its SM groups
+  std::vector<unsigned> sm_ids; // its real SM ids, once known
+  /// The ids of the green context before the last switch: held too while
+  /// work queued there may still run (until the fence event completed).
+  std::vector<unsigned> prev_ids;
+  bool sm_ids_known = false;
+  unsigned requested = 0;      // SMs wanted without a plan
+  cudaEvent_t fence = nullptr; // old stream -> new stream at a switch
+  cudaEvent_t in = nullptr;    // launch(): caller's stream -> partition
+  cudaEvent_t out = nullptr;   // launch(): partition -> caller's stream
+  unsigned long long boundaries = 0, switches = 0;
+  bool held = false, warned_hold = false, warned_ids = false;
+
+  cudaStream_t streamLocked() const { return cur ? cur->stream : plain; }
+  Status boundaryLocked();
+  void holdLocked();
+  void warn(bool &once, const std::string &msg) {
+    if (once)
+      return;
+    once = true;
+    std::fprintf(stderr, "smpart: warning: partition '%s': %s\n", name.c_str(),
+                 msg.c_str());
+  }
+};
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<Partition>> open;
+};
+
+Registry &registry() {
+  // Never destroyed: partitions may be used by work queued until exit.
+  static Registry *r = new Registry;
+  return *r;
+}
+
+unsigned popcount(std::uint64_t m) {
+  return static_cast<unsigned>(std::bitset<64>(m).count());
+}
+
+/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
+bool disabledByEnvironment() {
+  static const bool disabled = [] {
+    const char *v = std::getenv("SMPART_DISABLE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return disabled;
+}
+
+} // namespace
+
+Status Partition::Impl::boundaryLocked() {
+  ++boundaries;
+  if (!confined)
+    return Status();
+  Pool &pool = Pool::instance();
+  unsigned want = requested;
+  if (planner)
+    if (const unsigned t = planner->target(name))
+      want = t;
+  const unsigned g = pool.groupSize();
+  const unsigned size = detail::green::nearestAllowed(
+      detail::green::allowedSizes(g, pool.groups()), want);
+  if (size / g != popcount(groups)) {
+    std::uint64_t next = groups;
+    Entry *e = nullptr;
+    Status st = pool.switchTo(next, size / g, e);
+    if (!st.ok()) {
+      bool once = false; // every failed switch is worth a line
+      warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
+    } else if (e != cur) {
+      // Work already on the old stream runs before any work on the new.
+      SMPART_CUDA_CHECK(cudaEventRecord(fence, cur->stream));
+      SMPART_CUDA_CHECK(cudaStreamWaitEvent(e->stream, fence, 0));
+      cur = e;
+      groups = next;
+      prev_ids = sm_ids_known ? sm_ids : std::vector<unsigned>{};
+      sm_ids.clear();
+      sm_ids_known = false;
+      held = false;
+      ++switches;
+    }
+  }
+  if (!sm_ids_known)
+    sm_ids_known = pool.smIds(*cur, sm_ids);
+  holdLocked();
+  return Status();
+}
+
+void Partition::Impl::holdLocked() {
+  if (!planner)
+    return;
+  if (!sm_ids_known) {
+    warn(warned_ids, "its SM ids are not probed yet (a busy GPU): rewritten "
+                     "kernels may share its SMs until they are");
+    return;
+  }
+  std::vector<unsigned> ids = sm_ids;
+  if (!prev_ids.empty()) {
+    const cudaError_t before = cudaPeekAtLastError();
+    const cudaError_t q = cudaEventQuery(fence);
+    if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
+      (void)cudaGetLastError(); // a captured fence: no error of the caller's
+    if (q == cudaErrorNotReady) {
+      ids.insert(ids.end(), prev_ids.begin(), prev_ids.end());
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    } else {
+      prev_ids.clear();
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(opts.hold_timeout_ms);
+  while (!(held = planner->hold(name, ids))) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      warn(warned_hold,
+           "rewritten kernels did not leave its SMs within " +
+               std::to_string(opts.hold_timeout_ms) +
+               " ms; launching anyway (they share SMs until they leave)");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+Partition::Partition(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Partition::~Partition() {
+  if (impl_ && impl_->confined) {
+    if (impl_->planner)
+      impl_->planner->remove(impl_->name);
+    Pool::instance().release(impl_->groups);
+  }
+}
+
+Status Partition::open(const std::string &name, const PartitionOptions &options,
+                       std::shared_ptr<Partition> &out) {
+  out = find(name);
+  if (out)
+    return Status();
+  SMPART_RETURN_IF_ERROR(init());
+  // Legal beside or inside any capture: set-up calls are not stream work.
+  detail::CaptureModeRelaxed relaxed;
+  auto impl = std::make_unique<Impl>();
+  impl->name = name;
+  impl->opts = options;
+  SMPART_CUDA_CHECK(
+      cudaEventCreateWithFlags(&impl->fence, cudaEventDisableTiming));
+  SMPART_CUDA_CHECK(
+      cudaEventCreateWithFlags(&impl->in, cudaEventDisableTiming));
+  SMPART_CUDA_CHECK(
+      cudaEventCreateWithFlags(&impl->out, cudaEventDisableTiming));
+  Pool &pool = Pool::instance();
+  std::string why;
+  if (pool.ready(why)) {
+    const unsigned all = pool.smCount();
+    impl->requested =
+        options.sms ? options.sms
+        : options.fraction > 0
+            ? static_cast<unsigned>(std::lround(options.fraction * all))
+            : all / 2;
+    if (options.follow_plan)
+      impl->planner =
+          options.planner ? options.planner : plannerFor(processController());
+    const unsigned g = pool.groupSize();
+    if (impl->planner)
+      impl->planner->add(name, (std::max(options.min_sms, g) + g - 1) / g * g,
+                         g, options.weight);
+    unsigned want = impl->requested;
+    if (impl->planner)
+      if (const unsigned t = impl->planner->target(name))
+        want = t;
+    const unsigned size = detail::green::nearestAllowed(
+        detail::green::allowedSizes(g, pool.groups()), want);
+    Entry *e = nullptr;
+    Status st = pool.switchTo(impl->groups, size / g, e);
+    if (st.ok()) {
+      impl->confined = true;
+      impl->cur = e;
+    } else {
+      why = st.message();
+      if (impl->planner)
+        impl->planner->remove(name);
+      impl->planner = nullptr;
+      bool once = false;
+      impl->warn(once, "runs unconfined on every SM: " + why);
+    }
+  }
+  if (!impl->confined) {
+    impl->why = why;
+    SMPART_CUDA_CHECK(
+        cudaStreamCreateWithFlags(&impl->plain, cudaStreamNonBlocking));
+  }
+  auto p = std::make_shared<Partition>(std::move(impl));
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    auto [it, fresh] = registry().open.emplace(name, p);
+    if (!fresh) { // another thread opened it meanwhile: use that one
+      out = it->second;
+      return Status();
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(p->impl_->mu);
+    if (p->impl_->confined) {
+      p->impl_->sm_ids_known = pool.smIds(*p->impl_->cur, p->impl_->sm_ids);
+      p->impl_->holdLocked();
+    }
+  }
+  out = std::move(p);
+  return Status();
+}
+
+std::shared_ptr<Partition> Partition::find(const std::string &name) {
+  std::lock_guard<std::mutex> lock(registry().mu);
+  auto it = registry().open.find(name);
+  return it == registry().open.end() ? nullptr : it->second;
+}
+
+void Partition::close(const std::string &name) {
+  std::shared_ptr<Partition> p;
+  {
+    std::lock_guard<std::mutex> lock(registry().mu);
+    auto it = registry().open.find(name);
+    if (it == registry().open.end())
+      return;
+    p = std::move(it->second);
+    registry().open.erase(it);
+  }
+  Impl &i = *p->impl_;
+  std::lock_guard<std::mutex> lock(i.mu);
+  if (!i.confined)
+    return;
+  detail::CaptureModeRelaxed relaxed;
+  // Later work on the handle runs unconfined, after what was queued.
+  if (cudaStreamCreateWithFlags(&i.plain, cudaStreamNonBlocking) ==
+      cudaSuccess) {
+    (void)cudaEventRecord(i.fence, i.cur->stream);
+    (void)cudaStreamWaitEvent(i.plain, i.fence, 0);
+  }
+  if (i.planner)
+    i.planner->remove(i.name);
+  Pool::instance().release(i.groups);
+  i.groups = 0;
+  i.cur = nullptr;
+  i.confined = false;
+  i.why = "closed";
+}
+
+cudaStream_t Partition::stream() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  detail::CaptureModeRelaxed relaxed;
+  (void)impl_->boundaryLocked();
+  return impl_->streamLocked();
+}
+
+Status Partition::beginLaunch() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  detail::CaptureModeRelaxed relaxed;
+  return impl_->boundaryLocked();
+}
+
+cudaStream_t Partition::currentStream() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->streamLocked();
+}
+
+Status Partition::request(unsigned sms) {
+  if (sms == 0)
+    return Status(Errc::kInvalidArgument,
+                  "Partition::request: 0 SMs (close() ends a partition)");
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->requested = sms;
+  return Status();
+}
+
+const std::string &Partition::name() const { return impl_->name; }
+
+bool Partition::confined() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->confined;
+}
+
+std::string Partition::reason() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->confined ? std::string() : impl_->why;
+}
+
+PartitionState Partition::state() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  PartitionState s;
+  s.confined = impl_->confined;
+  s.sms = impl_->cur ? impl_->cur->sms : 0;
+  s.sm_ids = impl_->sm_ids_known ? impl_->sm_ids : std::vector<unsigned>{};
+  s.sm_ids_known = impl_->confined && impl_->sm_ids_known;
+  s.boundaries = impl_->boundaries;
+  s.switches = impl_->switches;
+  s.held = impl_->held;
+  return s;
+}
+
+KernelHandle Partition::launch(const KernelInfo &kernel, dim3 grid, dim3 block,
+                               std::size_t smem, cudaStream_t stream,
+                               OpaqueLaunch launcher) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  if (!impl_->confined) {
+    lock.unlock();
+    return detail::launchOpaque(kernel, grid, block, smem, stream,
+                                std::move(launcher));
+  }
+  cudaStream_t ps = nullptr;
+  {
+    detail::CaptureModeRelaxed relaxed;
+    (void)impl_->boundaryLocked();
+    ps = impl_->streamLocked();
+  }
+  // Ordered with `stream` exactly like a launch on it: everything before
+  // on `stream` first, everything after on `stream` behind it. Event
+  // record and wait are legal under capture (a fork and a join).
+  if (cudaEventRecord(impl_->in, stream) != cudaSuccess ||
+      cudaStreamWaitEvent(ps, impl_->in, 0) != cudaSuccess) {
+    lock.unlock();
+    return detail::launchOpaque(kernel, grid, block, smem, stream,
+                                std::move(launcher));
+  }
+  KernelHandle h =
+      detail::launchOpaque(kernel, grid, block, smem, ps, std::move(launcher));
+  (void)cudaEventRecord(impl_->out, ps);
+  (void)cudaStreamWaitEvent(stream, impl_->out, 0);
+  return h;
+}
+
+namespace detail {
+
+KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
+                            std::size_t smem, cudaStream_t stream,
+                            OpaqueLaunch launcher) {
+  if (disabledByEnvironment())
+    return detail::launchOpaque(kernel, grid, block, smem, stream,
+                                std::move(launcher));
+  std::shared_ptr<Partition> p;
+  (void)Partition::open(kernel.name ? kernel.name : "", PartitionOptions{}, p);
+  if (!p)
+    return detail::launchOpaque(kernel, grid, block, smem, stream,
+                                std::move(launcher));
+  return p->launch(kernel, grid, block, smem, stream, std::move(launcher));
+}
+
+} // namespace detail
+} // namespace smpart

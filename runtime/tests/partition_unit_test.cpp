@@ -1,0 +1,412 @@
+// smpart::Partition without a GPU: the CUDA runtime stand-in of
+// fake_cuda/ and a fake green-context driver behind an injected resolver.
+// Checked: a driver without a green-context symbol falls back with one line
+// and a usable stream; sizes follow the device's minimum partition size and
+// alignment; the pool gives the nearest allowed size; a plan's change takes
+// effect only at a launch boundary, behind a fence that orders the old
+// stream's work first; launchConfined is ordered with the caller's stream.
+#include "fake_cuda/fake_cuda.hpp"
+#include "green_contexts.hpp"
+
+#include "smpart/partition.hpp"
+#include "smpart/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace green = smpart::detail::green;
+
+// The fake driver: a device of kSms SMs (real ids: the even numbers
+// 0..2*kSms-2), minSmPartitionSize 3 and smCoscheduledAlignment 2, so
+// the group size is 4 and there are 5 groups.
+constexpr unsigned kSms = 20, kMin = 3, kAlign = 2, kGroup = 4;
+
+struct FakeDriver {
+  unsigned contexts = 0; // cuGreenCtxCreate calls
+  std::set<std::string> missing;
+};
+FakeDriver g_drv;
+
+struct FakeGreen {
+  std::uint64_t groups;
+};
+
+CUresult CUDAAPI fakeDeviceGet(CUdevice *d, int ordinal) {
+  *d = ordinal;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fakeGetDevResource(CUdevice, CUdevResource *r,
+                                    CUdevResourceType type) {
+  std::memset(r, 0, sizeof *r);
+  r->type = type;
+  r->sm.smCount = kSms;
+  r->sm.minSmPartitionSize = kMin;
+  r->sm.smCoscheduledAlignment = kAlign;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fakeSplit(CUdevResource *result, unsigned *groups,
+                           const CUdevResource *input, CUdevResource *,
+                           unsigned, unsigned min_count) {
+  // Like the driver: a count below the device's minimum is refused.
+  if (min_count < kMin || min_count % kAlign)
+    return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+  const unsigned n = std::min(*groups, input->sm.smCount / min_count);
+  for (unsigned i = 0; i < n; ++i) {
+    std::memset(&result[i], 0, sizeof result[i]);
+    result[i].type = CU_DEV_RESOURCE_TYPE_SM;
+    result[i].sm.smCount = min_count;
+    result[i]._internal_padding[0] = static_cast<unsigned char>(i);
+  }
+  *groups = n;
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fakeGenerateDesc(CUdevResourceDesc *desc, CUdevResource *res,
+                                  unsigned n) {
+  auto *g = new FakeGreen{0};
+  for (unsigned i = 0; i < n; ++i)
+    g->groups |= 1ull << res[i]._internal_padding[0];
+  *desc = reinterpret_cast<CUdevResourceDesc>(g);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fakeCreate(CUgreenCtx *ctx, CUdevResourceDesc desc, CUdevice,
+                            unsigned) {
+  ++g_drv.contexts;
+  *ctx = reinterpret_cast<CUgreenCtx>(desc);
+  return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fakeDestroy(CUgreenCtx) { return CUDA_SUCCESS; }
+CUresult CUDAAPI fakeStreamCreate(CUstream *s, CUgreenCtx, unsigned flags,
+                                  int) {
+  cudaStream_t st = nullptr;
+  cudaStreamCreateWithFlags(&st, flags);
+  *s = st;
+  return CUDA_SUCCESS;
+}
+
+void *fakeResolve(const char *symbol, unsigned) {
+  if (g_drv.missing.count(symbol))
+    return nullptr;
+  static const std::map<std::string, void *> table = {
+      {"cuDeviceGet", reinterpret_cast<void *>(&fakeDeviceGet)},
+      {"cuDeviceGetDevResource", reinterpret_cast<void *>(&fakeGetDevResource)},
+      {"cuDevSmResourceSplitByCount", reinterpret_cast<void *>(&fakeSplit)},
+      {"cuDevResourceGenerateDesc",
+       reinterpret_cast<void *>(&fakeGenerateDesc)},
+      {"cuGreenCtxCreate", reinterpret_cast<void *>(&fakeCreate)},
+      {"cuGreenCtxDestroy", reinterpret_cast<void *>(&fakeDestroy)},
+      {"cuGreenCtxStreamCreate", reinterpret_cast<void *>(&fakeStreamCreate)},
+  };
+  auto it = table.find(symbol);
+  return it == table.end() ? nullptr : it->second;
+}
+
+/// Real ids of group g: four even numbers.
+std::vector<unsigned> groupIds(unsigned g) {
+  std::vector<unsigned> ids;
+  for (unsigned k = 0; k < kGroup; ++k)
+    ids.push_back(2 * (g * kGroup + k));
+  return ids;
+}
+
+/// A plan that the test sets by hand, recording what it was told.
+class FakePlanner : public smpart::OpaquePlanner {
+public:
+  unsigned target_sms = 0;
+  bool acknowledge = true;
+  std::vector<std::vector<unsigned>> holds;
+  std::vector<std::string> added, removed;
+  unsigned min_sms = 0, granularity = 0;
+  void add(const std::string &name, unsigned min, unsigned gran,
+           double) override {
+    added.push_back(name);
+    min_sms = min;
+    granularity = gran;
+  }
+  void remove(const std::string &name) override { removed.push_back(name); }
+  unsigned target(const std::string &) override { return target_sms; }
+  bool hold(const std::string &, const std::vector<unsigned> &ids) override {
+    holds.push_back(ids);
+    return acknowledge;
+  }
+};
+
+/// A kernel the fake runs: starts, stays while held, then finishes.
+void heldKernel() {}
+struct Gate {
+  std::atomic<bool> hold{false};
+  std::vector<std::string> order; // starts and finishes, in order
+};
+Gate *g_gate = nullptr;
+
+void registerHeld(Gate &gate) {
+  g_gate = &gate;
+  fake_cuda::registerKernel(
+      reinterpret_cast<const void *>(&heldKernel), [](void **args, dim3, dim3) {
+        const std::string tag = *static_cast<const char **>(args[0]);
+        fake_cuda::KernelRun r;
+        r.start = [tag] { g_gate->order.push_back("start " + tag); };
+        r.held = [tag] { return tag == "held" && g_gate->hold.load(); };
+        r.finish = [tag] { g_gate->order.push_back("end " + tag); };
+        return r;
+      });
+}
+
+cudaError_t launchTagged(const char *tag, cudaStream_t s) {
+  void *args[] = {&tag};
+  return cudaLaunchKernel(reinterpret_cast<const void *>(&heldKernel), dim3(1),
+                          dim3(32), args, 0, s);
+}
+
+class PartitionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake_cuda::reset(kSms);
+    g_drv = FakeDriver{};
+    // The runtime's own SM-id probe first (however many runs it made),
+    // then one probe per group, in group order.
+    std::vector<unsigned> all;
+    for (unsigned g = 0; g < kSms / kGroup; ++g)
+      for (unsigned id : groupIds(g))
+        all.push_back(id);
+    fake_cuda::setProbeRuns({all});
+    ASSERT_TRUE(smpart::init().ok());
+    smpart::DeviceInfo info;
+    ASSERT_TRUE(smpart::deviceInfo(info).ok());
+    std::vector<std::vector<unsigned>> runs(fake_cuda::probeLaunches(), all);
+    for (unsigned g = 0; g < kSms / kGroup; ++g)
+      runs.push_back(groupIds(g));
+    fake_cuda::setProbeRuns(runs);
+    green::Pool::resetForTesting(&fakeResolve);
+  }
+  void TearDown() override {
+    for (const std::string &n : opened)
+      smpart::Partition::close(n);
+  }
+  std::shared_ptr<smpart::Partition> open(const std::string &name,
+                                          smpart::PartitionOptions o) {
+    std::shared_ptr<smpart::Partition> p;
+    EXPECT_TRUE(smpart::Partition::open(name, o, p).ok());
+    opened.push_back(name);
+    return p;
+  }
+  std::vector<std::string> opened;
+};
+
+TEST(PartitionSizes, FollowTheDevicesMinimumAndAlignment) {
+  EXPECT_EQ(green::groupSize(8, 8), 8u); // sm_90
+  EXPECT_EQ(green::groupSize(3, 2), 4u); // minimum rounded up to alignment
+  EXPECT_EQ(green::groupSize(4, 2), 4u); // sm_80
+  EXPECT_EQ(green::groupSize(0, 0), 1u); // nothing reported: any size
+  EXPECT_EQ(green::allowedSizes(8, 3), (std::vector<unsigned>{8, 16, 24}));
+  const std::vector<unsigned> sizes = green::allowedSizes(8, 16);
+  EXPECT_EQ(green::nearestAllowed(sizes, 1), 8u);     // below the minimum
+  EXPECT_EQ(green::nearestAllowed(sizes, 19), 16u);   // nearest below
+  EXPECT_EQ(green::nearestAllowed(sizes, 21), 24u);   // nearest above
+  EXPECT_EQ(green::nearestAllowed(sizes, 20), 24u);   // a tie goes up
+  EXPECT_EQ(green::nearestAllowed(sizes, 500), 128u); // the whole split
+  EXPECT_EQ(green::nearestAllowed({}, 5), 0u);
+}
+
+TEST(PartitionDriverTable, MissingSymbolIsNamed) {
+  const auto without = [](std::string name) {
+    return [name](const char *symbol, unsigned v) -> void * {
+      return name == symbol ? nullptr : fakeResolve(symbol, v);
+    };
+  };
+  EXPECT_TRUE(green::loadDriverTable(&fakeResolve).usable());
+  EXPECT_EQ(green::loadDriverTable(without("cuGreenCtxCreate")).missing,
+            "cuGreenCtxCreate");
+  EXPECT_EQ(green::loadDriverTable(without("cuDeviceGetDevResource")).missing,
+            "cuDeviceGetDevResource");
+  // A 12.4 driver has no cuGreenCtxStreamCreate: the table needs the
+  // current-context route instead, which the fake lacks.
+  EXPECT_EQ(green::loadDriverTable(without("cuGreenCtxStreamCreate")).missing,
+            "cuGreenCtxStreamCreate");
+  EXPECT_FALSE(green::loadDriverTable(nullptr).usable());
+}
+
+TEST_F(PartitionTest, MissingSymbolFallsBackWithOneLineAndAUsableStream) {
+  g_drv.missing = {"cuGreenCtxCreate"};
+  testing::internal::CaptureStderr();
+  auto a = open("fallback_a", {});
+  auto b = open("fallback_b", {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(a->confined());
+  EXPECT_FALSE(b->confined());
+  EXPECT_NE(a->reason().find("cuGreenCtxCreate"), std::string::npos);
+  // One line for the process, naming the missing symbol.
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("green contexts unavailable"), std::string::npos) << err;
+  EXPECT_NE(err.find("cuGreenCtxCreate"), std::string::npos) << err;
+  // The stream is an ordinary one: work on it runs.
+  Gate gate;
+  registerHeld(gate);
+  cudaStream_t s = a->stream();
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(launchTagged("work", s), cudaSuccess);
+  EXPECT_EQ(cudaStreamQuery(s), cudaSuccess);
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start work", "end work"}));
+  EXPECT_EQ(a->state().sms, 0u);
+  EXPECT_EQ(g_drv.contexts, 0u);
+}
+
+TEST_F(PartitionTest, SizeIsTheNearestAllowedAndIdsAreTheGroupsProbed) {
+  smpart::PartitionOptions o;
+  o.sms = 10; // 8 and 12 are as near: the larger
+  o.follow_plan = false;
+  auto p = open("sized", o);
+  ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
+  const smpart::PartitionState s = p->state();
+  EXPECT_EQ(s.sms, 12u);
+  ASSERT_TRUE(s.sm_ids_known);
+  std::vector<unsigned> want;
+  for (unsigned g = 0; g < 3; ++g)
+    for (unsigned id : groupIds(g))
+      want.push_back(id);
+  EXPECT_EQ(s.sm_ids, want); // the real ids of the groups it owns
+  // A second tenant gets the groups left, disjoint from the first.
+  smpart::PartitionOptions o2;
+  o2.sms = 20;
+  o2.follow_plan = false;
+  auto q = open("sized_second", o2);
+  ASSERT_TRUE(q && q->confined());
+  const smpart::PartitionState s2 = q->state();
+  EXPECT_EQ(s2.sms, 8u);
+  for (unsigned id : s2.sm_ids)
+    EXPECT_EQ(std::count(s.sm_ids.begin(), s.sm_ids.end(), id), 0) << id;
+}
+
+TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 8;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  auto p = open("planned", o);
+  ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
+  // Declared with the device's step and minimum.
+  EXPECT_EQ(plan->added, (std::vector<std::string>{"planned"}));
+  EXPECT_EQ(plan->granularity, kGroup);
+  EXPECT_EQ(plan->min_sms, kGroup);
+  EXPECT_EQ(p->state().sms, 8u);
+  ASSERT_FALSE(plan->holds.empty());
+  EXPECT_EQ(plan->holds.back().size(), 8u);
+
+  Gate gate;
+  registerHeld(gate);
+  cudaStream_t old_stream = p->stream();
+  gate.hold = true;
+  ASSERT_EQ(launchTagged("held", old_stream), cudaSuccess);
+
+  // The plan grows the tenant: nothing changes until the next boundary.
+  plan->target_sms = 15; // nearest allowed: 16
+  EXPECT_EQ(p->state().sms, 8u);
+  EXPECT_EQ(p->currentStream(), old_stream);
+  const auto switches = p->state().switches;
+  const std::size_t holds = plan->holds.size();
+  EXPECT_EQ(plan->holds.size(), holds); // no boundary, no hold
+
+  cudaStream_t new_stream = p->stream(); // the boundary
+  EXPECT_NE(new_stream, old_stream);
+  EXPECT_EQ(p->state().sms, 16u);
+  EXPECT_EQ(p->state().switches, switches + 1);
+  ASSERT_GT(plan->holds.size(), holds);
+  // While the old stream's work may run, its SMs are held too; the new
+  // set covers them here (grown from the same groups).
+  EXPECT_EQ(plan->holds.back().size(), 16u);
+
+  // The fence: work on the new stream waits for the old stream's.
+  ASSERT_EQ(launchTagged("after", new_stream), cudaSuccess);
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start held"}));
+  gate.hold = false;
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start held", "end held",
+                                                  "start after", "end after"}));
+
+  // Back to 8: the pooled context of the same groups, not a new one.
+  const unsigned made = g_drv.contexts;
+  plan->target_sms = 8;
+  EXPECT_EQ(p->stream(), old_stream);
+  EXPECT_EQ(g_drv.contexts, made);
+}
+
+TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileOldWorkRuns) {
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 12;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  auto p = open("shrinking", o);
+  ASSERT_TRUE(p && p->confined());
+  Gate gate;
+  registerHeld(gate);
+  gate.hold = true;
+  ASSERT_EQ(launchTagged("held", p->stream()), cudaSuccess);
+  plan->target_sms = 4;
+  (void)p->stream();
+  EXPECT_EQ(p->state().sms, 4u);
+  EXPECT_EQ(plan->holds.back().size(), 12u); // old work still runs there
+  gate.hold = false;
+  fake_cuda::pump();
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.back(), groupIds(0)); // only its own now
+}
+
+TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 4;
+  plan->acknowledge = false;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  o.hold_timeout_ms = 5;
+  testing::internal::CaptureStderr();
+  auto p = open("stubborn", o);
+  ASSERT_TRUE(p && p->confined());
+  (void)p->stream();
+  (void)p->stream();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("launching anyway"), std::string::npos) << err;
+  EXPECT_FALSE(p->state().held);
+}
+
+TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
+  Gate gate;
+  registerHeld(gate);
+  cudaStream_t user = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
+            cudaSuccess);
+  opened.push_back("refused_kernel");
+  gate.hold = true;
+  ASSERT_EQ(launchTagged("held", user), cudaSuccess);
+  cudaStream_t used = nullptr;
+  smpart::KernelHandle h = smpart::launchConfined(
+      {"refused_kernel", nullptr}, dim3(1), dim3(32), 0, user,
+      [&](dim3, dim3, std::size_t, cudaStream_t s) {
+        used = s;
+        (void)launchTagged("confined", s);
+      });
+  ASSERT_TRUE(h.valid());
+  EXPECT_TRUE(h.opaque());
+  ASSERT_EQ(launchTagged("later", user), cudaSuccess);
+  auto p = smpart::Partition::find("refused_kernel");
+  ASSERT_TRUE(p && p->confined());
+  EXPECT_EQ(used, p->currentStream()); // on the partition, not `user`
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start held"}));
+  gate.hold = false;
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{
+                            "start held", "end held", "start confined",
+                            "end confined", "start later", "end later"}));
+}
+
+} // namespace
