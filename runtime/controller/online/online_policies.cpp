@@ -1,6 +1,7 @@
 // The online policies' registry (online_policies.hpp).
 #include "online_policies.hpp"
 
+#include "cd_search_online_policy.hpp"
 #include "hsm_online_policy.hpp"
 #include "priority_policy.hpp"
 
@@ -18,6 +19,9 @@ const std::vector<OnlinePolicyInfo> &onlinePolicies() {
        "plain priority: a high-priority kernel gets the SMs its curve needs "
        "at its arrival, best-effort kernels the rest (preempted if none) "
        "until it leaves (online only)"},
+      {"cd-search-online", "even",
+       "CD-search live: classify on the even share, then the mode's search "
+       "step by step, each step measured for an epoch (online only)"},
   };
   return All;
 }
@@ -32,6 +36,11 @@ const OnlinePolicyInfo *findOnlinePolicy(std::string_view Name) {
 std::shared_ptr<OnlinePolicy>
 makeOnlinePolicy(const OnlinePolicyInfo &Info, policy::ProfileSet Profiles,
                  const policy::PolicyOptions &Options) {
+  if (Info.name == "cd-search-online") {
+    CdSearchOnlineOptions O;
+    O.loss = Options.cd_loss;
+    return std::make_shared<CdSearchOnlinePolicy>(std::move(Profiles), O);
+  }
   if (Info.name == "priority")
     return std::make_shared<PriorityPolicy>(std::move(Profiles));
   HsmOnlineOptions O;

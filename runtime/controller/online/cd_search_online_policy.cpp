@@ -1,0 +1,304 @@
+// CD-search online (cd_search_online_policy.hpp; controller README,
+// "Online CD-search").
+//
+// One iteration of the paper (20K cycles of warm-up, 20K of profiling) is
+// two epochs here: the controller marks the epoch in which a step's knobs
+// were written as not steady (the warm-up: SMs change hands, caches
+// refill) and the next one as steady (the profiling); every decision is
+// taken on an epoch in which every kernel was steady.
+#include "cd_search_online_policy.hpp"
+
+#include "smpart/policy/curves.hpp"
+#include "smpart/policy/policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace smpart::online {
+
+using policy::KernelDecision;
+using policy::Plan;
+
+const char *CdSearchOnlinePolicy::className(Class C) {
+  switch (C) {
+  case Class::Compute:
+    return "compute";
+  case Class::Memory:
+    return "memory";
+  case Class::Cache:
+    return "cache";
+  case Class::Unknown:
+    break;
+  }
+  return "unknown";
+}
+
+CdSearchOnlinePolicy::CdSearchOnlinePolicy(policy::ProfileSet P,
+                                           CdSearchOnlineOptions O)
+    : Profiles(std::move(P)), Opts(O) {}
+
+const policy::KernelProfile *
+CdSearchOnlinePolicy::profileOf(const std::string &Name) const {
+  const std::string Base = Name.substr(0, Name.find('#'));
+  for (const policy::KernelProfile &K : Profiles.kernels)
+    if (K.name == Base && !K.by_sms.empty())
+      return &K;
+  return nullptr;
+}
+
+// Sec. 4.1.2 classifies with the off-SM bandwidth model: memory-intensive
+// when the SMs' bandwidth demand (Eq. 1, from the measured LLC APKI)
+// exceeds what the off-SM system supplies (Eq. 2, from the measured LLC
+// hit rate). No NVIDIA GPU gives a co-running controller per-kernel LLC
+// counters, so the two sides of that inequality are read from what an
+// epoch measures: a kernel slowed on SMs of its own (its rate on the share
+// below its isolated rate there) is one whose demand the shared off-SM
+// system does not meet beside these co-runners; and a kernel whose own
+// curve no longer scales at the share (the second half of its SMs gains
+// less than saturated_gain) has a demand above the supply even alone,
+// which is what Fig. 7(b) shows of the paper's memory-intensive kernels.
+CdSearchOnlinePolicy::Class
+CdSearchOnlinePolicy::classify(const EpochSample &S, int N,
+                               std::string &Why) const {
+  const policy::KernelProfile *P = profileOf(S.name);
+  if (!P || S.sms == 0) {
+    Why = policy::formatNote("%s: no profile curve: keeps its %u SMs",
+                             S.name.c_str(), S.sms);
+    return Class::Unknown;
+  }
+  const double Gain = policy::perfAtSms(*P, S.sms) /
+                      policy::perfAtSms(*P, std::max(1.0, S.sms / 2.0));
+  const bool Starved = S.np > 0 && S.np < 1 - Opts.loss;
+  const bool Saturated = Gain < Opts.saturated_gain;
+  Class C = Class::Compute;
+  if (Starved || Saturated)
+    // LAVAMD's case (Sec. 4.1.1): high LLC traffic that mostly hits is
+    // bound by the LLC's bandwidth, not DRAM's; searched the same way.
+    C = P->metrics.llc_hit_rate.value_or(0) >= 0.5 ? Class::Cache
+                                                   : Class::Memory;
+  Why = policy::formatNote(
+      "classify: %s on %u of %d SMs: %.4g blocks/us, NP %.3f against its "
+      "isolated rate (%s), curve gain of the share's second half %.2f -> %s",
+      S.name.c_str(), S.sms, N, S.rate, S.np,
+      isolatedSourceName(S.isolated_source), Gain, className(C));
+  return C;
+}
+
+void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
+                                      std::vector<std::string> &Notes) {
+  const bool Power = Mode == "power";
+  for (std::size_t I = 0; I < Kernels.size(); ++I) {
+    State &K = Kernels[I];
+    if (K.done)
+      continue;
+    const EpochSample &S = R.kernels[I];
+    const double Ratio = K.ref > 0 ? S.rate / K.ref : 0;
+    const bool Within = Ratio >= 1 - Opts.loss;
+    const char *Name = S.name.c_str();
+    if (!Power) {
+      // Sec. 4.2: take two more steps' worth of SMs while the rate stays
+      // within the loss of the share's; the first probe beyond it ends the
+      // search at the last one within.
+      if (Within) {
+        K.good = K.probe;
+        const int Next = K.probe - 2 * Unit;
+        K.done = Next < 1;
+        Notes.push_back(policy::formatNote(
+            "performance: %s on %d SMs: %.3f of its %d-SM rate, within "
+            "%.0f%% -> %s",
+            Name, K.probe, Ratio, K.share, 100 * Opts.loss,
+            K.done ? "keep" : "probe fewer"));
+        if (!K.done)
+          K.probe = Next;
+      } else {
+        K.done = true;
+        Notes.push_back(policy::formatNote(
+            "performance: %s on %d SMs: %.3f of its %d-SM rate, beyond "
+            "%.0f%% -> stop at %d SMs",
+            Name, K.probe, Ratio, K.share, 100 * Opts.loss, K.good));
+        K.probe = K.good;
+      }
+      continue;
+    }
+    // Power mode, stage 2 (Sec. 4.3): keep the tentative count if within
+    // the loss, else add SMs (one of the paper's SMs, scaled) until it is.
+    if (Within || K.probe >= K.share) {
+      K.done = true;
+      K.good = K.probe;
+      Notes.push_back(policy::formatNote(
+          "power stage 2: %s on %d SMs: %.3f of its %d-SM rate -> keep, "
+          "gate the rest",
+          Name, K.probe, Ratio, K.share));
+    } else {
+      const int Next = std::min(K.share, K.probe + Unit);
+      Notes.push_back(policy::formatNote(
+          "power stage 2: %s on %d SMs: %.3f of its %d-SM rate -> %d SMs", Name,
+          K.probe, Ratio, K.share, Next));
+      K.probe = Next;
+    }
+  }
+}
+
+Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
+                                   const std::vector<int> &Sms,
+                                   std::vector<std::string> Notes) {
+  Plan P;
+  P.policy = std::string(name());
+  P.mode = Mode;
+  P.num_sms = NumSms;
+  P.notes = std::move(Notes);
+  int Used = 0;
+  for (std::size_t I = 0; I < R.kernels.size(); ++I) {
+    const EpochSample &S = R.kernels[I];
+    KernelDecision D;
+    D.name = S.name;
+    D.sms = Sms[I];
+    D.ctas_per_sm = static_cast<int>(S.ctas_per_sm);
+    D.bypass_ctas_per_sm = static_cast<int>(S.bypass_ctas_per_sm);
+    if (Kernels[I].klass != Class::Unknown)
+      D.klass = className(Kernels[I].klass);
+    Used += Sms[I];
+    P.kernels.push_back(std::move(D));
+  }
+  P.gated_sms = std::max(0, NumSms - Used);
+  policy::layOutContiguously(P);
+  return P;
+}
+
+std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
+                                                  const Plan &Current) {
+  const std::size_t K = R.kernels.size();
+  std::vector<unsigned long long> Now;
+  for (const EpochSample &S : R.kernels)
+    Now.push_back(S.id);
+  if (Now != Ids) {
+    // An arrival or a departure: the base policy (even) re-planned, and
+    // the paper restarts the classification phase on the new set.
+    Ids = Now;
+    Kernels.assign(K, State());
+    Classes.clear();
+    At = Phase::Classify;
+    Mode = "classify";
+    Converged.reset();
+  }
+  if (K < 2 || At == Phase::Done)
+    return std::nullopt; // converged: the partition holds until the set
+                         // changes (hysteresis: no knob changes at all)
+  NumSms = Current.num_sms > 0 ? Current.num_sms : Profiles.gpu.num_sms;
+  Unit = std::max(1, static_cast<int>(std::lround(NumSms / 24.0)));
+  // Decide only on epochs that measured one allocation of every kernel.
+  for (const EpochSample &S : R.kernels)
+    if (!S.steady || S.preempted || S.sms == 0)
+      return std::nullopt;
+
+  std::vector<std::string> Notes;
+  std::vector<std::size_t> Memory, Compute;
+  int Free = NumSms; // SMs of the classified kernels
+  if (At == Phase::Classify) {
+    for (std::size_t I = 0; I < K; ++I) {
+      const EpochSample &S = R.kernels[I];
+      State &St = Kernels[I];
+      std::string Why;
+      St.klass = classify(S, NumSms, Why);
+      St.profile = profileOf(S.name);
+      St.share = static_cast<int>(S.sms);
+      St.good = St.probe = St.share;
+      St.ref = S.rate;
+      St.np = S.np;
+      Classes[S.id] = St.klass;
+      Notes.push_back(Why);
+    }
+  }
+  for (std::size_t I = 0; I < K; ++I) {
+    const Class C = Kernels[I].klass;
+    if (C == Class::Unknown)
+      Free -= static_cast<int>(R.kernels[I].sms);
+    else if (C == Class::Compute)
+      Compute.push_back(I);
+    else
+      Memory.push_back(I);
+  }
+
+  if (At == Phase::Classify) {
+    ++Steps;
+    if (Memory.empty()) {
+      // Sec. 3.3: compute-intensive kernels scale linearly, moving SMs is
+      // performance-neutral: even partitioning, which they already run.
+      Mode = "even";
+      At = Phase::Done;
+      Converged = R.index;
+      Notes.push_back("only compute-intensive kernels: even partitioning");
+      std::vector<int> Sms;
+      for (const EpochSample &S : R.kernels)
+        Sms.push_back(static_cast<int>(S.sms));
+      return planFor(R, Sms, std::move(Notes));
+    }
+    Mode = Compute.empty() ? "power" : "performance";
+    Notes.push_back(
+        Compute.empty()
+            ? "only memory-intensive kernels: power mode (one SM "
+              "each, then the tentative count; the rest gated)"
+            : policy::formatNote("memory + compute: performance mode (%d SMs "
+                                 "fewer per step for the memory kernels, to "
+                                 "the compute kernels)",
+                                 2 * Unit));
+    for (std::size_t I : Memory) {
+      State &St = Kernels[I];
+      St.done = false;
+      if (Mode == "power") {
+        // Stage 1 without its probe: on one SM a kernel draws next to no
+        // off-SM bandwidth, so its rate there is its isolated rate, the
+        // profile's. Measured live it would idle all but two SMs for an
+        // iteration of two epochs (20 % of a 10 ms co-run, where the
+        // paper's 40K cycles are a fraction of a percent).
+        // The measured rate on the share over that: NP there times the
+        // curve's perf(share) / perf(1).
+        const double Ratio = (St.np > 0 ? St.np : 1.0) *
+                             policy::perfAtSms(*St.profile, St.share) /
+                             policy::perfAtSms(*St.profile, 1);
+        const int Tentative = static_cast<int>(std::ceil(Ratio - 1e-9));
+        St.probe = std::clamp(Tentative, 1, St.share);
+        Notes.push_back(policy::formatNote(
+            "power stage 1: %s: rate on %d SMs / isolated rate on 1 SM = "
+            "%.3f -> tentative %d SMs",
+            R.kernels[I].name.c_str(), St.share, Ratio, St.probe));
+      } else if (St.share - 2 * Unit >= 1) {
+        St.probe = St.share - 2 * Unit;
+      } else {
+        St.done = true;
+      }
+    }
+    At = Phase::Search;
+  } else {
+    ++Steps;
+    searchStep(R, Notes);
+  }
+
+  // The next allocation: searched kernels at their probe (or where they
+  // stopped), unknown ones where they are, compute kernels split the rest
+  // evenly (performance mode); power mode gates what is left.
+  std::vector<int> Sms(K, 0);
+  int Left = Free;
+  for (std::size_t I : Memory) {
+    Sms[I] = Kernels[I].done ? Kernels[I].good : Kernels[I].probe;
+    Left -= Sms[I];
+  }
+  for (std::size_t I = 0; I < K; ++I)
+    if (Kernels[I].klass == Class::Unknown)
+      Sms[I] = static_cast<int>(R.kernels[I].sms);
+  if (!Compute.empty()) {
+    const std::vector<int> Rest =
+        policy::evenSplit(std::max(0, Left), static_cast<int>(Compute.size()));
+    for (std::size_t C = 0; C < Compute.size(); ++C)
+      Sms[Compute[C]] = Rest[C];
+  }
+  if (std::all_of(Memory.begin(), Memory.end(),
+                  [&](std::size_t I) { return Kernels[I].done; })) {
+    At = Phase::Done;
+    Converged = R.index;
+    Notes.push_back(policy::formatNote("%s mode converged", Mode.c_str()));
+  }
+  return planFor(R, Sms, std::move(Notes));
+}
+
+} // namespace smpart::online

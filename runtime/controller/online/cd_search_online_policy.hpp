@@ -1,0 +1,88 @@
+// CD-search online (cd-search-ics18.txt Sec. 4): classify the co-running
+// kernels while they run, each on its even share of the SMs (half for two:
+// the arrival plan of the base policy `even`), then apply the mode's search
+// one step per iteration, each step measured before the next, until the
+// paper's stop rule holds. Controller README, "Online CD-search", says what
+// is measured and what substitutes the paper's counters and preemption.
+#pragma once
+
+#include "smpart/controller_epoch.hpp"
+#include "smpart/policy/profile.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace smpart::online {
+
+struct CdSearchOnlineOptions {
+  /// The paper's stop threshold: a memory kernel's rate may fall at most
+  /// this much below its rate on the even share (5 %).
+  double loss = 0.05;
+  /// Classification: a kernel whose measured rate on its share is below
+  /// (1 - loss) of its isolated rate there is starved by the off-SM
+  /// system (Eq. 1 > Eq. 2); so is one whose profile curve gains less than
+  /// this factor from the second half of its share (saturated alone).
+  double saturated_gain = 1.5;
+};
+
+class CdSearchOnlinePolicy final : public OnlinePolicy {
+public:
+  /// What the classification phase found for a kernel.
+  enum class Class { Unknown, Compute, Memory, Cache };
+  static const char *className(Class C);
+
+  CdSearchOnlinePolicy(policy::ProfileSet Profiles, CdSearchOnlineOptions O);
+  std::string_view name() const override { return "cd-search-online"; }
+  std::optional<policy::Plan> onEpoch(const EpochReport &Report,
+                                      const policy::Plan &Current) override;
+
+  /// The class of each kernel (by id) of the current kernel set, once
+  /// classified.
+  const std::map<unsigned long long, Class> &classes() const { return Classes; }
+  /// "classify", "even", "performance" or "power" for the current set.
+  const std::string &mode() const { return Mode; }
+  /// Epoch index at which the current kernel set converged.
+  std::optional<unsigned long long> convergedAt() const { return Converged; }
+  unsigned long long steps() const { return Steps; }
+
+private:
+  enum class Phase { Classify, Search, Done };
+  /// Per kernel of the current set.
+  struct State {
+    Class klass = Class::Unknown;
+    const policy::KernelProfile *profile = nullptr;
+    int share = 0;    ///< SMs in the classification phase
+    double ref = 0;   ///< rate measured on the share
+    double np = 0;    ///< NP measured on the share
+    int good = 0;     ///< the fewest SMs measured within the loss
+    int probe = 0;    ///< SMs of the step being measured
+    bool done = true; ///< its search ended (compute kernels: always)
+  };
+
+  const policy::KernelProfile *profileOf(const std::string &Name) const;
+  Class classify(const EpochSample &S, int NumSms, std::string &Why) const;
+  /// One step of the mode's search from the epoch's measurements; fills
+  /// the next SM count of every searched kernel.
+  void searchStep(const EpochReport &R, std::vector<std::string> &Notes);
+  policy::Plan planFor(const EpochReport &R, const std::vector<int> &Sms,
+                       std::vector<std::string> Notes);
+
+  policy::ProfileSet Profiles;
+  CdSearchOnlineOptions Opts;
+  std::vector<unsigned long long> Ids; // the kernel set being searched
+  std::vector<State> Kernels;          // report order
+  std::map<unsigned long long, Class> Classes;
+  Phase At = Phase::Classify;
+  std::string Mode = "classify";
+  int NumSms = 0;
+  /// SMs of one of the paper's steps: 1 SM of its 24-SM GPU, scaled.
+  int Unit = 1;
+  /// Once converged the partition holds until the kernel set changes (the
+  /// paper searches again only on an arrival): no knob changes at all.
+  std::optional<unsigned long long> Converged;
+  unsigned long long Steps = 0;
+};
+
+} // namespace smpart::online
