@@ -110,7 +110,8 @@ PROFILES = Field(dict, sub={
 
 PLAN = Field(dict, sub={
     "schema": Field(str, const="smpart.plan/1"),
-    "policy": opt(str), "mode": opt(str), "num_sms": opt(int, minimum=1),
+    "policy": opt(str), "mode": opt(str), "num_sms": opt(int, minimum=0),
+    "gpu_sms": opt(int, minimum=1),
     "kernels": Field(list, each=Field(dict, sub={
         "name": Field(str),
         "sms": Field(int, minimum=0),
@@ -120,6 +121,8 @@ PLAN = Field(dict, sub={
         "class": opt(str),
         "predicted_np": opt(NUM, minimum=0),
         "round": opt(int, minimum=0),
+        "kind": opt(str, choices=["rewritten", "opaque"]),
+        "held_sm_ids": opt(list, each=Field(int, minimum=0)),
     })),
     "gated_sms": opt(int, minimum=0),
     "notes": opt(list, each=Field(str)),

@@ -29,6 +29,7 @@ Controller::Controller(const policy::Policy &P, ProfileSet Prof,
       std::fprintf(stderr, "smpart: warning: %s\n", M.c_str());
     };
   Profiles.gpu.num_sms = static_cast<int>(SmIds.size());
+  FreeIds = SmIds;
 }
 
 void Controller::warnOnce(const std::string &Key, const std::string &Msg) {
@@ -46,12 +47,13 @@ void Controller::check(Tracked &T, const Status &S, const char *What) {
                  "' failed: " + S.message());
 }
 
+// Positions count the SMs no opaque partition holds.
 SmMask Controller::maskFor(int First, int Count) const {
   SmMask M;
-  for (int I = First; I < First + Count && I < static_cast<int>(SmIds.size());
+  for (int I = First; I < First + Count && I < static_cast<int>(FreeIds.size());
        ++I)
     if (I >= 0)
-      M.set(SmIds[static_cast<std::size_t>(I)]);
+      M.set(FreeIds[static_cast<std::size_t>(I)]);
   return M;
 }
 
@@ -110,14 +112,17 @@ void Controller::onDeparture(unsigned long long Id) {
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
   Kernels.erase(It); // finished: whatever it was releasing is free
-  if (!Kernels.empty())
+  if (!Kernels.empty() || !Opaques.empty())
     decideAndApply("departure");
 }
 
 void Controller::onKnobsApplied(unsigned long long) {
   std::lock_guard<std::mutex> L(Mu);
-  if (!forgetAcknowledged())
-    return;
+  if (forgetAcknowledged())
+    grantPending();
+}
+
+void Controller::grantPending() {
   // Pending grants belong to kernels still planned: a kernel that took its
   // last block left the plan, and that decision dropped its grant.
   for (Tracked &T : Kernels)
@@ -143,10 +148,11 @@ SmMask Controller::releasedByOthers(const Tracked &T) const {
 bool Controller::forgetAcknowledged() {
   bool Freed = false;
   for (Tracked &U : Kernels)
-    if (U.releasing.any() &&
+    if ((U.releasing.any() || U.first_knobs.any()) &&
         (U.alloc.last_block_taken || U.control->knobsApplied())) {
+      Freed |= U.releasing.any();
       U.releasing.reset();
-      Freed = true;
+      U.first_knobs.reset();
     }
   return Freed;
 }
@@ -182,13 +188,33 @@ std::size_t Controller::pendingGrants() const {
   return N;
 }
 
+KernelProfile Controller::policyInput(const Tracked &T,
+                                      std::map<std::string, int> &Seen) {
+  KernelProfile K = *T.profile;
+  // Two launches of one kernel: plan them as two kernels.
+  if (Seen[K.name]++ > 0)
+    K.name += "#" + std::to_string(T.alloc.id);
+  if (T.progress.total > 0)
+    K.total_blocks = static_cast<long long>(T.progress.total);
+  K.executed_blocks = static_cast<long long>(
+      std::min(T.progress.done,
+               T.progress.total > 0 ? T.progress.total : T.progress.done));
+  if (K.total_blocks && K.executed_blocks > *K.total_blocks)
+    K.executed_blocks = *K.total_blocks;
+  return K;
+}
+
 // Plans the kernels in Active (arrival order). Unprofiled kernels take the
 // last even shares; the policy plans the profiled ones on the SMs before
 // them. The returned plan names every active kernel once, with SM ordinals
 // over the whole GPU.
 Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
                          std::vector<std::string> &Notes) {
-  const int N = static_cast<int>(SmIds.size());
+  // Opaque partitions' sizes come first; the rewritten kernels are planned
+  // over the SMs the partitions do not hold now.
+  if (!Opaques.empty())
+    planOpaque(Active, Notes);
+  const int N = static_cast<int>(FreeIds.size());
   std::vector<Tracked *> Prof, Unprof;
   for (Tracked *T : Active)
     (T->profile ? Prof : Unprof).push_back(T);
@@ -215,6 +241,8 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
 
   Plan Out;
   Out.num_sms = N;
+  if (!Opaques.empty())
+    Out.gpu_sms = static_cast<int>(SmIds.size());
   Out.policy = std::string(Pol->name());
 
   if (!Prof.empty()) {
@@ -223,20 +251,8 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
     Set.gpu = Profiles.gpu;
     Set.gpu.num_sms = Budget;
     std::map<std::string, int> Seen;
-    for (Tracked *T : Prof) {
-      KernelProfile K = *T->profile;
-      // Two launches of one kernel: plan them as two kernels.
-      if (Seen[K.name]++ > 0)
-        K.name += "#" + std::to_string(T->alloc.id);
-      if (T->progress.total > 0)
-        K.total_blocks = static_cast<long long>(T->progress.total);
-      K.executed_blocks = static_cast<long long>(
-          std::min(T->progress.done, T->progress.total > 0 ? T->progress.total
-                                                           : T->progress.done));
-      if (K.total_blocks && K.executed_blocks > *K.total_blocks)
-        K.executed_blocks = *K.total_blocks;
-      Set.kernels.push_back(std::move(K));
-    }
+    for (Tracked *T : Prof)
+      Set.kernels.push_back(policyInput(*T, Seen));
     Plan P;
     bool Ok = false;
     try {
@@ -303,6 +319,8 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
   Active.insert(Active.end(), Prof.begin(), Prof.end());
   Active.insert(Active.end(), Unprof.begin(), Unprof.end());
   Active.insert(Active.end(), Queued.rbegin(), Queued.rend());
+  // Opaque entries last: applyPlan reads one decision per Active kernel.
+  appendOpaque(Out);
   (void)Trigger;
   return Out;
 }
@@ -320,7 +338,7 @@ void Controller::decideAndApply(const char *Trigger) {
     if (!T.alloc.last_block_taken)
       Active.push_back(&T);
   }
-  if (Active.empty())
+  if (Active.empty() && Opaques.empty())
     return;
 
   std::vector<std::string> Notes;
@@ -330,8 +348,8 @@ void Controller::decideAndApply(const char *Trigger) {
   for (const Tracked &T : Kernels)
     if (Opts.online && T.alloc.last_block_taken && !T.alloc.preempted) {
       Finishing.push_back({T.alloc.name, {}});
-      for (std::size_t I = 0; I < SmIds.size(); ++I)
-        if (T.alloc.mask.test(SmIds[I]))
+      for (std::size_t I = 0; I < FreeIds.size(); ++I)
+        if (T.alloc.mask.test(FreeIds[I]))
           Finishing.back().sms.push_back(static_cast<int>(I));
     }
   if (Opts.online)
@@ -341,7 +359,7 @@ void Controller::decideAndApply(const char *Trigger) {
       for (std::size_t I = 0; Ok && I < P.kernels.size(); ++I) {
         const KernelDecision &D = A->kernels[I];
         Ok = D.name == P.kernels[I].name && D.sms >= 0 && D.sm_first >= 0 &&
-             D.sm_first + D.sms <= static_cast<int>(SmIds.size());
+             D.sm_first + D.sms <= static_cast<int>(FreeIds.size());
       }
       if (Ok)
         P = std::move(*A);
@@ -371,9 +389,20 @@ void Controller::applyPlan(Plan P, const std::vector<Tracked *> &Active,
     // Offline re-plans name the configured policy (even when it fell back);
     // an online step names the online policy.
     const bool Online = std::string_view(Trigger) == "epoch";
+    nlohmann::json In = {{"kernels", Inputs}, {"sm_ids", SmIds}};
+    if (!Opaques.empty()) {
+      nlohmann::json Parts = nlohmann::json::array();
+      for (const Opaque &O : Opaques)
+        Parts.push_back({{"partition", O.tenant.name},
+                         {"min_sms", O.tenant.min_sms},
+                         {"granularity", O.tenant.granularity},
+                         {"weight", O.tenant.weight},
+                         {"profiled", O.profile != nullptr},
+                         {"held_sm_ids", smIds(O.held)}});
+      In["opaque"] = std::move(Parts);
+    }
     Opts.trace->decision(Online ? P.policy : std::string(Pol->name()), Trigger,
-                         {{"kernels", Inputs}, {"sm_ids", SmIds}},
-                         policy::planToJson(P), P.notes);
+                         In, policy::planToJson(P), P.notes);
   }
 
   // Targets.
@@ -465,8 +494,11 @@ void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
   const SmMask Held = Cur.preempted || T.fresh ? SmMask() : Cur.mask;
   KnobSet Next = knobsOf(Cur);
   if (Tgt.preempted) {
-    // Keeps its mask; no CTA takes work while preempted.
+    // Keeps its mask, less what opaque partitions hold (an empty mask is
+    // no valid knob); no CTA takes work while preempted.
     Next.preempt = true;
+    if ((Cur.mask & ~HeldByOpaque).any())
+      Next.mask = Cur.mask & ~HeldByOpaque;
   } else {
     SmMask Keep = Cur.mask & Tgt.mask;
     if (T.fresh)
@@ -487,6 +519,13 @@ void Controller::applyShrink(Tracked &T, const KernelAllocation &Tgt) {
     T.releasing |= Held;
   else if (!Next.preempt)
     T.releasing |= Held & ~Next.mask;
+  // A launch announced after its first CTAs started (queued behind work on
+  // its stream) ran under the default knobs, every SM: until it
+  // acknowledges, opaque partitions may not count on the SMs it leaves.
+  // (Rewritten kernels do: the controller treats a fresh kernel as holding
+  // nothing, README "Integration".)
+  if (T.fresh)
+    T.first_knobs = Cur.mask & ~(Next.preempt ? SmMask() : Next.mask);
   writeKnobs(T, Next);
 }
 

@@ -184,7 +184,8 @@ void Controller::runOnline() {
   std::optional<Plan> P = Opts.online->onEpoch(Report, Last);
   if (!P)
     return;
-  const int N = static_cast<int>(SmIds.size());
+  // Rewritten kernels are planned over the SMs no opaque partition holds.
+  const int N = static_cast<int>(FreeIds.size());
   bool Ok = P->kernels.size() == ReportKernels.size();
   for (const policy::KernelDecision &D : P->kernels)
     Ok = Ok && D.sms >= 0 && D.sm_first >= 0 && D.sm_first + D.sms <= N;
@@ -201,6 +202,7 @@ void Controller::runOnline() {
   if (P->policy.empty())
     P->policy = Name;
   P->num_sms = N;
+  appendOpaque(*P);
   applyPlan(std::move(*P), ReportKernels, "epoch");
 }
 

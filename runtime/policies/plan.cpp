@@ -21,12 +21,21 @@ nlohmann::ordered_json planToJson(const Plan &P) {
       J["predicted_np"] = *K.predicted_np;
     if (K.round)
       J["round"] = *K.round;
+    J["kind"] = K.kind;
+    if (K.kind == KindOpaque)
+      J["held_sm_ids"] = K.held_sm_ids;
     Kernels.push_back(std::move(J));
   }
-  return {{"schema", PlanSchema}, {"policy", P.policy},
-          {"mode", P.mode},       {"num_sms", P.num_sms},
-          {"kernels", Kernels},   {"gated_sms", P.gated_sms},
-          {"notes", P.notes}};
+  nlohmann::ordered_json Doc = {{"schema", PlanSchema},
+                                {"policy", P.policy},
+                                {"mode", P.mode},
+                                {"num_sms", P.num_sms}};
+  if (P.gpu_sms > 0)
+    Doc["gpu_sms"] = P.gpu_sms;
+  Doc["kernels"] = std::move(Kernels);
+  Doc["gated_sms"] = P.gated_sms;
+  Doc["notes"] = P.notes;
+  return Doc;
 }
 
 Plan parsePlan(const std::string &Text, const std::string &Source) {
@@ -42,9 +51,13 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
     P.policy = N->asString();
   if (auto M = Root.optionalMember("mode"))
     P.mode = M->asString();
+  // 0 only when opaque partitions hold every SM (gpu_sms says how many).
   if (auto N = Root.optionalMember("num_sms"))
     P.num_sms =
-        static_cast<int>(N->asInteger(1, 1 << 16, "a positive integer"));
+        static_cast<int>(N->asInteger(0, 1 << 16, "a non-negative integer"));
+  if (auto G = Root.optionalMember("gpu_sms"))
+    P.gpu_sms =
+        static_cast<int>(G->asInteger(1, 1 << 16, "a positive integer"));
   if (auto G = Root.optionalMember("gated_sms"))
     P.gated_sms =
         static_cast<int>(G->asInteger(0, 1 << 16, "a non-negative integer"));
@@ -74,6 +87,19 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
     if (auto R = K.optionalMember("round"))
       D.round =
           static_cast<int>(R->asInteger(0, 1 << 16, "a non-negative integer"));
+    if (auto Kind = K.optionalMember("kind")) {
+      D.kind = Kind->asString();
+      if (D.kind != KindRewritten && D.kind != KindOpaque)
+        Kind->fail(std::string("expected \"") + KindRewritten + "\" or \"" +
+                   KindOpaque + "\", got \"" + D.kind + "\"");
+    }
+    if (auto H = K.optionalMember("held_sm_ids")) {
+      if (D.kind != KindOpaque)
+        H->fail("expected only on an entry of kind \"opaque\"");
+      for (std::size_t J = 0, M = H->arraySize(); J < M; ++J)
+        D.held_sm_ids.push_back(static_cast<unsigned>(H->element(J).asInteger(
+            0, 1 << 16, "a non-negative integer (a real SM id)")));
+    }
     P.kernels.push_back(std::move(D));
   }
   return P;

@@ -242,6 +242,35 @@ void TraceWriter::epoch(unsigned long long Index, double StartUs, double EndUs,
   add(std::move(E));
 }
 
+void TraceWriter::opaqueTarget(const std::string &Name, unsigned Target) {
+  nlohmann::json C = base(("opaque target " + Name).c_str(), "opaque", "C");
+  C["args"] = {{"sms", Target}};
+  nlohmann::json E = base("opaque_target", "opaque", "i");
+  E["s"] = "t";
+  E["args"] = {{"partition", Name}, {"sms", Target}};
+  nvtxMark("smpart opaque " + Name + " target " + std::to_string(Target),
+           0xff606060u);
+  add(std::move(C));
+  add(std::move(E));
+}
+
+void TraceWriter::opaqueHold(const std::string &Name,
+                             const std::vector<unsigned> &SmIds, bool Clear) {
+  nlohmann::json C = base(("opaque sms " + Name).c_str(), "opaque", "C");
+  C["args"] = {{"sms", SmIds.size()}};
+  nlohmann::json E = base("opaque_hold", "opaque", "i");
+  E["s"] = "t";
+  E["args"] = {{"partition", Name},
+               {"sms", SmIds.size()},
+               {"sm_ids", SmIds},
+               {"clear", Clear}};
+  nvtxMark("smpart opaque " + Name + " holds " + std::to_string(SmIds.size()) +
+               " SMs",
+           0xff606060u);
+  add(std::move(C));
+  add(std::move(E));
+}
+
 void TraceWriter::preempt(unsigned long long Id, const std::string &Name) {
   kernelInstant("preempt", "preempt", Id, Name, "smpart preempt ", 0xffa000a0u);
 }

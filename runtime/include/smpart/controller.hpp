@@ -30,6 +30,15 @@
 // normalised progress and TLP sampling periods, traces them and hands them
 // to the online policy, if any, whose plan is applied like a re-plan.
 //
+// Opaque partitions (addOpaque; runtime/controller/README.md "Opaque
+// partitions"): tenants of work smpart cannot rewrite (library calls,
+// refused kernels), confined by the runtime to green contexts. They are
+// planned with the rewritten kernels in one plan, change size only at
+// their launch boundaries (holdOpaque), and the real SM ids they hold are
+// never in a rewritten kernel's mask: rewritten kernels are planned over
+// the GPU's SMs minus every held id, and an SM goes to a partition only
+// once the rewritten kernels leaving it acknowledged.
+//
 // Thread-safe: every entry point takes one mutex; knob calls are made with it
 // held (KernelControl implementations must not call back into the controller).
 #pragma once
@@ -89,6 +98,33 @@ struct KernelAllocation {
   bool last_block_taken = false;
 };
 
+/// A tenant of opaque work: kernels smpart cannot rewrite, launched on a
+/// green context of the partition's size.
+struct OpaqueTenant {
+  std::string name;
+  /// Smallest partition the device (minSmPartitionSize) or the work allows.
+  unsigned min_sms = 1;
+  /// Partition sizes are multiples of this (smCoscheduledAlignment).
+  unsigned granularity = 1;
+  /// Share of the SMs relative to a rewritten kernel's 1 when the tenant
+  /// has no profile.
+  double weight = 1.0;
+};
+
+/// What the controller knows of one opaque partition.
+struct OpaqueAllocation {
+  OpaqueTenant tenant;
+  /// SMs the plan gives its next launch (0: nothing fits).
+  unsigned target = 0;
+  /// Real SM ids it holds now (holdOpaque).
+  SmMask held;
+  /// Planned from a profile under its name (else its weighted share).
+  bool profiled = false;
+  /// What holdOpaque last answered: every rewritten kernel acknowledged
+  /// leaving `held`.
+  bool clear = true;
+};
+
 class Controller {
 public:
   /// \p SmIds: the GPU's real SM ids (any order; sorted here). Must not be
@@ -105,6 +141,28 @@ public:
   void onKnobsApplied(unsigned long long Id);
   /// Re-plans now (e.g. after new profiles or on a timer).
   void replan();
+
+  /// Declares (or updates) a tenant of opaque work; re-plans.
+  void addOpaque(const OpaqueTenant &T);
+  /// Forgets the tenant; the SMs it held go back to rewritten kernels at
+  /// once (its work must have drained); re-plans.
+  void removeOpaque(const std::string &Name);
+  /// SM count the plan gives it now (a multiple of granularity, >= min_sms;
+  /// 0 = not planned / nothing fits).
+  unsigned opaqueTarget(const std::string &Name) const;
+  /// Called by the runtime at a launch boundary: the partition now uses
+  /// exactly these real SM ids (chosen by the driver, probed; not
+  /// necessarily contiguous; include a previous context's ids while work
+  /// launched on it may still run). Rewritten kernels are moved off them
+  /// with the ack rule (shrink; an SM goes to the opaque partition only
+  /// once acknowledged) and never given them while held; SMs no longer
+  /// held go back to rewritten kernels. Returns true once every rewritten
+  /// kernel acknowledged leaving them (false for an undeclared tenant);
+  /// idempotent (the caller polls with a deadline).
+  bool holdOpaque(const std::string &Name,
+                  const std::vector<unsigned> &RealSmIds);
+  /// Declared opaque partitions, in declaration order.
+  std::vector<OpaqueAllocation> opaqueAllocations() const;
   /// Closes the epoch that ends at \p NowUs (any monotonic clock, in
   /// microseconds): measures every tracked kernel, traces the samples and
   /// runs the online policy. The first call only opens an epoch.
@@ -133,6 +191,10 @@ private:
     /// SMs taken away from the kernel that it has not acknowledged yet:
     /// its CTAs may still take blocks there.
     SmMask releasing;
+    /// SMs a fresh kernel's first knobs took from it: it may run there
+    /// until it acknowledges if it started before it was announced. Only
+    /// opaque partitions wait for them (opaqueClear).
+    SmMask first_knobs;
     /// The plan's allocation, while part of it waits for other kernels'
     /// acknowledgements.
     std::optional<KernelAllocation> pending;
@@ -150,7 +212,29 @@ private:
     std::map<unsigned, double> *learned = nullptr;
   };
 
+  /// A declared opaque tenant (opaque.cpp).
+  struct Opaque {
+    OpaqueTenant tenant;
+    const policy::KernelProfile *profile = nullptr;
+    unsigned target = 0;
+    SmMask held;
+    /// The last clear state traced.
+    bool traced_clear = true;
+  };
+
   void decideAndApply(const char *Trigger);
+  /// Sets every opaque tenant's target for the current kernels (opaque.cpp).
+  void planOpaque(const std::vector<Tracked *> &Active,
+                  std::vector<std::string> &Notes);
+  /// Plan entries of the opaque partitions (kind "opaque").
+  void appendOpaque(policy::Plan &P) const;
+  /// Recomputes FreeIds and HeldByOpaque from the partitions' held ids.
+  void updateFree();
+  /// No rewritten kernel may still run on \p O's held SMs.
+  bool opaqueClear(const Opaque &O);
+  /// Grants that waited for acknowledgements go out.
+  void grantPending();
+  Opaque *findOpaque(const std::string &Name);
   /// Traces \p P (one decision per Active kernel, same order) and applies
   /// it: shrink every kernel, then grow.
   void applyPlan(policy::Plan P, const std::vector<Tracked *> &Active,
@@ -163,6 +247,10 @@ private:
   void runOnline();
   policy::Plan planFor(std::vector<Tracked *> &Active, const char *Trigger,
                        std::vector<std::string> &Notes);
+  /// A profiled kernel as the policy sees it: live progress (SiM Eq. 1),
+  /// a second launch of one kernel renamed `name#id` (\p Seen counts).
+  static policy::KernelProfile policyInput(const Tracked &T,
+                                           std::map<std::string, int> &Seen);
   SmMask maskFor(int First, int Count) const;
   void applyShrink(Tracked &T, const KernelAllocation &Target);
   void applyGrow(Tracked &T, const KernelAllocation &Target);
@@ -181,6 +269,11 @@ private:
   policy::ProfileSet Profiles;
   std::vector<unsigned> SmIds;
   ControllerOptions Opts;
+  /// Opaque partitions (declaration order), the SMs they hold and the SM
+  /// ids rewritten kernels are planned over (SmIds minus HeldByOpaque).
+  std::vector<Opaque> Opaques;
+  SmMask HeldByOpaque;
+  std::vector<unsigned> FreeIds;
 
   mutable std::mutex Mu;
   std::vector<Tracked> Kernels; // arrival order

@@ -63,6 +63,16 @@ public:
   /// kernel with its normalised progress.
   void epoch(unsigned long long Index, double StartUs, double EndUs,
              const nlohmann::json &Kernels);
+  /// An opaque partition (green context) of tenant \p Name: the size the
+  /// plan gives its next launch (`opaque_target`, counter "opaque target
+  /// <name>").
+  void opaqueTarget(const std::string &Name, unsigned Target);
+  /// The real SM ids the partition holds from this launch on (empty:
+  /// removed), and whether every rewritten kernel acknowledged leaving
+  /// them (`opaque_hold`, counter "opaque sms <name>"; `smpart-trace
+  /// plot` draws these SMs).
+  void opaqueHold(const std::string &Name, const std::vector<unsigned> &SmIds,
+                  bool Clear);
   void preempt(unsigned long long Id, const std::string &Name);
   void resume(unsigned long long Id, const std::string &Name);
   /// Free-form instant (warnings, profiler steps).

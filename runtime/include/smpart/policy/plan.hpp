@@ -1,5 +1,10 @@
 // A decision (`smpart.plan/1`): per kernel an SM range, CTAs per SM and
 // bypassing CTAs per SM, plus the policy's mode, gated SMs and notes.
+// Entries are of two kinds (docs/plan.md): rewritten kernels, whose ranges
+// are ordinal positions over the SMs no opaque partition holds and which
+// move live, and opaque partitions (green contexts running work smpart
+// cannot rewrite), whose `sms` is the size planned for their next launch
+// and whose `held_sm_ids` are the real SM ids they hold now.
 #pragma once
 
 #include <optional>
@@ -11,6 +16,8 @@
 namespace smpart::policy {
 
 inline constexpr const char *PlanSchema = "smpart.plan/1";
+inline constexpr const char *KindRewritten = "rewritten";
+inline constexpr const char *KindOpaque = "opaque";
 
 struct KernelDecision {
   std::string name;
@@ -21,12 +28,21 @@ struct KernelDecision {
   std::string klass = "unclassified"; // "class" in JSON
   std::optional<double> predicted_np;
   std::optional<int> round; // power-aware queues: which pair runs when
+  /// KindRewritten or KindOpaque.
+  std::string kind = KindRewritten;
+  /// Opaque entries: the real SM ids the partition holds now (its size
+  /// changes only at its next launch; `sms` is the planned size).
+  std::vector<unsigned> held_sm_ids;
 };
 
 struct Plan {
   std::string policy;
   std::string mode;
+  /// SMs the rewritten entries are planned over: the GPU's, minus those
+  /// opaque partitions hold.
   int num_sms = 0;
+  /// The GPU's SMs when opaque entries exist (0: same as num_sms).
+  int gpu_sms = 0;
   std::vector<KernelDecision> kernels;
   int gated_sms = 0;
   std::vector<std::string> notes;
