@@ -46,6 +46,20 @@ def two_kernel_trace():
             "otherData": {"schema": "smpart.trace/1"}}
 
 
+def opaque_trace():
+    """The two-kernel trace with an opaque partition (cublas) that holds 4
+    SMs from 3 ms and 2 from 5 ms, and a target event."""
+    doc = two_kernel_trace()
+    doc["traceEvents"] += [
+        ev("opaque_target", "i", 2500, "opaque", partition="cublas", sms=4),
+        ev("opaque_hold", "i", 3000, "opaque", partition="cublas", sms=4,
+           sm_ids=[3, 7, 64, 130], clear=True),
+        ev("opaque_hold", "i", 5000, "opaque", partition="cublas", sms=2,
+           sm_ids=[64, 130], clear=False)]
+    doc["traceEvents"].sort(key=lambda e: e["ts"])
+    return doc
+
+
 def have_matplotlib():
     """The same look-up as the tool (Debian's package as a fallback)."""
     r = subprocess.run([sys.executable, "-c",
@@ -87,6 +101,39 @@ class SmpartTrace(unittest.TestCase):
         self.assertIn("stream_triad #2: 2.000 .. 6.500 ms, 1 allocations, last 48 SMs x 8 CTAs/SM",
                       r.stdout)
         self.assertIn("sgemm #1: 0.000 .. 9.000 ms, 3 allocations, last 132 SMs", r.stdout)
+
+    def test_summary_names_opaque_partitions(self):
+        with open(self.trace, "w") as f:
+            json.dump(opaque_trace(), f)
+        r = self.run_tool("summary", self.trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("opaque cublas: 2 holds, at most 4 SMs, last 2 SMs [64, 130], "
+                      "target 4", r.stdout)
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_draws_opaque_partitions(self):
+        with open(self.trace, "w") as f:
+            json.dump(opaque_trace(), f)
+        plain = os.path.join(self.dir.name, "plain.png")
+        out = os.path.join(self.dir.name, "t.png")
+        with open(os.path.join(self.dir.name, "plain.json"), "w") as f:
+            json.dump(two_kernel_trace(), f)
+        self.assertEqual(self.run_tool("plot", os.path.join(self.dir.name, "plain.json"),
+                                       "-o", plain, "--title", "t").returncode, 0)
+        r = self.run_tool("plot", self.trace, "-o", out, "--title", "t")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # A panel of the partitions' SM ids makes the figure taller.
+        import struct
+        with open(plain, "rb") as f:
+            h_plain = struct.unpack(">I", f.read(24)[20:24])[0]
+        with open(out, "rb") as f:
+            h_opaque = struct.unpack(">I", f.read(24)[20:24])[0]
+        self.assertGreater(h_opaque, h_plain)
+
+    def test_opaque_sm_ids_must_be_integers(self):
+        doc = opaque_trace()
+        doc["traceEvents"][-1]["args"]["sm_ids"] = ["3"]
+        self.bad_input(json.dumps(doc), ".args.sm_ids: expected an array of integers")
 
     def bad_input(self, text, *expected):
         """summary and plot of a file holding text: exit 1, one line on stderr
