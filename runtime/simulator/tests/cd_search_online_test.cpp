@@ -1,0 +1,315 @@
+// CD-search online on the simulator: the classification phase on the even
+// share, convergence within 10 epochs, the hysteresis bound once
+// converged, the controller's invariants under its steps, against the
+// offline cd-search when profiles are 30 % wrong, and SMPART_POLICY.
+// Figures: simulator README.
+#include "bundled_mixes.hpp"
+#include "cd_search_online_policy.hpp"
+#include "corun.hpp"
+#include "fake_kernel.hpp"
+#include "online_policies.hpp"
+#include "static_search.hpp"
+
+#include "smpart/controller.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace smpart;
+using namespace smpart::sim;
+using Class = online::CdSearchOnlinePolicy::Class;
+
+namespace {
+
+const std::string Mixes = SMPART_MIXES;
+
+Mix mix(const std::string &Name, double ProfileError = 0) {
+  Mix M = loadMix(Mixes + "/" + Name + ".json");
+  misprofile(M, ProfileError);
+  return M;
+}
+
+using smpart::sim::testing::AllMixes;
+
+/// Forwards to the policy under test and records what it saw and did.
+class Watch : public OnlinePolicy {
+public:
+  explicit Watch(std::shared_ptr<online::CdSearchOnlinePolicy> P)
+      : Inner(std::move(P)) {}
+  std::string_view name() const override { return Inner->name(); }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &C) override {
+    std::optional<policy::Plan> P = Inner->onEpoch(R, C);
+    Log.push_back({R, Inner->convergedAt(), Inner->mode(), Inner->classes(),
+                   P.has_value()});
+    return P;
+  }
+  struct Entry {
+    EpochReport report;
+    std::optional<unsigned long long> converged;
+    std::string mode;
+    std::map<unsigned long long, Class> classes;
+    bool stepped = false;
+  };
+  std::shared_ptr<online::CdSearchOnlinePolicy> Inner;
+  std::vector<Entry> Log;
+};
+
+struct OnlineRun {
+  RunResult result;
+  std::shared_ptr<Watch> watch;
+};
+
+OnlineRun runOnline(const Mix &M, bool Noise = true) {
+  OnlineRun R;
+  R.watch =
+      std::make_shared<Watch>(std::make_shared<online::CdSearchOnlinePolicy>(
+          M.controller, online::CdSearchOnlineOptions()));
+  RunOptions O;
+  O.noise = Noise;
+  O.spatial = true;
+  O.online = R.watch;
+  R.result = runMix(M, *policy::findPolicy("even"), O);
+  return R;
+}
+
+std::vector<unsigned long long> idsOf(const EpochReport &R) {
+  std::vector<unsigned long long> Ids;
+  for (const EpochSample &S : R.kernels)
+    Ids.push_back(S.id);
+  return Ids;
+}
+
+/// Kernel name -> class from the first epoch that classified \p Ids.
+std::map<std::string, Class> classesOf(const Watch &W, std::size_t Kernels) {
+  for (const Watch::Entry &E : W.Log) {
+    if (E.report.kernels.size() != Kernels || E.classes.empty())
+      continue;
+    std::map<std::string, Class> Out;
+    for (const EpochSample &S : E.report.kernels)
+      Out[S.name] = E.classes.at(S.id);
+    return Out;
+  }
+  return {};
+}
+
+TEST(CdSearchOnline, ClassifiesOnTheEvenShareFromMeasurements) {
+  {
+    const OnlineRun R = runOnline(mix("mc_sgemm_stream"));
+    const auto C = classesOf(*R.watch, 2);
+    ASSERT_EQ(C.size(), 2u);
+    EXPECT_EQ(C.at("sgemm"), Class::Compute);
+    EXPECT_EQ(C.at("stream_triad"), Class::Memory);
+    // Heterogeneous: performance mode, which takes SMs from stream_triad
+    // for sgemm in its first step.
+    bool Performance = false, Gave = false;
+    for (const Watch::Entry &E : R.watch->Log)
+      if (E.report.kernels.size() == 2) {
+        Performance |= E.mode == "performance";
+        Gave |= E.report.kernels[0].sms > E.report.kernels[1].sms;
+      }
+    EXPECT_TRUE(Performance);
+    EXPECT_TRUE(Gave);
+  }
+  {
+    const OnlineRun R = runOnline(mix("cc_sgemm_conv"));
+    const auto C = classesOf(*R.watch, 2);
+    ASSERT_EQ(C.size(), 2u);
+    EXPECT_EQ(C.at("sgemm"), Class::Compute);
+    EXPECT_EQ(C.at("conv"), Class::Compute);
+    // Compute only: even partitioning, no SM moves.
+    for (const Watch::Entry &E : R.watch->Log) {
+      if (E.report.kernels.size() != 2)
+        continue;
+      for (const EpochSample &S : E.report.kernels)
+        EXPECT_EQ(S.sms, 66u) << "epoch " << E.report.index;
+    }
+    std::string Mode;
+    for (const Watch::Entry &E : R.watch->Log)
+      if (E.report.kernels.size() == 2)
+        Mode = E.mode;
+    EXPECT_EQ(Mode, "even");
+  }
+  {
+    // Four kernels on 33 SMs each: stream_triad and lbm still scale
+    // there alone, but beside each other they get less DRAM bandwidth
+    // than they would use: the measured NP classifies them.
+    const OnlineRun R = runOnline(mix("four_sgemm_conv_stream_lbm"));
+    const auto C = classesOf(*R.watch, 4);
+    ASSERT_EQ(C.size(), 4u);
+    EXPECT_EQ(C.at("sgemm"), Class::Compute);
+    EXPECT_EQ(C.at("conv"), Class::Compute);
+    EXPECT_EQ(C.at("stream_triad"), Class::Memory);
+    EXPECT_EQ(C.at("lbm"), Class::Memory);
+  }
+}
+
+TEST(CdSearchOnline, HighLlcHitRateMemoryKernelIsCacheBound) {
+  // LAVAMD's case (Sec. 4.1.1): spmv (LLC hit rate 0.5) starved on its
+  // share is bound by the LLC; sgemm beside it is compute.
+  const Mix M = mix("three_sgemm_stream_spmv");
+  online::CdSearchOnlinePolicy P(M.controller, {});
+  EpochReport R;
+  R.index = 3;
+  for (const char *Name : {"sgemm", "spmv"}) {
+    EpochSample S;
+    S.id = R.kernels.size() + 1;
+    S.name = Name;
+    S.sms = 66;
+    S.ctas_per_sm = 4;
+    S.steady = true;
+    S.rate = 1;
+    S.np = S.name == "spmv" ? 0.6 : 1.0;
+    S.isolated_source = IsolatedSource::Profile;
+    R.kernels.push_back(S);
+  }
+  policy::Plan Current;
+  Current.num_sms = 132;
+  const std::optional<policy::Plan> Next = P.onEpoch(R, Current);
+  ASSERT_TRUE(Next);
+  EXPECT_EQ(P.classes().at(1), Class::Compute);
+  EXPECT_EQ(P.classes().at(2), Class::Cache);
+  EXPECT_EQ(Next->mode, "performance");
+  ASSERT_EQ(Next->kernels.size(), 2u);
+  EXPECT_EQ(Next->kernels[1].klass, "cache");
+  EXPECT_EQ(Next->kernels[1].sms, 66 - 12); // two of 24 SMs, scaled
+  EXPECT_EQ(Next->kernels[0].sms, 66 + 12);
+  // A step that loses more than 5 % ends the search where it was within.
+  R.index = 5;
+  R.kernels[0].sms = 78;
+  R.kernels[1].sms = 54;
+  R.kernels[1].rate = 0.9;
+  const std::optional<policy::Plan> Back = P.onEpoch(R, *Next);
+  ASSERT_TRUE(Back);
+  EXPECT_EQ(Back->kernels[1].sms, 66);
+  EXPECT_EQ(P.convergedAt(), 5u);
+  // Converged: nothing moves until the kernel set changes.
+  R.index = 7;
+  R.kernels[1].sms = 66;
+  R.kernels[1].rate = 0.5;
+  EXPECT_FALSE(P.onEpoch(R, *Back));
+}
+
+TEST(CdSearchOnline, ConvergesWithinTenEpochsOfEveryKernelSet) {
+  int Total = 0;
+  for (const char *Name : AllMixes) {
+    const OnlineRun R = runOnline(mix(Name));
+    ASSERT_TRUE(R.result.completed) << Name;
+    const auto &Log = R.watch->Log;
+    std::size_t Start = 0;
+    for (std::size_t I = 1; I <= Log.size(); ++I) {
+      if (I < Log.size() && idsOf(Log[I].report) == idsOf(Log[Start].report))
+        continue;
+      if (Log[Start].report.kernels.size() >= 2 && I - Start >= 10) {
+        const auto &At10 = Log[Start + 9];
+        ASSERT_TRUE(At10.converged.has_value())
+            << Name << " from epoch " << Log[Start].report.index;
+        EXPECT_LE(*At10.converged, Log[Start].report.index + 9) << Name;
+        ++Total;
+      }
+      Start = I;
+    }
+  }
+  EXPECT_GE(Total, 5); // kernel sets of two to four kernels, 10+ epochs
+}
+
+TEST(CdSearchOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
+  int Converged = 0;
+  for (const char *Name : AllMixes) {
+    const OnlineRun R = runOnline(mix(Name));
+    const auto &Log = R.watch->Log;
+    std::map<unsigned long long, std::vector<unsigned long long>> Changed;
+    for (std::size_t I = 1; I < Log.size(); ++I) {
+      if (idsOf(Log[I].report) != idsOf(Log[I - 1].report) ||
+          !Log[I - 1].converged)
+        continue;
+      ++Converged;
+      for (std::size_t K = 0; K < Log[I].report.kernels.size(); ++K)
+        if (Log[I].report.kernels[K].sms != Log[I - 1].report.kernels[K].sms)
+          Changed[Log[I].report.kernels[K].id].push_back(Log[I].report.index);
+    }
+    for (const auto &[Id, Epochs] : Changed)
+      for (std::size_t A = 0; A < Epochs.size(); ++A) {
+        std::size_t InWindow = 0;
+        for (std::size_t B = A; B < Epochs.size(); ++B)
+          InWindow += Epochs[B] < Epochs[A] + 10;
+        EXPECT_LE(InWindow, 2u)
+            << Name << " kernel #" << Id << " from epoch " << Epochs[A];
+      }
+  }
+  EXPECT_GT(Converged, 20); // the bound was checked on converged epochs
+}
+
+TEST(CdSearchOnline, InvariantsHoldUnderItsSteps) {
+  for (const char *Name : AllMixes)
+    for (double Error : {0.0, 0.3}) {
+      const OnlineRun R = runOnline(mix(Name, Error));
+      EXPECT_TRUE(R.result.completed) << Name;
+      EXPECT_EQ(R.result.shared_sm_steps, 0u) << Name;
+      EXPECT_EQ(R.result.exactly_once_violations, 0u) << Name;
+    }
+  EXPECT_GT(runOnline(mix("mc_sgemm_stream")).watch->Inner->steps(), 1u);
+}
+
+TEST(CdSearchOnline, BeatsOfflineCdSearchWithProfilesThirtyPercentWrong) {
+  // Where the measured search finds more than the profile's curve does
+  // (simulator README, "Online CD-search"): the memory kernels lose less
+  // beside their co-runners than alone, and each step is measured.
+  for (const char *Name :
+       {"mc_sgemm_stream", "arrival_sgemm_stream", "mc_kmeans_stream",
+        "three_sgemm_stream_spmv", "arrival3_lbm_sgemm_histo"}) {
+    const Mix M = mix(Name, 0.3);
+    RunOptions O;
+    O.spatial = true;
+    const RunResult Offline = runPolicy(M, "cd-search", O);
+    const RunResult Online = runPolicy(M, "cd-search-online", O);
+    EXPECT_GT(Online.metrics.stp, Offline.metrics.stp) << Name;
+  }
+  // Within 5 % of the best static configuration of the model on the
+  // memory + compute pair.
+  const Mix M = mix("mc_sgemm_stream");
+  RunOptions O;
+  O.spatial = true;
+  const SearchResult Best = searchBestStatic(M, O);
+  EXPECT_GE(runPolicy(M, "cd-search-online", O).metrics.stp,
+            0.95 * Best.result.metrics.stp)
+      << Best.best.describe();
+}
+
+TEST(CdSearchOnline, SelectableByNameInTheEnvironment) {
+  smpart::testing::Env E;
+  E.Vars["SMPART_POLICY"] = "cd-search-online";
+  E.Vars["SMPART_PROFILES"] = Mixes + "/mc_sgemm_stream.json";
+  std::vector<unsigned> Sms;
+  for (unsigned I = 0; I < 132; ++I)
+    Sms.push_back(I);
+  controller::EnvConfig C = controller::configureFromEnvironment(E.fn(), Sms);
+  ASSERT_TRUE(C.error.empty()) << C.error;
+  ASSERT_TRUE(C.controller);
+  // Arrivals are planned by `even`: the classification phase's shares.
+  EXPECT_EQ(C.controller->policy().name(), "even");
+  Controller &Ctl = *C.controller;
+  auto Sgemm = std::make_shared<smpart::testing::FakeKernel>(
+      1, "sgemm", 1u << 30, 4, Sms, nullptr);
+  auto Stream = std::make_shared<smpart::testing::FakeKernel>(
+      2, "stream_triad", 1u << 30, 6, Sms, nullptr);
+  Ctl.epoch(0);
+  Ctl.onArrival(Sgemm);
+  Ctl.onArrival(Stream);
+  for (int Epoch = 1; Epoch <= 3; ++Epoch) {
+    Sgemm->advance(4);
+    Stream->advance(4);
+    Ctl.epoch(1000.0 * Epoch);
+  }
+  // The classification epoch found stream_triad's curve saturated on 66
+  // SMs and took the first step of performance mode: 12 SMs to sgemm.
+  std::map<std::string, std::size_t> Got;
+  for (const KernelAllocation &A : Ctl.allocations())
+    Got[A.name] = A.mask.count() + A.waiting.count();
+  EXPECT_EQ(Got["sgemm"], 78u);
+  EXPECT_EQ(Got["stream_triad"], 54u);
+  EXPECT_NE(online::findOnlinePolicy("cd-search-online"), nullptr);
+}
+
+} // namespace
