@@ -22,6 +22,19 @@
 // policy that still lacks an input falls back to `even`; the controller
 // says so once and this benchmark prints it beside the row.
 //
+// Latency-critical co-location (controller README, "Latency-critical
+// co-location"): a short kernel (nbody_forces on 16K bodies: inference)
+// launched every period (1 ms, or five times its time alone if longer) on
+// a stream of its own beside a long best-effort job (sgemm_tiled launched
+// back to back, ~160 ms: training), as plain streams, as priority streams
+// (cudaStreamCreateWithPriority: the short kernel's stream the greatest
+// priority) and under smpart with the `priority` policy (rewritten kernels,
+// plain streams), same run. Per mode: the short kernel's launch latency
+// (its stream reaching the launch to its end, CUDA events) at p50 and p99
+// against the original alone, and the best-effort job's throughput against
+// the original alone; targets p99 <= 1.25x alone, best effort >= 60 %. It
+// runs last, and only with 5 s of --max-seconds left (about 1.5 s of work).
+//
 // Without a GPU it prints "no GPU: skipped" and exits 0. Asserts nothing.
 // Bounded: every wait has a deadline (kDeadlineS) and the whole run stops
 // at --max-seconds (default 35: .ci/gpu-run's co-run stage has 45); a
@@ -31,6 +44,8 @@
 //   bench-corun --ncu-pass [--max-seconds S]
 #include "bounded_wait.hpp"
 #include "gpu_inputs.hpp"
+
+#include "online_policies.hpp"
 
 #include "smpart/controller_runtime.hpp"
 #include "smpart/policy/input_error.hpp"
@@ -392,6 +407,222 @@ void printRow(const char *scenario, const std::string &mode, const Figures &f,
               note.c_str());
 }
 
+/// One latency-critical run: each short launch's latency and the
+/// best-effort job's time (NaN without one); empty latencies when it failed
+/// or may not run.
+struct LatencyRun {
+  std::vector<double> ms;
+  double bestEffortMs = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// Launches `lc` every `periodMs` on a stream of priority `lcPriority`
+/// while `be` (if any) runs back to back on one of priority `bePriority`,
+/// until `be` ends (or, without it, `count` launches). A launch's latency
+/// runs from its stream reaching it (an event just before it: the request's
+/// arrival on the GPU) to its end.
+LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
+                      int lcPriority, int bePriority, double periodMs,
+                      int count, const std::string &what) {
+  LatencyRun out;
+  if (!mayRun(what))
+    return out;
+  if (const cudaError_t e = smpart_test::syncStream(0, kDeadlineS);
+      e != cudaSuccess) {
+    std::printf("%s: FAILED: waiting for earlier work: %s\n", what.c_str(),
+                cudaGetErrorName(e));
+    g_stopped = what + " failed";
+    g_hung = e == cudaErrorTimeout;
+    return out;
+  }
+  cudaStream_t lcStream = nullptr, beStream = nullptr;
+  cudaStreamCreateWithPriority(&lcStream, cudaStreamNonBlocking, lcPriority);
+  cudaStreamCreateWithPriority(&beStream, cudaStreamNonBlocking, bePriority);
+  std::vector<cudaEvent_t> starts(count), ends(count);
+  for (int i = 0; i < count; ++i) {
+    cudaEventCreate(&starts[i]);
+    cudaEventCreate(&ends[i]);
+  }
+  cudaEvent_t beStart, beEnd;
+  cudaEventCreate(&beStart);
+  cudaEventCreate(&beEnd);
+  if (be) {
+    cudaEventRecord(beStart, beStream);
+    for (int l = 0; l < be->launches; ++l)
+      be->launchOnce(rewritten, beStream);
+    cudaEventRecord(beEnd, beStream);
+  }
+  // One deadline for the whole run, never past the end of the run.
+  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
+  const Clock::time_point t0 = Clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+  };
+  int issued = 0;
+  bool late = false;
+  for (; issued < count; ++issued) {
+    // The period's start (a spin: a sleep overshoots by tens of us).
+    const double at = issued * periodMs / 1000.0;
+    while (elapsed() < at && elapsed() <= limit) {
+    }
+    if ((late = elapsed() > limit) ||
+        (be && issued > 0 && cudaEventQuery(beEnd) == cudaSuccess))
+      break;
+    cudaEventRecord(starts[issued], lcStream);
+    lc.launchOnce(rewritten, lcStream);
+    cudaEventRecord(ends[issued], lcStream);
+  }
+  cudaError_t failed = late ? cudaErrorTimeout : cudaSuccess;
+  if (failed == cudaSuccess && issued > 0)
+    failed = smpart_test::syncEvent(ends[issued - 1],
+                                    std::max(0.0, limit - elapsed()));
+  if (failed == cudaSuccess && be)
+    failed = smpart_test::syncEvent(beEnd, std::max(0.0, limit - elapsed()));
+  if (failed == cudaSuccess) {
+    for (int i = 0; i < issued; ++i) {
+      float t = 0;
+      cudaEventElapsedTime(&t, starts[i], ends[i]);
+      out.ms.push_back(t);
+    }
+    float t = 0;
+    if (be && cudaEventElapsedTime(&t, beStart, beEnd) == cudaSuccess)
+      out.bestEffortMs = t;
+  }
+  for (int i = 0; i < count; ++i) { // released once recorded: never blocks
+    cudaEventDestroy(starts[i]);
+    cudaEventDestroy(ends[i]);
+  }
+  cudaEventDestroy(beStart);
+  cudaEventDestroy(beEnd);
+  cudaStreamDestroy(lcStream);
+  cudaStreamDestroy(beStream);
+  if (failed == cudaSuccess)
+    return out;
+  if (failed == cudaErrorTimeout) {
+    std::printf("%s: FAILED: not finished within %.0f s\n", what.c_str(),
+                limit);
+    g_hung = true;
+  } else {
+    std::printf("%s: FAILED: %s: %s\n", what.c_str(), cudaGetErrorName(failed),
+                cudaGetErrorString(failed));
+  }
+  g_stopped = what + " failed";
+  out.ms.clear();
+  return out;
+}
+
+/// Nearest-rank percentile of `v` (p in (0, 100]).
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(v.size()));
+  return v[static_cast<std::size_t>(
+               std::clamp(rank, 1.0, static_cast<double>(v.size()))) -
+           1];
+}
+
+/// The latency-critical scenario (file comment): plain streams, priority
+/// streams and smpart's `priority` policy, same run.
+void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
+  const int n = 1 << 14; // 64 blocks of 256 bodies: ~0.1 ms on an H100
+  float4 *pos = deviceArray<float4>(n, 1.0f),
+         *acc = deviceArray<float4>(n, 0.0f);
+  const App lc{"nbody_forces",
+               "compute",
+               {256, 32, 4096},
+               [=](bool xf, cudaStream_t s) {
+                 if (xf)
+                   gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+                 else
+                   gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+               },
+               1};
+  App be = bestEffort; // ~160 ms alone: a hundred short launches or more
+  be.launches = std::max(1, 4 * bestEffort.launches);
+  const int cap = 400; // launches at most: bounds the run without a job
+  int least = 0, greatest = 0;
+  cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  // About 1.5 s of GPU work: the co-runs above come first.
+  if (secondsLeft() < 5) {
+    std::printf("\nlatency-critical: skipped: %.1f s left of --max-seconds\n",
+                std::max(0.0, secondsLeft()));
+    return;
+  }
+
+  aloneMs(be, false); // warm-up of the longer job
+  // A request every millisecond, or every five launch times if longer:
+  // the short kernels never queue behind each other alone.
+  const double once = aloneMs(lc, false);
+  if (std::isnan(once))
+    return;
+  const double periodMs = std::max(1.0, 5 * once);
+  const LatencyRun alone =
+      runLatency(lc, nullptr, false, 0, 0, periodMs, 50, "nbody alone");
+  const double beAlone = aloneMs(be, false);
+  if (alone.ms.empty() || std::isnan(beAlone))
+    return;
+  const double lcAlone = percentile(alone.ms, 50);
+  std::printf("\nlatency-critical: nbody_forces (%d bodies) every %.1f ms "
+              "beside sgemm_tiled x%d (best effort, %.1f ms alone); nbody "
+              "alone p50 %.3f ms\n",
+              n, periodMs, be.launches, beAlone, lcAlone);
+
+  // smpart's controller: profiles of both, measured now; the short kernel
+  // is the high-priority one.
+  App lcOnce = lc, beOnce = be;
+  beOnce.launches = 1;
+  smpart::policy::ProfileSet profiles = measureProfiles({lcOnce, beOnce}, info);
+  if (!g_stopped.empty())
+    return;
+  for (auto &k : profiles.kernels)
+    if (k.name == lc.kernel)
+      k.priority = smpart::policy::Priority::High;
+
+  auto row = [&](const char *mode, const LatencyRun &r,
+                 const std::string &note) {
+    const double p50 = percentile(r.ms, 50), p99 = percentile(r.ms, 99);
+    const double throughput = beAlone / r.bestEffortMs;
+    const bool met = p99 <= 1.25 * lcAlone && throughput >= 0.6;
+    std::printf("latency-critical %-18s %3zu launches  p50 %.3f ms  p99 "
+                "%.3f ms  p99/alone %5.2f  best effort/alone %4.2f  "
+                "targets %s %s\n",
+                mode, r.ms.size(), p50, p99, p99 / lcAlone, throughput,
+                met ? "met" : "missed", note.c_str());
+  };
+  const LatencyRun plain =
+      runLatency(lc, &be, false, 0, 0, periodMs, cap, "latency plain streams");
+  if (plain.ms.empty())
+    return;
+  row("plain streams", plain, "");
+  const LatencyRun prio = runLatency(lc, &be, false, greatest, least, periodMs,
+                                     cap, "latency priority streams");
+  if (prio.ms.empty())
+    return;
+  row("priority streams", prio, "");
+
+  const smpart::online::OnlinePolicyInfo *online =
+      smpart::online::findOnlinePolicy("priority");
+  const smpart::policy::Policy *base =
+      online ? smpart::policy::findPolicy(online->base) : nullptr;
+  if (!base)
+    return;
+  std::string warnings;
+  smpart::ControllerOptions options;
+  options.warn = [&](const std::string &w) {
+    warnings += (warnings.empty() ? "" : "; ") + w;
+  };
+  options.online = smpart::online::makeOnlinePolicy(*online, profiles, {});
+  auto controller = std::make_shared<smpart::Controller>(*base, profiles,
+                                                         info.sm_ids, options);
+  smpart::setLaunchObserver(smpart::observerFor(controller));
+  const LatencyRun ours =
+      runLatency(lc, &be, true, 0, 0, periodMs, cap, "latency smpart priority");
+  smpart::setLaunchObserver(nullptr);
+  if (ours.ms.empty())
+    return;
+  row("smpart priority", ours, warnings.empty() ? "" : "(" + warnings + ")");
+}
+
 /// The end of a run that stopped early: 1, without running destructors
 /// when a kernel may still hold the GPU (they could wait for it forever).
 int incomplete() {
@@ -536,5 +767,7 @@ int main(int argc, char **argv) {
                streams, warnings.empty() ? "" : "(" + warnings + ")");
     }
   }
+  if (g_stopped.empty())
+    latencyScenario(info, apps[1]);
   return g_stopped.empty() ? 0 : incomplete();
 }
