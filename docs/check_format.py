@@ -143,6 +143,8 @@ MANIFEST = Field(dict, sub={
             "reasons": Field(list, each=Field(str)),
             "parameters": Field(list, each=Field(str)),
             "resource_hints": Field(dict),
+            "confinement": opt(str, choices=["confined", "free"]),
+            "free_because": opt(str),
         })),
     })),
 })

@@ -24,4 +24,5 @@ void run(float *y) {
 }
 // CHECK: {{^}}extern "C" __global__ void saxpy_c(int n, float *y) {
 // CHECK: {{^}}__global__ void saxpy_cxx(smpart::LaunchControl smpart_ctl, int n, float *y) {
-// CHECK: {{^}}  saxpy_c<<<1, 32>>>(32, y);
+// It still runs on the SMs of its partition, unchanged.
+// CHECK: {{^}}  saxpy_c<<<1, 32, 0, smpart::confined("saxpy_c", 0)>>>(32, y);

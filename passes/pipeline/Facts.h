@@ -105,6 +105,11 @@ struct LaunchFacts {
   /// and the one that cannot: which one depends on whether the planner
   /// keeps the kernel's original definition.
   std::set<Edit> WithOriginal, WithoutOriginal;
+  /// The launch left unchanged but put on the SMs of the kernel's
+  /// partition (`smpart::confined`), applied if the kernel is refused and
+  /// may be confined; empty when the launch cannot be edited (a macro body
+  /// that serves several kernels).
+  std::set<Edit> Confined;
 };
 
 /// Everything learnt from the parses of one main file.

@@ -42,6 +42,13 @@ void writeManifest(llvm::raw_ostream &OS,
                   for (const Hazard &H : D.Reasons)
                     J.value(H.Reason);
                 });
+                // Where a refused kernel runs: on its partition's SMs, or
+                // free on every SM (and why).
+                if (D.Status == KernelStatus::Refused) {
+                  J.attribute("confinement", D.Confined ? "confined" : "free");
+                  if (!D.Confined)
+                    J.attribute("free_because", D.FreeBecause);
+                }
                 J.attributeArray("parameters", [&] {
                   for (const std::string &P : K.Params)
                     J.value(P);

@@ -399,9 +399,10 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
     Only.emplace(Options.Kernels);
   if (!Options.ExcludeKernels.empty())
     Exclude.emplace(Options.ExcludeKernels);
-  Outcome.Plan = TransformPlanner(Outcome.Facts, Only ? &*Only : nullptr,
-                                  Exclude ? &*Exclude : nullptr)
-                     .plan();
+  Outcome.Plan =
+      TransformPlanner(Outcome.Facts, Only ? &*Only : nullptr,
+                       Exclude ? &*Exclude : nullptr, Options.ConfineRefused)
+          .plan();
 
   // Edits (and #line directives) name files canonically, whatever the
   // spelling of the command line: `../src/k.cu` is the main file, not a

@@ -39,6 +39,8 @@ struct TransformOptions {
   bool Color = false;      ///< colours and source snippets in diagnostics
   /// --keep-original: kernels that keep their original definition
   KeepOriginal Keep = KeepOriginal::All;
+  /// --confine-refused: launches of refused kernels run on their partition
+  bool ConfineRefused = true;
 };
 
 /// The outcome for one input file, as the manifest reports it.

@@ -61,6 +61,30 @@ TransformPlanner::reachable(const std::string &Key) const {
   return Seen;
 }
 
+std::string TransformPlanner::confinementObstacle(const KernelDecision &D) {
+  // The reasons KernelHazards gives for grid-wide synchronisation
+  // ("grid-wide synchronisation", "... spans the physical grid"), clusters,
+  // dynamic parallelism and launch APIs.
+  for (const Hazard &H : D.Reasons) {
+    llvm::StringRef R(H.Reason);
+    if (R.contains("grid-wide") || R.contains("physical grid") ||
+        R.contains("this_multi_grid"))
+      return "it synchronises its whole grid, whose CTAs must all be "
+             "resident at once: a partition smaller than the GPU may not "
+             "hold them";
+    if (R.contains("cluster"))
+      return "its thread-block clusters need co-scheduled SMs that a "
+             "partition may not offer";
+    if (R.contains("dynamic parallelism"))
+      return "it launches or is launched from device code, where a "
+             "partition's stream does not reach";
+    if (R.starts_with("launched through "))
+      return "it is " + R.str().substr(0, R.find(',')) +
+             ", which smpart does not rewrite";
+  }
+  return {};
+}
+
 TransformPlan TransformPlanner::plan() const {
   TransformPlan Plan;
   std::map<std::string, KernelDecision> Decisions;
@@ -216,6 +240,33 @@ TransformPlan TransformPlanner::plan() const {
                              ? L.WithOriginal
                              : L.WithoutOriginal)
       Plan.EditsByFile[E.File].insert(E);
+  }
+
+  // Refused kernels held to a partition: all their launches or none.
+  for (auto &[Key, D] : Decisions) {
+    if (D.Status != KernelStatus::Refused)
+      continue;
+    D.FreeBecause =
+        ConfineRefused ? confinementObstacle(D) : "--confine-refused=false";
+    std::vector<const LaunchFacts *> Launches;
+    for (const LaunchFacts &L : Facts.Launches)
+      if (L.KernelKey == Key)
+        Launches.push_back(&L);
+    if (D.FreeBecause.empty() && Launches.empty())
+      D.FreeBecause = "no <<<>>> launch of it in the rewritten files";
+    if (D.FreeBecause.empty())
+      for (const LaunchFacts *L : Launches)
+        if (L->Confined.empty())
+          D.FreeBecause = "its launch at line " +
+                          std::to_string(L->Where.Line) +
+                          " cannot be edited (a macro body or spelled across "
+                          "files)";
+    if (!D.FreeBecause.empty())
+      continue;
+    D.Confined = true;
+    for (const LaunchFacts *L : Launches)
+      for (const Edit &E : L->Confined)
+        Plan.EditsByFile[E.File].insert(E);
   }
 
   for (auto &[Key, D] : Decisions)

@@ -9,6 +9,9 @@
 // A transformed kernel keeps its original definition where other files need
 // it, and where --keep-original asks for it unless the device functions it
 // calls read blockIdx/gridDim; its launches can then run the original too.
+// With --confine-refused, the `<<<>>>` launches of a refused kernel stay
+// as written but run on its partition's SMs (smpart/runtime.hpp,
+// smpart::confined), unless it needs the whole GPU.
 #pragma once
 
 #include "pipeline/Facts.h"
@@ -32,6 +35,10 @@ struct KernelDecision {
   /// Transformed, with its original definition kept beside the rewritten
   /// overload (FunctionFacts::NeedsOriginal, --keep-original).
   bool KeepsOriginal = false;
+  /// Refused: every launch of it in the rewritten files runs on the SMs of
+  /// its partition (--confine-refused); otherwise why it runs free.
+  bool Confined = false;
+  std::string FreeBecause;
 };
 
 struct TransformPlan {
@@ -42,10 +49,17 @@ struct TransformPlan {
 class TransformPlanner {
 public:
   TransformPlanner(const FileFacts &Facts, const llvm::Regex *Only,
-                   const llvm::Regex *Exclude)
-      : Facts(Facts), Only(Only), Exclude(Exclude) {}
+                   const llvm::Regex *Exclude, bool ConfineRefused = false)
+      : Facts(Facts), Only(Only), Exclude(Exclude),
+        ConfineRefused(ConfineRefused) {}
 
   TransformPlan plan() const;
+
+  /// Why a refused kernel must run on every SM, or empty if it may be held
+  /// to a partition: a kernel that synchronises its whole grid or forms
+  /// clusters needs CTAs resident together that a smaller partition may
+  /// not hold at once.
+  static std::string confinementObstacle(const KernelDecision &D);
 
   /// The text inserted after a kernel body's `{` and before its `}`.
   static std::string prologue(const KernelBody &Body, bool PublishBlockIdx);
@@ -57,6 +71,7 @@ private:
   const FileFacts &Facts;
   const llvm::Regex *Only;
   const llvm::Regex *Exclude;
+  bool ConfineRefused;
 };
 
 } // namespace smpart

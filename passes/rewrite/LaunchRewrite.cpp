@@ -154,6 +154,38 @@ static std::string convertingCapture(const CUDAKernelCallExpr &Call,
   return Out + ">(";
 }
 
+/// The launch unchanged but for its stream, `smpart::confined("k", st)`:
+/// a temporary that orders the kernel's partition stream after `st`, is
+/// that stream for the launch, and orders `st` after the kernel when the
+/// full expression ends (runtime.hpp). Empty if the stream argument is not
+/// spelled in the file.
+static std::set<Edit> confinedEdits(const CUDAKernelCallExpr &Call,
+                                    const LaunchSyntax &S,
+                                    const std::string &Name,
+                                    const SourceManager &SM,
+                                    const LangOptions &LO) {
+  const std::string Open = "smpart::confined(\"" + Name + "\", ";
+  std::optional<Edit> E;
+  if (S.WrittenConfigArgs == 4) {
+    const CharSourceRange Stream = Lexer::makeFileCharRange(
+        CharSourceRange::getTokenRange(
+            Call.getConfig()->getArg(3)->getSourceRange()),
+        SM, LO);
+    const llvm::StringRef Text = Lexer::getSourceText(Stream, SM, LO);
+    if (Stream.isValid() && !Text.empty())
+      E = RewriteContext::replace(SM, Stream.getBegin(), Stream.getEnd(),
+                                  Open + Text.str() + ")");
+  } else {
+    E = RewriteContext::insert(
+        SM, S.ConfigClose,
+        std::string(S.WrittenConfigArgs == 2 ? ", 0" : "") + ", " + Open +
+            "0)");
+  }
+  if (!E)
+    return {};
+  return {*E};
+}
+
 void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
   const SourceManager &SM = *Result.SourceManager;
@@ -177,6 +209,7 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                              "be rewritten",
                          L.Where,
                          {}});
+    Ctx.facts().Launches.push_back(std::move(L)); // cannot be confined
     return;
   }
   L.MacroName = S->MacroName;
@@ -262,6 +295,9 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
             ? Open + "if (smpart_p.original) " + S->CalleeText + Config +
                   "(smpart_a...); else " + Rewritten + Close
             : Open + Rewritten + Close);
+  if (S->MacroName.empty())
+    L.Confined = confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(),
+                               SM, Result.Context->getLangOpts());
   Ctx.facts().Launches.push_back(std::move(L));
 }
 

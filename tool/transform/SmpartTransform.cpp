@@ -89,6 +89,13 @@ static cl::opt<smpart::KeepOriginal> KeepOriginal(
                clEnumValN(smpart::KeepOriginal::Headers, "headers",
                           "only kernels declared or defined in headers")),
     cl::init(smpart::KeepOriginal::All), cl::cat(Category));
+static cl::opt<bool> ConfineRefused(
+    "confine-refused",
+    cl::desc("Run the <<<>>> launches of kernels that cannot be transformed "
+             "unchanged on the SMs of their partition (smpart::confined), "
+             "so that a plan holds them too; unconfined where the GPU has no "
+             "green contexts (default: true)"),
+    cl::init(true), cl::cat(Category));
 static cl::opt<std::string>
     Manifest("manifest", cl::desc("Write the JSON kernel manifest here"),
              cl::value_desc("file.json"), cl::cat(Category));
@@ -328,6 +335,7 @@ int main(int argc, const char **argv) {
   Options.Keep = KeepOriginal;
   Options.ManifestFile = Manifest;
   Options.RefusalsAreErrors = RefusalsAreErrors;
+  Options.ConfineRefused = ConfineRefused;
   Options.DepFile = DepFile;
   Options.ExportFixes = ExportFixes;
   Options.Diff = Diff;

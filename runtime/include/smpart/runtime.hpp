@@ -351,3 +351,6 @@ Status peekLastError();
 std::vector<KernelHandle> activeKernels();
 
 } // namespace smpart
+
+// What smpart-transform writes into launches of kernels it refused.
+#include "smpart/confined.hpp"

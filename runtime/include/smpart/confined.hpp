@@ -1,0 +1,52 @@
+// smpart::confined: what smpart-transform writes into the launches of a
+// kernel it refused to rewrite (--confine-refused), so that the kernel
+// still runs on the SMs the plan gives it:
+//
+//   k<<<grid, block, smem, stream>>>(args)
+//   -> k<<<grid, block, smem, smpart::confined("k", stream)>>>(args)
+//
+// The launch is otherwise unchanged. The temporary lives until the end of
+// the full expression: built before the launch, it orders the partition
+// named after the kernel (smpart::Partition) after `stream` and is that
+// partition's stream for the launch; destroyed after it, it orders
+// `stream` after the kernel. So later work on `stream` waits for the
+// kernel exactly as if it had been launched there, and stream capture
+// sees an ordinary fork and join.
+//
+// Only a process with a plan (SMPART_POLICY or a controller it installed)
+// confines: without one nothing would keep rewritten kernels off the
+// partition, and a partition smaller than the GPU would only slow the
+// kernel down. SMPART_DISABLE=1, or a GPU or driver without green
+// contexts: the launch goes to `stream` unchanged.
+#pragma once
+
+#include "smpart/runtime.hpp"
+
+#include <cuda_runtime.h>
+
+namespace smpart {
+
+class ConfinedStream {
+public:
+  ConfinedStream(const char *kernel, cudaStream_t stream) noexcept;
+  ~ConfinedStream();
+  ConfinedStream(const ConfinedStream &) = delete;
+  ConfinedStream &operator=(const ConfinedStream &) = delete;
+
+  /// The stream the launch goes on.
+  operator cudaStream_t() const noexcept { return launch_; }
+  bool confined() const noexcept { return launch_ != user_; }
+
+private:
+  cudaStream_t user_;
+  cudaStream_t launch_;
+};
+
+/// Stream 0 is resolved in the caller's translation unit (per-thread
+/// default streams), as for every rewritten launch.
+inline ConfinedStream confined(const char *kernel,
+                               cudaStream_t stream) noexcept {
+  return ConfinedStream(kernel, detail::callerStream(stream));
+}
+
+} // namespace smpart

@@ -1,0 +1,70 @@
+// smpart::ConfinedStream (smpart/confined.hpp): the fork to a refused
+// kernel's partition before its launch and the join after it.
+#include "smpart/confined.hpp"
+
+#include "smpart/controller_runtime.hpp"
+#include "smpart/partition.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace smpart {
+
+namespace {
+
+/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
+bool disabled() {
+  static const bool Disabled = [] {
+    const char *V = std::getenv("SMPART_DISABLE");
+    return V && *V && std::strcmp(V, "0") != 0;
+  }();
+  return Disabled;
+}
+
+/// One event for each direction per thread: a wait takes the event's
+/// state when it is enqueued, so re-recording it for the next launch is
+/// safe, and no event is created per launch.
+struct Fences {
+  cudaEvent_t before = nullptr, after = nullptr;
+  bool ok = false;
+  Fences() {
+    ok =
+        cudaEventCreateWithFlags(&before, cudaEventDisableTiming) ==
+            cudaSuccess &&
+        cudaEventCreateWithFlags(&after, cudaEventDisableTiming) == cudaSuccess;
+  }
+  // Never destroyed: the thread's last launch may still wait on them.
+};
+
+Fences &fences() {
+  thread_local Fences *F = new Fences;
+  return *F;
+}
+
+} // namespace
+
+ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
+    : user_(Stream), launch_(Stream) {
+  if (disabled() || !processController())
+    return;
+  std::shared_ptr<Partition> P;
+  if (!Partition::open(Kernel ? Kernel : "", PartitionOptions{}, P).ok() ||
+      !P || !P->confined())
+    return;
+  const cudaStream_t Target = P->stream(); // the launch boundary
+  Fences &F = fences();
+  if (!F.ok || cudaEventRecord(F.before, user_) != cudaSuccess ||
+      cudaStreamWaitEvent(Target, F.before, 0) != cudaSuccess)
+    return;
+  launch_ = Target;
+}
+
+ConfinedStream::~ConfinedStream() {
+  if (launch_ == user_)
+    return;
+  Fences &F = fences();
+  if (cudaEventRecord(F.after, launch_) == cudaSuccess)
+    (void)cudaStreamWaitEvent(user_, F.after, 0);
+}
+
+} // namespace smpart
