@@ -319,8 +319,6 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
   Active.insert(Active.end(), Prof.begin(), Prof.end());
   Active.insert(Active.end(), Unprof.begin(), Unprof.end());
   Active.insert(Active.end(), Queued.rbegin(), Queued.rend());
-  // Opaque entries last: applyPlan reads one decision per Active kernel.
-  appendOpaque(Out);
   (void)Trigger;
   return Out;
 }
@@ -352,7 +350,7 @@ void Controller::decideAndApply(const char *Trigger) {
         if (T.alloc.mask.test(FreeIds[I]))
           Finishing.back().sms.push_back(static_cast<int>(I));
     }
-  if (Opts.online)
+  if (Opts.online && !Active.empty())
     if (std::optional<Plan> A = Opts.online->onReplan(Trigger, P, Finishing)) {
       // Same kernels, same order, within the GPU; else the offline plan.
       bool Ok = A->kernels.size() == P.kernels.size();
@@ -369,6 +367,9 @@ void Controller::decideAndApply(const char *Trigger) {
                      " amended a re-plan outside its kernels or SMs; "
                      "keeping the offline plan");
     }
+  // Opaque entries last (applyPlan reads one decision per Active kernel),
+  // after the online policy, which plans rewritten kernels only.
+  appendOpaque(P);
   applyPlan(std::move(P), Active, Trigger);
 }
 

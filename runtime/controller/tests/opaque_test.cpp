@@ -1,5 +1,6 @@
 // Opaque partitions beside rewritten kernels (README "Opaque partitions").
 #include "fake_kernel.hpp"
+#include "online_policies.hpp"
 
 #include "smpart/controller.hpp"
 #include "smpart/policy/input_error.hpp"
@@ -520,4 +521,44 @@ TEST(Opaque, TraceShowsTargetsAndHolds) {
   EXPECT_EQ(Targets.back()["sms"], 0);
   EXPECT_TRUE(Kinds);
   EXPECT_TRUE(Inputs);
+}
+
+// Online policies plan the rewritten kernels over the SMs the partitions
+// leave, at events and at epochs; the partitions' entries stay the
+// controller's.
+TEST(Opaque, OnlinePoliciesPlanAroundPartitions) {
+  for (const online::OnlinePolicyInfo &Info : online::onlinePolicies()) {
+    const std::string Name(Info.name);
+    World W(denseIds(132));
+    ControllerOptions O = W.options();
+    policy::ProfileSet Prof = examples("compute_memory_pair.json");
+    O.online = online::makeOnlinePolicy(Info, Prof, O.policy_options);
+    Controller C(pol(std::string(Info.base)), Prof, W.Ids, O);
+    W.C = &C;
+    auto A = W.make(1, "sgemm", 50000000);
+    auto B = W.make(2, "stream_triad", 50000000);
+    C.onArrival(A);
+    C.addOpaque(tenant("cublas", 8, 8));
+    std::vector<unsigned> Ids;
+    for (unsigned I = 0; I < C.opaqueTarget("cublas"); ++I)
+      Ids.push_back(2 * I + 1);
+    ASSERT_TRUE(C.holdOpaque("cublas", Ids)) << Name;
+    C.onArrival(B);
+    const SmMask Held = maskOf(Ids);
+    double Now = 0;
+    for (int E = 0; E < 40; ++E) {
+      A->advance();
+      B->advance();
+      C.epoch(Now += 1000);
+      W.checkWrites(Held);
+    }
+    EXPECT_EQ(W.Violations, 0) << Name;
+    EXPECT_TRUE((rewrittenUnion(W) & Held).none()) << Name;
+    const policy::Plan P = C.lastPlan();
+    ASSERT_FALSE(P.kernels.empty()) << Name;
+    EXPECT_EQ(P.kernels.back().kind, "opaque") << Name;
+    EXPECT_EQ(P.num_sms, static_cast<int>(132 - Ids.size())) << Name;
+    for (const std::string &Warning : W.Warnings)
+      EXPECT_EQ(Warning.find("online"), std::string::npos) << Name << Warning;
+  }
 }
