@@ -1,0 +1,410 @@
+// GPU benchmark of opaque work under one plan: cuBLAS SGEMM (opaque: smpart
+// cannot rewrite it), a rewritten memory-bound kernel (saxpy) and a
+// rewritten compute-bound kernel (nbody_forces), all three at once, under
+//   - plain streams (original kernels, one stream each),
+//   - green contexts alone: a static even split, one partition per job
+//     (original kernels; smpart::Partition without a plan),
+//   - smpart with the cd-search and hsm-fair policies: the rewritten
+//     kernels under one smpart::Controller in-process, SGEMM in a
+//     partition whose share the same controller plans (plannerFor()).
+// A job is one kernel launched L times in a row (L gives about 20 ms alone).
+// Per mode, with NP_i = T_alone_i / T_corun_i (alone: the original job on
+// the whole GPU, measured in this run): STP = sum NP_i, ANTT = mean 1/NP_i,
+// fairness = min NP_i / max NP_i, and the ratios against plain streams of
+// this same run (STP x, ANTT x = ANTT_streams / ANTT, fair x; > 1 better).
+// Profiles for the policies: each rewritten job alone on 1/4 .. all SMs
+// (its mask set before its first block) and SGEMM alone on partitions of
+// those sizes. Memory metrics (Nsight Compute) are not measured here: a
+// policy that needs them falls back to `even`, and the row says so.
+//
+// Without a GPU: "no GPU: skipped", exit 0. Bounded: every wait has a
+// deadline and the run stops at --max-seconds (default 25), printing what
+// it did not measure; exit 1 then. Asserts nothing.
+#include "bounded_wait.hpp"
+#include "gpu_inputs.hpp"
+
+#include "smpart/controller_runtime.hpp"
+#include "smpart/partition.hpp"
+#include "smpart/policy/policy.hpp"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr double kDeadlineS = 10;
+Clock::time_point g_end;
+std::string g_stopped; // why the run stopped early
+
+double secondsLeft() {
+  return std::chrono::duration<double>(g_end - Clock::now()).count();
+}
+
+bool mayRun(const std::string &what) {
+  if (!g_stopped.empty())
+    return false;
+  if (secondsLeft() <= 0) {
+    g_stopped = "--max-seconds reached before " + what;
+    return false;
+  }
+  return true;
+}
+
+template <class T> T *deviceArray(std::size_t n, float v) {
+  T *p = nullptr;
+  if (cudaMalloc(&p, n * sizeof(T)) != cudaSuccess)
+    return nullptr;
+  std::vector<float> h(n * sizeof(T) / sizeof(float), v);
+  cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice);
+  return p;
+}
+
+/// Where a job's launches go in a mode.
+struct Placement {
+  cudaStream_t stream = nullptr;     // plain stream
+  smpart::Partition *part = nullptr; // or a partition (stream() per launch)
+  cudaStream_t next() { return part ? part->stream() : stream; }
+  cudaStream_t last() const { return part ? part->currentStream() : stream; }
+};
+
+struct Job {
+  std::string name;
+  bool opaque = false;
+  int launches = 1;
+  std::function<void(bool rewritten, cudaStream_t)> once;
+};
+
+/// Runs the jobs together, each on its placement, all started by one event;
+/// each job's turnaround in ms, or nothing when it failed or may not run.
+std::vector<double> runTogether(std::vector<Job *> jobs,
+                                std::vector<Placement> where, bool rewritten,
+                                const std::string &what) {
+  if (!mayRun(what))
+    return {};
+  cudaEvent_t start;
+  std::vector<cudaEvent_t> ends(jobs.size());
+  cudaEventCreate(&start);
+  for (auto &e : ends)
+    cudaEventCreate(&e);
+  cudaStream_t first = where[0].next();
+  cudaEventRecord(start, first);
+  for (std::size_t i = 1; i < jobs.size(); ++i)
+    cudaStreamWaitEvent(where[i].next(), start, 0);
+  int most = 0;
+  for (Job *j : jobs)
+    most = std::max(most, j->launches);
+  for (int l = 0; l < most; ++l)
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (l < jobs[i]->launches)
+        jobs[i]->once(rewritten, l == 0 && i == 0 ? first : where[i].next());
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    cudaEventRecord(ends[i], where[i].last());
+  std::vector<double> ms(jobs.size());
+  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
+  const Clock::time_point t0 = Clock::now();
+  cudaError_t failed = cudaSuccess;
+  for (std::size_t i = 0; i < jobs.size() && failed == cudaSuccess; ++i) {
+    const double used =
+        std::chrono::duration<double>(Clock::now() - t0).count();
+    failed = smpart_test::syncEvent(ends[i], std::max(0.0, limit - used));
+    float t = 0;
+    cudaEventElapsedTime(&t, start, ends[i]);
+    ms[i] = t;
+  }
+  if (failed != cudaSuccess) {
+    std::printf("%s: FAILED: %s\n", what.c_str(),
+                failed == cudaErrorTimeout ? "not finished in time"
+                                           : cudaGetErrorName(failed));
+    g_stopped = what + " failed";
+    return {};
+  }
+  for (auto &e : ends)
+    cudaEventDestroy(e);
+  cudaEventDestroy(start);
+  return ms;
+}
+
+double aloneMs(Job &j, bool rewritten, Placement p) {
+  const std::vector<double> ms =
+      runTogether({&j}, {p}, rewritten, j.name + " alone");
+  return ms.empty() ? std::numeric_limits<double>::quiet_NaN() : ms[0];
+}
+
+/// Sets every rewritten launch's SMs before its first block.
+class FixedSms : public smpart::LaunchObserver {
+public:
+  explicit FixedSms(smpart::SmMask m) : mask(m) {}
+  void onLaunch(const smpart::KernelHandle &h) override {
+    smpart::KernelHandle k = h;
+    if (!k.opaque())
+      k.setSmMask(mask);
+  }
+  smpart::SmMask mask;
+};
+
+struct Figures {
+  double stp = 0, antt = 0, fairness = 0;
+};
+
+Figures figures(const std::vector<double> &alone,
+                const std::vector<double> &together) {
+  Figures f;
+  double lo = 1e300, hi = 0;
+  for (std::size_t i = 0; i < alone.size(); ++i) {
+    const double np = alone[i] / together[i];
+    f.stp += np;
+    f.antt += 1.0 / np;
+    lo = std::min(lo, np);
+    hi = std::max(hi, np);
+  }
+  f.antt /= alone.size();
+  f.fairness = hi > 0 ? lo / hi : 0;
+  return f;
+}
+
+void printRow(const std::string &mode, const Figures &f, const Figures &base,
+              const std::string &note) {
+  std::printf("opaque mix  %-22s STP %5.2f  ANTT %5.2f  fair %4.2f | vs "
+              "streams: STP x%4.2f  ANTT x%4.2f  fair x%4.2f  %s\n",
+              mode.c_str(), f.stp, f.antt, f.fairness, f.stp / base.stp,
+              base.antt / f.antt,
+              base.fairness > 0 ? f.fairness / base.fairness : 0, note.c_str());
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  double max_s = 25;
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc)
+      max_s = std::atof(argv[++i]);
+  g_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(max_s));
+  if (const smpart::Status st = smpart::init(); !st.ok()) {
+    std::printf("no GPU: skipped (%s)\n", st.message().c_str());
+    return 0;
+  }
+  smpart::DeviceInfo info;
+  if (!smpart::deviceInfo(info).ok() || !info.sm_ids_probed) {
+    std::printf("FAILED: the SM-id probe did not answer\n");
+    return 1;
+  }
+  const unsigned n_sms = static_cast<unsigned>(info.sm_ids.size());
+
+  // The jobs.
+  cublasHandle_t blas;
+  if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+    std::printf("FAILED: cublasCreate\n");
+    return 1;
+  }
+  const int m = 2048;
+  float *a = deviceArray<float>(std::size_t(m) * m, 1.0f),
+        *b = deviceArray<float>(std::size_t(m) * m, 0.5f),
+        *c = deviceArray<float>(std::size_t(m) * m, 0.0f);
+  const int n = 1 << 24;
+  float *x = deviceArray<float>(n, 1.0f), *y = deviceArray<float>(n, 2.0f);
+  const int bodies = 1 << 15;
+  float4 *pos = deviceArray<float4>(bodies, 1.0f),
+         *acc = deviceArray<float4>(bodies, 0.0f);
+  if (!a || !b || !c || !x || !y || !pos || !acc) {
+    std::printf("FAILED: device memory\n");
+    return 1;
+  }
+  Job sgemm{"cublas_sgemm", true, 1, [=](bool, cudaStream_t s) {
+              const float one = 1.0f, zero = 0.0f;
+              cublasSetStream(blas, s);
+              cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &one, a, m,
+                          b, m, &zero, c, m);
+            }};
+  Job saxpy{"saxpy", false, 1, [=](bool xf, cudaStream_t s) {
+              if (xf)
+                gpu_xf_vector_ops::launch_saxpy(n, 0.5f, x, y, s);
+              else
+                gpu_orig_vector_ops::launch_saxpy(n, 0.5f, x, y, s);
+            }};
+  Job nbody{"nbody_forces", false, 1, [=](bool xf, cudaStream_t s) {
+              if (xf)
+                gpu_xf_nbody::launch_nbody_forces(pos, acc, bodies, 0.01f, s);
+              else
+                gpu_orig_nbody::launch_nbody_forces(pos, acc, bodies, 0.01f, s);
+            }};
+  std::vector<Job *> jobs{&sgemm, &saxpy, &nbody};
+  cudaStream_t streams[3];
+  for (auto &s : streams)
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+
+  // L per job: about 20 ms alone (one launch measured first).
+  std::vector<double> alone;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    (void)aloneMs(*jobs[i], false, {streams[i]}); // warm-up, loads
+    const double one = aloneMs(*jobs[i], false, {streams[i]});
+    if (std::isnan(one))
+      break;
+    jobs[i]->launches = std::clamp(
+        static_cast<int>(std::ceil(20.0 / std::max(one, 1e-3))), 1, 400);
+    alone.push_back(aloneMs(*jobs[i], false, {streams[i]}));
+    std::printf("alone  %-14s %3d launches  %7.2f ms\n", jobs[i]->name.c_str(),
+                jobs[i]->launches, alone.back());
+  }
+  if (alone.size() != jobs.size() ||
+      std::any_of(alone.begin(), alone.end(),
+                  [](double v) { return std::isnan(v); })) {
+    std::printf("stopped: %s\n", g_stopped.c_str());
+    return 1;
+  }
+
+  // Plain streams.
+  const std::vector<double> plain = runTogether(
+      jobs, {{streams[0]}, {streams[1]}, {streams[2]}}, false, "streams");
+  if (plain.empty()) {
+    std::printf("stopped: %s\n", g_stopped.c_str());
+    return 1;
+  }
+  const Figures base = figures(alone, plain);
+  printRow("streams", base, base, "");
+
+  // Green contexts alone: a static even split, each a third of the SMs
+  // rounded down to the device's step (the smallest partition's size).
+  {
+    unsigned step = 1;
+    {
+      smpart::PartitionOptions o;
+      o.sms = 1;
+      o.follow_plan = false;
+      std::shared_ptr<smpart::Partition> p;
+      smpart::Partition::open("step", o, p);
+      if (p && p->confined())
+        step = p->state().sms;
+      smpart::Partition::close("step");
+    }
+    std::vector<std::shared_ptr<smpart::Partition>> parts(3);
+    bool confined = true;
+    std::string why;
+    for (unsigned i = 0; i < 3; ++i) {
+      smpart::PartitionOptions o;
+      o.sms = std::max(step, n_sms / 3 / step * step);
+      o.follow_plan = false;
+      smpart::Partition::open("even_" + std::to_string(i), o, parts[i]);
+      confined = confined && parts[i] && parts[i]->confined();
+      if (parts[i] && !parts[i]->confined())
+        why = parts[i]->reason();
+    }
+    if (!confined) {
+      std::printf("opaque mix  green-even             skipped: no green "
+                  "contexts (%s)\n",
+                  why.c_str());
+    } else {
+      std::vector<Placement> where;
+      std::string sizes;
+      for (auto &p : parts) {
+        where.push_back({nullptr, p.get()});
+        sizes += (sizes.empty() ? "" : "/") + std::to_string(p->state().sms);
+      }
+      const std::vector<double> t =
+          runTogether(jobs, where, false, "green-even");
+      if (!t.empty())
+        printRow("green-even", figures(alone, t), base, "SMs " + sizes);
+    }
+    for (unsigned i = 0; i < 3; ++i)
+      smpart::Partition::close("even_" + std::to_string(i));
+  }
+
+  // Profiles for the policies: each job alone on 1/4 .. all SMs.
+  smpart::policy::ProfileSet profiles;
+  profiles.source = "bench-opaque (measured)";
+  profiles.gpu.num_sms = static_cast<int>(n_sms);
+  profiles.gpu.max_threads_per_sm = info.max_threads_per_sm;
+  profiles.gpu.max_blocks_per_sm = info.max_blocks_per_sm;
+  for (Job *j : jobs) {
+    smpart::policy::KernelProfile k;
+    k.name = j->name;
+    k.block = {256, 32, 0};
+    const int saved = j->launches;
+    j->launches = std::max(1, saved / 4);
+    for (unsigned sms : {n_sms / 4, n_sms / 2, 3 * n_sms / 4, n_sms}) {
+      double ms = std::numeric_limits<double>::quiet_NaN();
+      if (j->opaque) {
+        smpart::PartitionOptions o;
+        o.sms = sms;
+        o.follow_plan = false;
+        std::shared_ptr<smpart::Partition> p;
+        smpart::Partition::open("profile", o, p);
+        if (p && p->confined())
+          ms = aloneMs(*j, false, {nullptr, p.get()});
+        smpart::Partition::close("profile");
+      } else {
+        smpart::setLaunchObserver(
+            std::make_shared<FixedSms>(smpart::smSet(info, 0, sms)));
+        ms = aloneMs(*j, true, {streams[0]});
+        smpart::setLaunchObserver(nullptr);
+      }
+      if (!std::isnan(ms))
+        k.by_sms.push_back({static_cast<int>(sms), ms / j->launches, {}, {}});
+    }
+    j->launches = saved;
+    profiles.kernels.push_back(std::move(k));
+  }
+
+  // smpart: one controller plans the rewritten kernels and SGEMM's
+  // partition together.
+  for (const char *name : {"cd-search", "hsm-fair"}) {
+    const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);
+    if (!policy || !mayRun(name))
+      continue;
+    std::vector<std::string> notes;
+    smpart::ControllerOptions opts;
+    opts.warn = [&](const std::string &w) { notes.push_back(w); };
+    auto ctl = std::make_shared<smpart::Controller>(*policy, profiles,
+                                                    info.sm_ids, opts);
+    std::shared_ptr<smpart::OpaquePlanner> planner = smpart::plannerFor(ctl);
+    smpart::PartitionOptions o;
+    o.planner = planner;
+    o.sms = n_sms / 3; // the share when the controller plans no opaque work
+    o.min_sms = 1;
+    const std::string part_name = std::string("cublas_sgemm");
+    std::shared_ptr<smpart::Partition> p;
+    smpart::Partition::open(part_name, o, p);
+    if (!p) {
+      std::printf("opaque mix  smpart %-15s FAILED: no partition\n", name);
+      continue;
+    }
+    smpart::setLaunchObserver(smpart::observerFor(ctl));
+    const std::vector<double> t =
+        runTogether(jobs, {{nullptr, p.get()}, {streams[1]}, {streams[2]}},
+                    true, std::string("smpart ") + name);
+    smpart::setLaunchObserver(nullptr);
+    std::string note =
+        p->confined()
+            ? "SGEMM on " + std::to_string(p->state().sms) + " SMs, " +
+                  std::to_string(p->state().switches) + " resizes"
+            : "SGEMM unconfined: " + p->reason();
+    if (!planner)
+      note += "; controller plans no opaque work: static share";
+    for (const std::string &w : notes)
+      if (w.find("fall") != std::string::npos) {
+        note += "; " + w;
+        break;
+      }
+    smpart::Partition::close(part_name);
+    if (!t.empty())
+      printRow(std::string("smpart ") + name, figures(alone, t), base, note);
+  }
+  cublasDestroy(blas);
+  if (!g_stopped.empty()) {
+    std::printf("stopped: %s\n", g_stopped.c_str());
+    return 1;
+  }
+  return 0;
+}
