@@ -1,10 +1,14 @@
 // smpart::service::Server: one poll() loop on one thread owns the listening
 // socket, every tenant connection and the controller, so no lock guards
 // the connection state; allocations() reads the controller (thread-safe).
+// The same thread closes the controller's epochs on its clock (poll's
+// timeout), so an online policy's knob lines are queued like any other.
 // Each tenant kernel is a RemoteKernel: knob calls become lines queued to
 // its own connection (never another's), progress is what the tenant last
 // reported (no round trip while the controller plans).
 #include "smpart/service.hpp"
+
+#include "online_policies.hpp"
 
 #include "smpart/control.hpp"
 #include "smpart/policy/input_error.hpp"
@@ -15,6 +19,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -126,6 +132,7 @@ class Server::Impl {
 public:
   ServerOptions Opts;
   const policy::Policy *Pol = nullptr;
+  const online::OnlinePolicyInfo *Online = nullptr; ///< null: offline only
   policy::ProfileSet Profiles;
   std::unique_ptr<trace::TraceWriter> Trace;
   std::unique_ptr<Controller> Ctl;
@@ -149,10 +156,29 @@ public:
     ControllerOptions O;
     O.trace = Trace.get();
     O.warn = [this](const std::string &W) { log(W); };
+    O.epoch_us = Opts.epoch_us;
+    if (Online) {
+      // As libsmpart does for SMPART_POLICY: the online policy plans on
+      // the SMs the controller has.
+      policy::ProfileSet Copy = Profiles;
+      Copy.gpu.num_sms = static_cast<int>(Ids.size());
+      O.online = online::makeOnlinePolicy(*Online, std::move(Copy), {});
+    }
     Ctl = std::make_unique<Controller>(*Pol, Profiles, Ids, O);
     CtlSms = Ids;
-    log("planning with " + std::string(Pol->name()) + " on " +
-        std::to_string(Ids.size()) + " SMs");
+    log("planning with " +
+        (Online ? std::string(Online->name) +
+                      " (arrivals: " + std::string(Pol->name()) + ")"
+                : std::string(Pol->name())) +
+        " on " + std::to_string(Ids.size()) + " SMs");
+  }
+
+  /// Tenant kernels the controller plans: epochs run while there are any.
+  bool anyKernels() const {
+    for (const auto &[Fd, C] : Conns)
+      if (!C->kernels.empty())
+        return true;
+    return false;
   }
 
   void accept() {
@@ -454,13 +480,30 @@ public:
   }
 
   void serve() {
+    using Clock = std::chrono::steady_clock;
+    const auto Start = Clock::now();
+    const auto Period = std::chrono::microseconds(
+        static_cast<long long>(std::llround(Opts.epoch_us)));
+    auto NextEpoch = Start + Period;
+    bool Ticking = false;
     for (;;) {
+      // Epochs tick while tenants have kernels; an idle service sleeps.
+      const bool Busy = Ctl && anyKernels();
+      if (Busy && !Ticking)
+        NextEpoch = Clock::now() + Period;
+      Ticking = Busy;
+      int Timeout = -1;
+      if (Ticking) {
+        const auto Left = std::chrono::ceil<std::chrono::milliseconds>(
+            NextEpoch - Clock::now());
+        Timeout = static_cast<int>(std::max<long long>(0, Left.count()));
+      }
       std::vector<pollfd> Fds = {{Wake[0], POLLIN, 0}, {Listen, POLLIN, 0}};
       for (auto &[Fd, C] : Conns)
         Fds.push_back(
             {Fd, static_cast<short>(POLLIN | (C->out.empty() ? 0 : POLLOUT)),
              0});
-      if (::poll(Fds.data(), Fds.size(), -1) < 0 && errno != EINTR)
+      if (::poll(Fds.data(), Fds.size(), Timeout) < 0 && errno != EINTR)
         return;
       if (Fds[0].revents)
         return;
@@ -478,6 +521,16 @@ public:
         // A tenant that reads nothing while knobs pile up is dropped.
         if (!Keep || It->second->out.size() > (std::size_t{1} << 20))
           drop(Fds[I].fd);
+      }
+      // Closes the epoch on the service's clock: measurements from the
+      // progress tenants reported, then the online policy's step, if any.
+      if (Ticking && Ctl && Clock::now() >= NextEpoch) {
+        const auto Now = Clock::now();
+        Ctl->epoch(
+            std::chrono::duration<double, std::micro>(Now - Start).count());
+        NextEpoch += Period;
+        if (NextEpoch <= Now) // a stall: no burst of empty epochs
+          NextEpoch = Now + Period;
       }
       // Knob lines queued while handling one tenant's message go to others.
       for (auto It = Conns.begin(); It != Conns.end();) {
@@ -507,9 +560,13 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
     Seen.push_back(Id);
   }
   auto I = std::make_unique<Impl>();
-  I->Pol = policy::findPolicy(O.policy);
+  I->Online = online::findOnlinePolicy(O.policy);
+  I->Pol = policy::findPolicy(I->Online ? I->Online->base : O.policy);
   if (!I->Pol)
     return Fail("--policy " + O.policy + ": unknown policy");
+  if (!(O.epoch_us >= MinEpochUs && O.epoch_us <= 1e7))
+    return Fail("--epoch-us: expected the epoch length in microseconds, " +
+                std::to_string(static_cast<int>(MinEpochUs)) + " to 10000000");
   if (!O.profiles.empty()) {
     try {
       I->Profiles = policy::loadProfiles(O.profiles);

@@ -1,12 +1,14 @@
 // smpartd: plans the kernels of several processes with one controller.
 //
 //   smpartd --socket PATH [--policy NAME] [--profiles FILE] [--trace FILE]
-//           [--sm-ids 0,2,4,...] [--mode 0600] [--allow-uid UID]...
+//           [--sm-ids 0,2,4,...] [--epoch-us US] [--mode 0600]
+//           [--allow-uid UID]...
 //
 // Tenants join with SMPART_SERVICE=PATH (no code change). SIGTERM or
 // SIGINT stops it and removes the socket. Bad usage: exit 2; a service
 // that cannot start (socket, profiles, trace): exit 1.
 #include "command_line.hpp"
+#include "online_policies.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/service.hpp"
 
@@ -30,7 +32,8 @@ const char *HelpHead =
 
 USAGE:
   smpartd --socket PATH [--policy NAME] [--profiles FILE] [--trace FILE]
-          [--sm-ids 0,2,...] [--mode 0600] [--allow-uid UID]...
+          [--sm-ids 0,2,...] [--epoch-us US] [--mode 0600]
+          [--allow-uid UID]...
   smpartd --help | --version
 
 Processes that set SMPART_SERVICE=PATH send their launches to this service,
@@ -39,7 +42,9 @@ SIGINT stops it and removes the socket.
 
 OPTIONS:
   --socket PATH      Unix socket to listen on (required)
-  --policy NAME      allocation policy (default even), one of:
+  --policy NAME      allocation policy (default even): the offline ones,
+                     then the online ones, which also act every epoch on
+                     what the tenants' kernels show:
                      )";
 const char *HelpTail = R"(
   --profiles FILE    profile file (smpart.profiles/1); every policy but
@@ -48,6 +53,8 @@ const char *HelpTail = R"(
   --sm-ids LIST      comma-separated SM ids the tenants may use, distinct,
                      each 0 to 511 (default: those the first tenant
                      reports)
+  --epoch-us US      close an epoch of measurement every US microseconds
+                     while tenants have kernels, 100 to 10000000 (1000)
   --mode MODE        octal permissions of the socket, at most 0777 (0600)
   --allow-uid UID    also accept tenants of this user id (repeatable)
   --help             print this help
@@ -62,11 +69,36 @@ EXIT STATUS:
      "see 'smpartd --help'")
 )";
 
+/// Offline policies, then the online ones.
 std::string policyNames() {
   std::string Names;
   for (const smpart::policy::Policy *P : smpart::policy::allPolicies())
     Names += (Names.empty() ? "" : ", ") + std::string(P->name());
+  for (const smpart::online::OnlinePolicyInfo &I :
+       smpart::online::onlinePolicies())
+    Names += ", " + std::string(I.name);
   return Names;
+}
+
+/// The names for the help: wrapped at 79 columns under the option's text.
+std::string wrappedNames() {
+  const std::string Indent(21, ' ');
+  std::string Out, Line;
+  std::string Names = policyNames() + ",";
+  for (std::size_t At = 0; At < Names.size();) {
+    std::size_t Comma = Names.find(',', At);
+    std::string Word = Names.substr(At, Comma + 1 - At);
+    if (!Word.empty() && Word[0] == ' ')
+      Word.erase(0, 1);
+    if (!Line.empty() && Indent.size() + Line.size() + 1 + Word.size() > 79) {
+      Out += Line + "\n" + Indent;
+      Line.clear();
+    }
+    Line += (Line.empty() ? "" : " ") + Word;
+    At = Comma + 1;
+  }
+  Line.pop_back(); // the last comma
+  return Out + Line;
 }
 
 bool number(const std::string &S, unsigned long &Out, int Base = 10) {
@@ -78,19 +110,28 @@ bool number(const std::string &S, unsigned long &Out, int Base = 10) {
 } // namespace
 
 int main(int argc, char **argv) {
-  smpart::cli::CommandLine CL("smpartd", HelpHead + policyNames() + HelpTail,
+  smpart::cli::CommandLine CL("smpartd", HelpHead + wrappedNames() + HelpTail,
                               std::string(" (protocol ") +
                                   smpart::service::kProtocol + ")");
   smpart::service::ServerOptions O;
   CL.option("--socket", [&](const std::string &V) { O.socket = V; });
   CL.option("--policy", [&](const std::string &V) {
-    if (!smpart::policy::findPolicy(V))
+    if (!smpart::policy::findPolicy(V) && !smpart::online::findOnlinePolicy(V))
       CL.usageError("--policy: unknown policy '" + V + "'; expected one of " +
                     policyNames());
     O.policy = V;
   });
   CL.option("--profiles", [&](const std::string &V) { O.profiles = V; });
   CL.option("--trace", [&](const std::string &V) { O.trace = V; });
+  CL.option("--epoch-us", [&](const std::string &V) {
+    char *End = nullptr;
+    const double Us = std::strtod(V.c_str(), &End);
+    if (V.empty() || *End || !(Us >= smpart::MinEpochUs && Us <= 1e7))
+      CL.usageError("--epoch-us: expected microseconds, 100 to 10000000, "
+                    "got '" +
+                    V + "'");
+    O.epoch_us = Us;
+  });
   CL.option("--mode", [&](const std::string &V) {
     unsigned long N = 0;
     if (!number(V, N, 8) || N > 0777)

@@ -30,11 +30,17 @@ inline constexpr std::size_t kMaxLine = 64 * 1024;
 std::string smIdError(unsigned long long Id, const std::vector<unsigned> &Seen);
 
 struct ServerOptions {
-  std::string socket;            ///< path of the Unix socket
-  std::string policy = "even";   ///< any of smpart-plan's policies
-  std::string profiles;          ///< smpart.profiles/1 (not for even)
-  std::string trace;             ///< trace file, optional
-  std::vector<unsigned> sm_ids;  ///< empty: from the first tenant
+  std::string socket; ///< path of the Unix socket
+  /// Any of smpart-plan's policies, or an online one
+  /// (smpart::online::onlinePolicies(): arrivals planned by its offline
+  /// base, corrected every epoch).
+  std::string policy = "even";
+  std::string profiles;         ///< smpart.profiles/1 (not for even)
+  std::string trace;            ///< trace file, optional
+  std::vector<unsigned> sm_ids; ///< empty: from the first tenant
+  /// The service closes the controller's epochs this often (SMPART_EPOCH_US
+  /// of libsmpart), while tenants have kernels; MinEpochUs to 10 s.
+  double epoch_us = DefaultEpochUs;
   unsigned mode = 0600;          ///< socket permissions
   std::vector<uid_t> allow_uids; ///< besides the service's own uid
   std::function<void(const std::string &)> log; ///< default: stderr

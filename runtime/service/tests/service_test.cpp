@@ -52,11 +52,15 @@ std::string socketPath(const char *Name) {
 /// A service on its own thread.
 struct Running {
   explicit Running(const std::string &Path, std::string Policy = "even",
-                   std::vector<unsigned> SmIds = {}) {
-    service::ServerOptions O;
-    O.socket = Path;
-    O.policy = std::move(Policy);
-    O.sm_ids = std::move(SmIds);
+                   std::vector<unsigned> SmIds = {})
+      : Running([&] {
+          service::ServerOptions O;
+          O.socket = Path;
+          O.policy = std::move(Policy);
+          O.sm_ids = std::move(SmIds);
+          return O;
+        }()) {}
+  explicit Running(service::ServerOptions O) {
     O.log = [](const std::string &) {};
     std::string Error;
     S = service::Server::open(O, &Error);
@@ -486,6 +490,67 @@ TEST(Service, RefusesAStaleOrBusySocketPathClearly) {
   O.policy = "cd-search";
   EXPECT_FALSE(service::Server::open(O, &Error));
   EXPECT_NE(Error.find("needs --profiles"), std::string::npos) << Error;
+}
+
+TEST(Service, OnlinePolicyActsOnTheServiceEpochs) {
+  // cd-search-online on a 132-SM GPU: arrivals get even halves, then the
+  // classification epoch finds stream_triad's curve saturated on 66 SMs
+  // and takes performance mode's first step: 12 of its SMs to sgemm. Only
+  // the service's epochs can make that step.
+  const std::string Path = socketPath("online");
+  const std::string TracePath = Path + ".trace.json";
+  std::vector<unsigned> Sms;
+  for (unsigned I = 0; I < 132; ++I)
+    Sms.push_back(I);
+  std::string Trace;
+  {
+    service::ServerOptions O;
+    O.socket = Path;
+    O.policy = "cd-search-online";
+    O.profiles = SMPART_POLICY_EXAMPLES "/compute_memory_pair.json";
+    O.trace = TracePath;
+    O.sm_ids = Sms;
+    O.epoch_us = 5000; // several progress reports and acks per epoch
+    Running R(O);
+    {
+      service::Client A(Path, Sms), B(Path, Sms);
+      auto Sgemm = std::make_shared<LockedKernel>(1, "sgemm", 1000000, Sms);
+      auto Stream =
+          std::make_shared<LockedKernel>(1, "stream_triad", 1000000, Sms);
+      A.arrive(Sgemm);
+      B.arrive(Stream);
+      ASSERT_TRUE(eventually([&] {
+        return Sgemm->mask().count() == 78 && Stream->mask().count() == 54;
+      }));
+      EXPECT_FALSE((Sgemm->mask() & Stream->mask()).any());
+    } // the tenants leave before the service stops
+    R.shut(); // flushes the trace
+  }
+  std::FILE *F = std::fopen(TracePath.c_str(), "r");
+  ASSERT_TRUE(F);
+  char Buf[4096];
+  std::size_t N;
+  while ((N = std::fread(Buf, 1, sizeof Buf, F)) > 0)
+    Trace.append(Buf, N);
+  std::fclose(F);
+  std::remove(TracePath.c_str());
+  EXPECT_NE(Trace.find("\"name\":\"epoch\""), std::string::npos);
+  EXPECT_NE(Trace.find("\"trigger\":\"epoch\""), std::string::npos);
+  EXPECT_NE(Trace.find("classify: stream_triad on 66 of 132 SMs"),
+            std::string::npos);
+}
+
+TEST(Service, RefusesAnUnknownPolicyAndABadEpochLength) {
+  service::ServerOptions O;
+  O.socket = socketPath("bad-options");
+  O.policy = "cd-search-offline";
+  std::string Error;
+  EXPECT_FALSE(service::Server::open(O, &Error));
+  EXPECT_NE(Error.find("unknown policy"), std::string::npos) << Error;
+  O.policy = "even";
+  O.epoch_us = 10;
+  EXPECT_FALSE(service::Server::open(O, &Error));
+  EXPECT_NE(Error.find("--epoch-us"), std::string::npos) << Error;
 }
 
 } // namespace
