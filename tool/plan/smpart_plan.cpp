@@ -4,6 +4,7 @@
 // stderr ("FILE: JSON.PATH: what was expected") and exit code 1; bad usage
 // exits 2 (tool/common's convention).
 #include "command_line.hpp"
+#include "online_policies.hpp"
 #include "smpart/policy/evaluator.hpp"
 #include "smpart/policy/hsm_model.hpp"
 #include "smpart/policy/policy.hpp"
@@ -54,7 +55,9 @@ OPTIONS:
                        the profile curves (no interference model; see README)
   --fit-hsm FILE       least-squares fit of HSM's c1, c2 from private-mode
                        kernels[].metrics.rbh / bw_util samples
-  --list-policies      print the policy names with a one-line summary
+  --list-policies      print the policy names with a one-line summary; the
+                       online ones (SMPART_POLICY, smpartd) are marked
+                       "online only" with the offline policy to plan with
   --help               print this help
   --version            print smpart-plan's version
 
@@ -65,8 +68,8 @@ EXIT STATUS:
   0  the document was written
   1  the job failed: a bad input file (one line on stderr naming the file,
      the JSON path and what was expected), or the output cannot be written
-  2  bad usage: unknown option, bad or missing value (an error line and
-     "see 'smpart-plan --help'")
+  2  bad usage: unknown option, bad or missing value, an online-only
+     policy (an error line and "see 'smpart-plan --help'")
 )";
 
 struct Options {
@@ -172,11 +175,37 @@ void emit(const nlohmann::ordered_json &Doc,
     throw InputError(*Out, "(file)", "expected a writable file");
 }
 
+/// The offline policy that plans what an online one decides live: its
+/// name without "-online" where that is one (cd-search-online ->
+/// cd-search), else its base (tlp-dynamic -> tlp).
+std::string offlineFor(const smpart::online::OnlinePolicyInfo &I) {
+  const std::string Name(I.name);
+  const std::string Suffix = "-online";
+  if (Name.size() > Suffix.size() &&
+      Name.compare(Name.size() - Suffix.size(), Suffix.size(), Suffix) == 0) {
+    const std::string Stem = Name.substr(0, Name.size() - Suffix.size());
+    if (findPolicy(Stem))
+      return Stem;
+  }
+  return std::string(I.base);
+}
+
 int run(const CommandLine &CL, const Options &O) {
   if (O.list) {
     for (const Policy *P : allPolicies())
-      std::printf("%-12s %.*s\n", std::string(P->name()).c_str(),
+      std::printf("%-16s %.*s\n", std::string(P->name()).c_str(),
                   static_cast<int>(P->summary().size()), P->summary().data());
+    for (const smpart::online::OnlinePolicyInfo &I :
+         smpart::online::onlinePolicies()) {
+      std::string Summary(I.summary);
+      const std::string Tag = " (online only)";
+      if (Summary.size() >= Tag.size() &&
+          Summary.compare(Summary.size() - Tag.size(), Tag.size(), Tag) == 0)
+        Summary.resize(Summary.size() - Tag.size());
+      std::printf("%-16s online only (plan offline with %s): %s\n",
+                  std::string(I.name).c_str(), offlineFor(I).c_str(),
+                  Summary.c_str());
+    }
     return 0;
   }
   int Modes = bool(O.policy) + bool(O.evaluate) + bool(O.fit_hsm);
@@ -224,6 +253,15 @@ int run(const CommandLine &CL, const Options &O) {
     return 0;
   }
   const Policy *Pol = findPolicy(*O.policy);
+  if (const smpart::online::OnlinePolicyInfo *I =
+          smpart::online::findOnlinePolicy(*O.policy);
+      !Pol && I)
+    CL.usageError("policy '" + *O.policy +
+                  "' is online only: it decides every epoch from what the "
+                  "running kernels show, so profiles alone give no plan; "
+                  "use --policy " +
+                  offlineFor(*I) + " here, or run it with SMPART_POLICY=" +
+                  *O.policy + " or smpartd --policy " + *O.policy);
   if (!Pol) {
     std::string Names;
     for (const Policy *P : allPolicies())
