@@ -379,6 +379,11 @@ Status Pool::switchTo(std::uint64_t &have, unsigned want, Entry *&out) {
   return Status();
 }
 
+void Pool::restore(std::uint64_t now, std::uint64_t back) {
+  std::lock_guard<std::mutex> lock(mu_);
+  free_ = (free_ | now) & ~back;
+}
+
 Status Pool::entryFor(std::uint64_t groups, Entry *&out) {
   std::lock_guard<std::mutex> lock(mu_);
   return entryForLocked(groups, out);

@@ -118,6 +118,8 @@ public:
   /// one step: when that context cannot be made, `have` keeps its groups
   /// and the error is returned.
   Status switchTo(std::uint64_t &have, unsigned want, Entry *&out);
+  /// Undoes a switchTo() from `back` to `now` whose fence failed.
+  void restore(std::uint64_t now, std::uint64_t back);
   /// The green context of exactly `groups`, made on first use.
   Status entryFor(std::uint64_t groups, Entry *&out);
   /// The real SM ids of `e`, once every group's probe answered (polled

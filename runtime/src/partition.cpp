@@ -103,16 +103,29 @@ Status Partition::Impl::boundaryLocked() {
   const unsigned size = detail::green::nearestAllowed(
       detail::green::allowedSizes(g, pool.groups()), want);
   if (size / g != popcount(groups)) {
+    // The fence first: work already on the old stream runs before any
+    // work on the new one. Recorded before the switch, so that a failure
+    // leaves everything as it was.
     std::uint64_t next = groups;
     Entry *e = nullptr;
-    Status st = pool.switchTo(next, size / g, e);
+    Status st;
+    if (const cudaError_t r = cudaEventRecord(fence, cur->stream);
+        r != cudaSuccess)
+      st = detail::cudaFailure(r, "cudaEventRecord(fence, old stream)",
+                               __FILE__, __LINE__);
+    else
+      st = pool.switchTo(next, size / g, e);
+    if (st.ok() && e != cur)
+      if (const cudaError_t r = cudaStreamWaitEvent(e->stream, fence, 0);
+          r != cudaSuccess) {
+        pool.restore(next, groups);
+        st = detail::cudaFailure(r, "cudaStreamWaitEvent(new stream, fence)",
+                                 __FILE__, __LINE__);
+      }
     if (!st.ok()) {
       bool once = false; // every failed switch is worth a line
       warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
     } else if (e != cur) {
-      // Work already on the old stream runs before any work on the new.
-      SMPART_CUDA_CHECK(cudaEventRecord(fence, cur->stream));
-      SMPART_CUDA_CHECK(cudaStreamWaitEvent(e->stream, fence, 0));
       cur = e;
       groups = next;
       prev_ids = sm_ids_known ? sm_ids : std::vector<unsigned>{};
