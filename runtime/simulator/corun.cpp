@@ -30,9 +30,12 @@ Metrics metricsOf(const std::vector<KernelResult> &Ks) {
 }
 
 bool isSpatialPolicy(std::string_view Name) {
+  // An online policy keeps its offline base's kind of plan (tlp-dynamic
+  // shares every SM, as tlp does).
+  if (const online::OnlinePolicyInfo *O = online::findOnlinePolicy(Name))
+    return isSpatialPolicy(O->base);
   return Name == "even" || Name == "cd-search" || Name == "hsm-fair" ||
-         Name == "hsm-qos" || Name == "power-aware" ||
-         online::findOnlinePolicy(Name) != nullptr;
+         Name == "hsm-qos" || Name == "power-aware";
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include "cd_search_online_policy.hpp"
 #include "hsm_online_policy.hpp"
 #include "priority_policy.hpp"
+#include "tlp_dynamic_policy.hpp"
 
 namespace smpart::online {
 
@@ -22,6 +23,9 @@ const std::vector<OnlinePolicyInfo> &onlinePolicies() {
       {"cd-search-online", "even",
        "CD-search live: classify on the even share, then the mode's search "
        "step by step, each step measured for an epoch (online only)"},
+      {"tlp-dynamic", "tlp",
+       "TLP modulation every sampling period: Alg. 1's start, CTAs per SM "
+       "from measured pipeline trends, bypass learning (online only)"},
   };
   return All;
 }
@@ -41,6 +45,8 @@ makeOnlinePolicy(const OnlinePolicyInfo &Info, policy::ProfileSet Profiles,
     O.loss = Options.cd_loss;
     return std::make_shared<CdSearchOnlinePolicy>(std::move(Profiles), O);
   }
+  if (Info.name == "tlp-dynamic")
+    return std::make_shared<TlpDynamicPolicy>(std::move(Profiles));
   if (Info.name == "priority")
     return std::make_shared<PriorityPolicy>(std::move(Profiles));
   HsmOnlineOptions O;

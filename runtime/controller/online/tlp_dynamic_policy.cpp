@@ -1,0 +1,575 @@
+// Dynamic TLP modulation and bypass learning (tlp_dynamic_policy.hpp;
+// controller README, "TLP dynamic").
+#include "tlp_dynamic_policy.hpp"
+
+#include "smpart/policy/curves.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace smpart::online {
+
+using policy::KernelDecision;
+using policy::Plan;
+
+const char *tlpPhaseName(TlpDynamicPolicy::Phase P) {
+  switch (P) {
+  case TlpDynamicPolicy::Phase::Start:
+    return "start";
+  case TlpDynamicPolicy::Phase::Tlp:
+    return "tlp";
+  case TlpDynamicPolicy::Phase::Bypass:
+    return "bypass";
+  case TlpDynamicPolicy::Phase::Converged:
+    break;
+  }
+  return "converged";
+}
+
+TlpDynamicPolicy::TlpDynamicPolicy(policy::ProfileSet P, TlpDynamicOptions O)
+    : Profiles(std::move(P)), Opts(O) {}
+
+const policy::KernelProfile *
+TlpDynamicPolicy::profileOf(const std::string &Name) const {
+  const std::string Base = Name.substr(0, Name.find('#'));
+  for (const policy::KernelProfile &K : Profiles.kernels)
+    if (K.name == Base && !K.by_sms.empty())
+      return &K;
+  return nullptr;
+}
+
+void TlpDynamicPolicy::learn(const EpochSample &S) {
+  if (!(S.rate > 0))
+    return;
+  // Unprofiled: the fastest it was seen to run stands in for its private
+  // rate.
+  double &Best = BestRate[S.id];
+  Best = std::max(Best, S.rate);
+  // Co-runners only slow a kernel down: a rate above its isolated rate at
+  // the same allocation, beyond the noise, proves the profile too slow by
+  // at least that much (as online HSM calibrates).
+  const policy::KernelProfile *P = profileOf(S.name);
+  if (P && S.steady && S.isolated_source == IsolatedSource::Profile) {
+    double &K = Kappa.try_emplace(P->name, 1.0).first->second;
+    if (S.np > 1.03 * K)
+      K = S.np;
+  }
+}
+
+double TlpDynamicPolicy::privateRate(const EpochSample &S) const {
+  if (const policy::KernelProfile *P = profileOf(S.name)) {
+    // by_sms was measured at the kernel's occupancy: the private rate is
+    // the curve's blocks per microsecond on the whole GPU.
+    const double Total = P->total_blocks ? static_cast<double>(*P->total_blocks)
+                                         : static_cast<double>(S.total);
+    const double Ms = policy::timeAtSms(*P, static_cast<double>(NumSms));
+    auto K = Kappa.find(P->name);
+    if (Total > 0 && Ms > 0)
+      return Total / (Ms * 1000.0) * (K != Kappa.end() ? K->second : 1.0);
+  }
+  auto B = BestRate.find(S.id);
+  return B != BestRate.end() ? B->second : 0;
+}
+
+double TlpDynamicPolicy::memShare(const EpochSample &S) const {
+  const policy::KernelProfile *P = profileOf(S.name);
+  const double M = P && P->metrics.bw_util ? *P->metrics.bw_util : 0.5;
+  return std::clamp(M, 0.02, 0.98);
+}
+
+unsigned TlpDynamicPolicy::occupancyOf(const EpochSample &S) const {
+  const policy::KernelProfile *P = profileOf(S.name);
+  int Occ = P ? policy::defaultCtasPerSm(Profiles.gpu, *P) : 0;
+  if (Occ <= 0 && P && !P->by_ctas.empty())
+    Occ = P->by_ctas.back().ctas;
+  return Occ > 0 ? static_cast<unsigned>(Occ) : std::max(1u, S.ctas_per_sm);
+}
+
+bool TlpDynamicPolicy::fits(const EpochReport &R,
+                            const std::vector<Knobs> &K) const {
+  // Eq. 1 for every per-SM resource the GPU spec gives.
+  policy::SmLoad Load;
+  for (std::size_t I = 0; I < K.size(); ++I) {
+    const policy::KernelProfile *P = profileOf(R.kernels[I].name);
+    if (P && P->block)
+      Load.add(*P->block, K[I].ctas);
+    if (K[I].ctas > occupancyOf(R.kernels[I]))
+      return false;
+  }
+  return policy::fitsSm(Profiles.gpu, Load);
+}
+
+double TlpDynamicPolicy::projectedStp(const EpochReport &R) const {
+  // The STP the co-run reaches if every kernel keeps its measured rate
+  // until one finishes, whose share of the progress then goes to the
+  // others, and the last one runs alone at its private rate: the
+  // measurable form of the paper's "fewer stall cycles".
+  const std::size_t K = R.kernels.size();
+  std::vector<double> Rem(K), Rate(K), Private(K), Finish(K, 0);
+  for (std::size_t I = 0; I < K; ++I) {
+    const EpochSample &S = R.kernels[I];
+    Rem[I] = static_cast<double>(S.total > S.done ? S.total - S.done : 0);
+    Rate[I] = S.rate;
+    Private[I] = privateRate(S);
+    if (!(Rate[I] > 0) || !(Private[I] > 0))
+      return 0;
+  }
+  std::vector<std::size_t> Left(K);
+  for (std::size_t I = 0; I < K; ++I)
+    Left[I] = I;
+  double T = 0;
+  while (Left.size() > 1) {
+    auto Next = std::min_element(Left.begin(), Left.end(),
+                                 [&](std::size_t A, std::size_t B) {
+                                   return Rem[A] / Rate[A] < Rem[B] / Rate[B];
+                                 });
+    const std::size_t J = *Next;
+    const double Dt = Rem[J] / Rate[J];
+    T += Dt;
+    for (std::size_t I : Left)
+      Rem[I] = std::max(0.0, Rem[I] - Rate[I] * Dt);
+    Finish[J] = T;
+    Left.erase(Next);
+    // The offline plan gives the rest the finished kernel's CTAs: its
+    // normalised progress goes to them in proportion to theirs, none
+    // faster than alone.
+    double Sum = 0;
+    for (std::size_t I : Left)
+      Sum += Rate[I] / Private[I];
+    const double Scale = (Sum + Rate[J] / Private[J]) / Sum;
+    for (std::size_t I : Left)
+      Rate[I] = std::max(Rate[I], std::min(Rate[I] * Scale, Private[I]));
+  }
+  const std::size_t L = Left.front();
+  Finish[L] = T + Rem[L] / std::max(Rate[L], Private[L]);
+  double Stp = 0;
+  for (std::size_t I = 0; I < K; ++I) {
+    const EpochSample &S = R.kernels[I];
+    auto A = Arrived.find(S.id);
+    const double Since = A != Arrived.end() ? R.end_us - A->second : 0;
+    const double Alone = static_cast<double>(S.total) / Private[I];
+    // NP may exceed 1: fewer CTAs than the occupancy can run faster.
+    Stp += Alone / std::max(1.0, Since + Finish[I]);
+  }
+  return Stp;
+}
+
+std::optional<std::vector<TlpDynamicPolicy::Knobs>>
+TlpDynamicPolicy::tlpStep(const EpochReport &R, bool CriticalSp) {
+  // PUHP (Eq. 4) ranks the kernels by the pipeline they prefer: grow the
+  // one that prefers the critical pipeline, take CTAs from the one that
+  // prefers the other until Eq. 1 holds.
+  const std::size_t K = R.kernels.size();
+  std::vector<std::size_t> Order;
+  for (std::size_t I = 0; I < K; ++I)
+    if (profileOf(R.kernels[I].name))
+      Order.push_back(I);
+  if (Order.size() < 2)
+    return std::nullopt;
+  auto Puhp = [&](std::size_t I) {
+    const double M = memShare(R.kernels[I]);
+    return (1 - M) / M;
+  };
+  std::stable_sort(Order.begin(), Order.end(),
+                   [&](std::size_t A, std::size_t B) {
+                     return CriticalSp ? Puhp(A) > Puhp(B) : Puhp(A) < Puhp(B);
+                   });
+  // The kernel that grows prefers the critical pipeline more than every
+  // kernel that shrinks (else the step would serve the other pipeline).
+  for (std::size_t Pos = 0; Pos + 1 < Order.size(); ++Pos) {
+    const std::size_t G = Order[Pos];
+    std::vector<Knobs> Next = His;
+    if (Next[G].ctas >= occupancyOf(R.kernels[G]))
+      continue;
+    ++Next[G].ctas;
+    // Shrink from the far end of the preference order.
+    for (std::size_t S = Order.size() - 1; S > Pos && !fits(R, Next);) {
+      Knobs &X = Next[Order[S]];
+      if (X.ctas <= 1) {
+        --S;
+        continue;
+      }
+      --X.ctas;
+      X.bypass = std::min(X.bypass, X.ctas);
+    }
+    if (fits(R, Next))
+      return Next;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::vector<TlpDynamicPolicy::Knobs>>
+TlpDynamicPolicy::bypassStep(const EpochReport &R) {
+  auto Unit = [](unsigned Tb) { return std::max(1u, (Tb + 3) / 4); };
+  if (Bypasser) { // Step 4: one more unit while it helps
+    const std::size_t B = *Bypasser;
+    if (His[B].bypass >= His[B].ctas)
+      return std::nullopt;
+    std::vector<Knobs> Next = His;
+    Next[B].bypass =
+        std::min(Next[B].ctas, Next[B].bypass + Unit(Next[B].ctas));
+    return Next;
+  }
+  // Steps 2-3: one unit of bypassing CTAs for each kernel in turn, the
+  // others caching.
+  for (; NextCandidate < R.kernels.size(); ++NextCandidate) {
+    const std::size_t C = NextCandidate;
+    if (!profileOf(R.kernels[C].name) || His[C].ctas == 0)
+      continue;
+    std::vector<Knobs> Next = His;
+    for (Knobs &X : Next)
+      X.bypass = 0;
+    Next[C].bypass = Unit(Next[C].ctas);
+    ++NextCandidate;
+    return Next;
+  }
+  return std::nullopt;
+}
+
+bool TlpDynamicPolicy::usable(const EpochReport &R) const {
+  double Period = 0;
+  bool Steady = true;
+  for (const EpochSample &S : R.kernels) {
+    if (S.preempted || S.sms == 0 || !(S.rate > 0))
+      return false;
+    Steady = Steady && S.steady;
+    Period = std::max(Period, S.sampling_period_us);
+  }
+  const double Epoch = R.end_us - R.start_us;
+  if (!WrittenAt)
+    return Steady;
+  // At most one step per sampling period (Sec. 4.3, Step 2), counted in
+  // whole epochs.
+  const unsigned long long Periods =
+      Epoch > 0 ? static_cast<unsigned long long>(std::ceil(Period / Epoch))
+                : 1;
+  if (R.index < *WrittenAt + std::max(1ull, Periods))
+    return false;
+  // The epoch right after a CTA/bypass step measures the step when the old
+  // CTAs drained within a small part of it (one sampling period).
+  return Steady ||
+         (R.index == *WrittenAt + 1 && Period <= Opts.transition_share * Epoch);
+}
+
+bool TlpDynamicPolicy::allowed(const EpochReport &R,
+                               const std::vector<Knobs> &K) const {
+  if (!Converged)
+    return true;
+  for (std::size_t I = 0; I < K.size(); ++I) {
+    const EpochSample &S = R.kernels[I];
+    if (K[I].ctas == S.ctas_per_sm && K[I].bypass == S.bypass_ctas_per_sm)
+      continue;
+    auto It = Changes.find(S.id);
+    if (It == Changes.end())
+      continue;
+    unsigned Recent = 0;
+    for (unsigned long long E : It->second)
+      Recent += E + Opts.window > R.index;
+    if (Recent >= Opts.max_changes)
+      return false;
+  }
+  return true;
+}
+
+void TlpDynamicPolicy::reset(const EpochReport &R) {
+  Ids.clear();
+  for (const EpochSample &S : R.kernels) {
+    Ids.push_back(S.id);
+    Arrived.try_emplace(S.id, R.start_us);
+  }
+  State = Phase::Start;
+  Converged.reset();
+  His.clear();
+  HisJ = HisSp = HisLdst = 0;
+  Trial.reset();
+  TrialMove = Move::None;
+  WrittenAt.reset();
+  DirSp = true;
+  TriedOther = false;
+  TlpSteps = 0;
+  NextCandidate = 0;
+  BestCand.reset();
+  Bypasser.reset();
+  Drops = 0;
+  for (auto It = Changes.begin(); It != Changes.end();)
+    It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
+             ? Changes.erase(It)
+             : std::next(It);
+}
+
+std::optional<Plan> TlpDynamicPolicy::emit(const EpochReport &R,
+                                           const Plan &Current,
+                                           const std::vector<Knobs> &K,
+                                           std::vector<std::string> Notes) {
+  bool Changed = false;
+  for (std::size_t I = 0; I < K.size(); ++I)
+    Changed = Changed || K[I].ctas != R.kernels[I].ctas_per_sm ||
+              K[I].bypass != R.kernels[I].bypass_ctas_per_sm;
+  if (!Changed)
+    return std::nullopt;
+  Plan P;
+  P.policy = std::string(name());
+  P.mode = tlpPhaseName(State);
+  P.num_sms = static_cast<int>(NumSms);
+  P.notes = std::move(Notes);
+  for (std::size_t I = 0; I < K.size(); ++I) {
+    const EpochSample &S = R.kernels[I];
+    KernelDecision D;
+    D.name = S.name;
+    D.sms = static_cast<int>(S.sms);
+    D.klass = "tlp-dynamic";
+    for (const KernelDecision &C : Current.kernels)
+      if (C.name == S.name) {
+        D.sm_first = C.sm_first;
+        D.klass = C.klass;
+        break;
+      }
+    if (D.sm_first + D.sms > static_cast<int>(NumSms))
+      D.sm_first = 0;
+    D.ctas_per_sm = static_cast<int>(K[I].ctas);
+    D.bypass_ctas_per_sm = static_cast<int>(K[I].bypass);
+    if (K[I].ctas != S.ctas_per_sm || K[I].bypass != S.bypass_ctas_per_sm) {
+      std::deque<unsigned long long> &C = Changes[S.id];
+      C.push_back(R.index);
+      while (C.size() > Opts.max_changes + 1)
+        C.pop_front();
+    }
+    P.kernels.push_back(std::move(D));
+  }
+  WrittenAt = R.index;
+  ++Steps;
+  return P;
+}
+
+namespace {
+std::string describe(const EpochReport &R, const std::vector<unsigned> &C,
+                     const std::vector<unsigned> &B) {
+  std::string S;
+  for (std::size_t I = 0; I < R.kernels.size(); ++I)
+    S += policy::formatNote("%s%s %uc+%ub", I ? ", " : "",
+                            R.kernels[I].name.c_str(), C[I], B[I]);
+  return S;
+}
+} // namespace
+
+std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
+                                              const Plan &Current) {
+  const std::size_t K = R.kernels.size();
+  std::vector<unsigned long long> Now;
+  for (const EpochSample &S : R.kernels)
+    Now.push_back(S.id);
+  if (Now != Ids)
+    // Arrival or departure: the offline policy gave Alg. 1's static plan.
+    reset(R);
+  NumSms = Current.num_sms > 0 ? static_cast<unsigned>(Current.num_sms)
+                               : static_cast<unsigned>(Profiles.gpu.num_sms);
+  if (getenv("TLPDBG"))
+    fprintf(stderr, "dbg e%llu usable %d written %lld\n", R.index,
+            (int)usable(R), WrittenAt ? (long long)*WrittenAt : -1LL);
+  for (const EpochSample &S : R.kernels)
+    learn(S);
+  if (K < 2 || !usable(R))
+    return std::nullopt;
+
+  // The measured pipeline utilisation (README): each kernel's normalised
+  // progress split by its compute and memory shares.
+  double Sp = 0, Ldst = 0, SpAlone = 0, LdstAlone = 0;
+  std::vector<Knobs> Measured(K);
+  for (std::size_t I = 0; I < K; ++I) {
+    const EpochSample &S = R.kernels[I];
+    const double Np = S.rate / privateRate(S);
+    const double M = memShare(S);
+    Sp += Np * (1 - M);
+    Ldst += Np * M;
+    SpAlone += 1 - M;
+    LdstAlone += M;
+    Measured[I] = {S.ctas_per_sm, S.bypass_ctas_per_sm};
+  }
+  const double J = projectedStp(R);
+  if (!(J > 0))
+    return std::nullopt;
+  auto Name = [&](std::size_t I) { return R.kernels[I].name.c_str(); };
+  auto Ctas = [](const std::vector<Knobs> &X) {
+    std::vector<unsigned> C;
+    for (const Knobs &Y : X)
+      C.push_back(Y.ctas);
+    return C;
+  };
+  auto Byp = [](const std::vector<Knobs> &X) {
+    std::vector<unsigned> B;
+    for (const Knobs &Y : X)
+      B.push_back(Y.bypass);
+    return B;
+  };
+  std::vector<std::string> Notes;
+  auto Keep = [&](const std::vector<Knobs> &X, double Jx) {
+    His = X;
+    HisJ = Jx;
+    HisSp = Sp;
+    HisLdst = Ldst;
+  };
+
+  if (State == Phase::Converged) {
+    // Hysteresis: only a lasting drop (a phase change) starts over.
+    if (Measured != His || J >= HisJ * (1 - Opts.relearn_drop)) {
+      Drops = 0;
+      return std::nullopt;
+    }
+    if (++Drops < 2)
+      return std::nullopt;
+    Drops = 0;
+    Notes.push_back(policy::formatNote(
+        "tlp-dynamic: throughput %.3f fell below %.3f; learning again", J,
+        HisJ));
+    State = Phase::Start;
+    TlpSteps = 0;
+    TriedOther = false;
+    NextCandidate = 0;
+    BestCand.reset();
+    Bypasser.reset();
+  }
+
+  bool Improved = false;
+  if (State == Phase::Start) {
+    // Step 1 of both algorithms: the static plan's sampling period.
+    Keep(Measured, J);
+    State = Phase::Tlp;
+    // No trend yet: the critical pipeline is the one furthest below what
+    // the kernels drive alone.
+    DirSp = Sp / SpAlone <= Ldst / LdstAlone;
+    Notes.push_back(policy::formatNote(
+        "tlp-dynamic: static start (%s): projected STP %.3f, SP %.3f "
+        "LDST %.3f",
+        describe(R, Ctas(Measured), Byp(Measured)).c_str(), J, Sp, Ldst));
+  } else if (Trial) {
+    // Step 3: compare this sampling period with the history.
+    Improved = J > HisJ * (1 + Opts.min_gain);
+    const double PuctSp = HisSp > 0 ? Sp / HisSp : 1;
+    const double PuctLdst = HisLdst > 0 ? Ldst / HisLdst : 1;
+    if (TrialMove == Move::Grow) {
+      Notes.push_back(policy::formatNote(
+          "tlp-dynamic: tlp step (%s): projected STP %.3f -> %.3f, "
+          "PUCT SP %.3f LDST %.3f: %s",
+          describe(R, Ctas(Measured), Byp(Measured)).c_str(), HisJ, J, PuctSp,
+          PuctLdst, Improved ? "kept" : "backed off"));
+      if (Improved) {
+        Keep(Measured, J);
+        TriedOther = true; // a direction that works: no need of the other
+        // Both pipelines busier: no update of the direction (the paper's
+        // rule); otherwise the critical pipeline is the one with the
+        // smaller PUCT, and a flip means the step reached the balance of
+        // the two pipelines: stop there.
+        const bool Crit = PuctSp <= PuctLdst;
+        if (!(PuctSp > 1 && PuctLdst > 1) && Crit != DirSp)
+          State = Phase::Bypass;
+      } else if (!TriedOther) {
+        TriedOther = true;
+        DirSp = !DirSp;
+      } else {
+        State = Phase::Bypass;
+      }
+    } else if (TrialMove == Move::Bypass) {
+      if (!Bypasser) {
+        // Steps 2-3: remember the kernel whose bypassing did best.
+        const std::size_t C = NextCandidate - 1;
+        Notes.push_back(policy::formatNote(
+            "tlp-dynamic: bypass trial %s %u CTAs/SM: projected STP %.3f "
+            "(none: %.3f)",
+            Name(C), Measured[C].bypass, J, HisJ));
+        if (!BestCand || J > BestCandJ) {
+          BestCand = C;
+          BestCandJ = J;
+          BestTrial = Measured;
+        }
+      } else {
+        Notes.push_back(policy::formatNote(
+            "tlp-dynamic: bypass step 4 %s %u CTAs/SM: projected STP %.3f -> "
+            "%.3f: %s",
+            Name(*Bypasser), Measured[*Bypasser].bypass, HisJ, J,
+            Improved ? "kept" : "backed off one step"));
+        if (Improved)
+          Keep(Measured, J);
+        else
+          State = Phase::Converged;
+      }
+    }
+    Trial.reset();
+    TrialMove = Move::None;
+  } else {
+    return std::nullopt; // a sample of the kept configuration: no news
+  }
+
+  // The next step.
+  std::optional<std::vector<Knobs>> Next;
+  if (State == Phase::Tlp) {
+    if (TlpSteps < Opts.max_tlp_steps) {
+      Next = tlpStep(R, DirSp);
+      if (!Next && !TriedOther) {
+        TriedOther = true;
+        DirSp = !DirSp;
+        Next = tlpStep(R, DirSp);
+      }
+    }
+    if (Next) {
+      ++TlpSteps;
+      TrialMove = Move::Grow;
+      Notes.push_back(policy::formatNote(
+          "tlp-dynamic: critical pipeline %s; trying %s", DirSp ? "SP" : "LDST",
+          describe(R, Ctas(*Next), Byp(*Next)).c_str()));
+    } else {
+      State = Phase::Bypass;
+    }
+  }
+  if (State == Phase::Bypass && !Opts.bypass_learning)
+    State = Phase::Converged;
+  if (State == Phase::Bypass) {
+    Next = bypassStep(R);
+    if (!Next && !Bypasser && BestCand) {
+      // Step 3: the kernel whose bypassing left the least stall, if it
+      // beats bypassing none.
+      const std::size_t C = *BestCand;
+      BestCand.reset();
+      if (BestCandJ > HisJ * (1 + Opts.min_gain)) {
+        Bypasser = C;
+        His = BestTrial;
+        HisJ = BestCandJ;
+        Notes.push_back(policy::formatNote(
+            "tlp-dynamic: bypass step 3: %s bypasses (projected STP %.3f)",
+            Name(C), HisJ));
+        Next = bypassStep(R);
+        if (!Next)
+          State = Phase::Converged;
+      } else {
+        Notes.push_back("tlp-dynamic: bypass step 3: no bypassing beats none");
+        State = Phase::Converged;
+      }
+    } else if (!Next) {
+      State = Phase::Converged;
+    }
+    if (Next && State == Phase::Bypass) {
+      TrialMove = Move::Bypass;
+      Notes.push_back(
+          policy::formatNote("tlp-dynamic: bypass %s: trying %s",
+                             Bypasser ? "step 4" : "steps 2-3",
+                             describe(R, Ctas(*Next), Byp(*Next)).c_str()));
+    }
+  }
+  // Hysteresis binds steps taken once converged (learning again), not the
+  // back-off that ends the learning.
+  const bool Bound = Converged.has_value();
+  if (State == Phase::Converged) {
+    if (!Converged)
+      Converged = R.index;
+    Notes.push_back(
+        policy::formatNote("tlp-dynamic: converged on %s, projected STP %.3f",
+                           describe(R, Ctas(His), Byp(His)).c_str(), HisJ));
+    Next = His; // backs off the last trial, if it was not kept
+  }
+  if (!Next || (Bound && !allowed(R, *Next)))
+    return std::nullopt;
+  if (State != Phase::Converged)
+    Trial = *Next;
+  return emit(R, Current, *Next, std::move(Notes));
+}
+
+} // namespace smpart::online
