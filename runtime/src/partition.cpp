@@ -392,8 +392,14 @@ KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
   if (disabledByEnvironment())
     return detail::launchOpaque(kernel, grid, block, smem, stream,
                                 std::move(launcher));
-  std::shared_ptr<Partition> p;
-  (void)Partition::open(kernel.name ? kernel.name : "", PartitionOptions{}, p);
+  const std::string name = kernel.name ? kernel.name : "";
+  std::shared_ptr<Partition> p = Partition::find(name);
+  // Opened on first use only under a plan: without one nothing keeps
+  // rewritten kernels off the partition, and confining the kernel would
+  // only slow it down. A partition the program opened under this name is
+  // used either way.
+  if (!p && plannerFor(processController()))
+    (void)Partition::open(name, PartitionOptions{}, p);
   if (!p)
     return detail::launchOpaque(kernel, grid, block, smem, stream,
                                 std::move(launcher));

@@ -384,7 +384,18 @@ TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
   cudaStream_t user = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
             cudaSuccess);
-  opened.push_back("refused_kernel");
+  // Without a plan a refused kernel is confined only to a partition the
+  // program opened under its name.
+  smpart::PartitionOptions o;
+  o.follow_plan = false;
+  auto part = open("refused_kernel", o);
+  ASSERT_TRUE(part && part->confined());
+  cudaStream_t unplanned_used = nullptr;
+  smpart::launchConfined(
+      {"not_opened", nullptr}, dim3(1), dim3(32), 0, user,
+      [&](dim3, dim3, std::size_t, cudaStream_t s) { unplanned_used = s; });
+  EXPECT_EQ(unplanned_used, user);
+  EXPECT_FALSE(smpart::Partition::find("not_opened"));
   gate.hold = true;
   ASSERT_EQ(launchTagged("held", user), cudaSuccess);
   cudaStream_t used = nullptr;

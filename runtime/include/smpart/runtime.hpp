@@ -299,11 +299,13 @@ inline KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid,
 
 /// What smpart-transform emits for a kernel it refused to rewrite: the
 /// unchanged kernel, confined to the SMs of the partition named after the
-/// kernel (smpart::Partition, opened with default options on first use),
-/// which the plan keeps rewritten kernels off. Ordered with `stream`
-/// exactly like a launch on it (event on `stream`, the partition's stream
-/// waits, the kernel, event, `stream` waits), tracked like launchOpaque and
-/// legal under stream capture. With SMPART_DISABLE=1 or without green
+/// kernel (smpart::Partition: one the program opened under that name, else
+/// one opened with default options on first use when the process has a
+/// plan, SMPART_POLICY), which the plan keeps rewritten kernels off.
+/// Ordered with `stream` exactly like a launch on it (event on `stream`,
+/// the partition's stream waits, the kernel, event, `stream` waits),
+/// tracked like launchOpaque and legal under stream capture. With
+/// SMPART_DISABLE=1, without a plan or partition, or without green
 /// contexts: launchOpaque on `stream`.
 inline KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid,
                                    dim3 block, std::size_t smem,
