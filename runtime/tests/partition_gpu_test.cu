@@ -1,7 +1,8 @@
 // smpart::Partition on a GPU: work on a partition's stream runs only on the
 // partition's real SM ids; cuBLAS SGEMM confined to a partition while a
 // rewritten memory-bound kernel runs on the other SMs; a resize between
-// launches while work is in flight; the fallback without green contexts.
+// launches while work is in flight; a confined launch captured into a
+// graph; the fallback without green contexts.
 // Every test skips, with the reason, without a GPU or (but the fallback
 // test) without green contexts; each fails within 45 s rather than hang.
 #include "bounded_wait.hpp"
@@ -269,6 +270,43 @@ TEST_F(PartitionGpu, ResizeBetweenLaunchesWhileWorkIsInFlight) {
   EXPECT_TRUE(outside(second_ids, big.sm_ids).empty())
       << str(outside(second_ids, big.sm_ids));
   smpart::Partition::close("gpu_resize");
+}
+
+TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
+  smpart::PartitionOptions o;
+  o.sms = info_.num_sms / 4;
+  o.follow_plan = false;
+  auto p = open("gpu_captured", o);
+  SKIP_UNLESS_CONFINED(p);
+  const smpart::PartitionState st = p->state();
+  ASSERT_TRUE(st.sm_ids_known);
+  SmRecord r;
+  r.alloc();
+  cudaStream_t user;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamBeginCapture(user, cudaStreamCaptureModeGlobal));
+  smpart::KernelHandle h = smpart::launchConfined(
+      {"gpu_captured", reinterpret_cast<const void *>(&recordSms)},
+      dim3(8 * info_.num_sms), dim3(128), 0, user,
+      [&](dim3 g, dim3 b, std::size_t sm, cudaStream_t s) {
+        recordSms<<<g, b, sm, s>>>(r.dev, 2000, r.finished(), 0,
+                                   r.violations());
+      });
+  cudaGraph_t graph = nullptr;
+  CHECK_CUDA(cudaStreamEndCapture(user, &graph)); // joined: no error
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  EXPECT_TRUE(h.captured());
+  cudaGraphExec_t exec = nullptr;
+  CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+  CHECK_CUDA(cudaGraphLaunch(exec, user));
+  CHECK_CUDA(syncStream(user));
+  const std::vector<unsigned> seen = r.ids();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(outside(seen, st.sm_ids).empty())
+      << "replay ran on " << str(outside(seen, st.sm_ids));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  smpart::Partition::close("gpu_captured");
 }
 
 #if SMPART_PARTITION_INPUTS

@@ -231,6 +231,21 @@ TEST(PartitionDriverTable, MissingSymbolIsNamed) {
   EXPECT_EQ(green::loadDriverTable(without("cuGreenCtxStreamCreate")).missing,
             "cuGreenCtxStreamCreate");
   EXPECT_FALSE(green::loadDriverTable(nullptr).usable());
+  // ... and a 12.4 driver that has that route is usable.
+  const auto on_12_4 = [](const char *symbol, unsigned v) -> void * {
+    static int stub;
+    const std::string s = symbol;
+    if (s == "cuGreenCtxStreamCreate")
+      return nullptr;
+    if (s == "cuCtxFromGreenCtx" || s == "cuCtxPushCurrent" ||
+        s == "cuCtxPopCurrent" || s == "cuStreamCreate")
+      return &stub;
+    return fakeResolve(symbol, v);
+  };
+  const green::DriverTable t = green::loadDriverTable(on_12_4);
+  EXPECT_TRUE(t.usable()) << t.missing;
+  EXPECT_EQ(t.streamCreate, nullptr);
+  EXPECT_NE(t.fromGreenCtx, nullptr);
 }
 
 TEST_F(PartitionTest, MissingSymbolFallsBackWithOneLineAndAUsableStream) {
