@@ -45,8 +45,11 @@ struct Partition::Impl {
   bool sm_ids_known = false;
   unsigned requested = 0;      // SMs wanted without a plan
   cudaEvent_t fence = nullptr; // old stream -> new stream at a switch
-  cudaEvent_t in = nullptr;    // launch(): caller's stream -> partition
-  cudaEvent_t out = nullptr;   // launch(): partition -> caller's stream
+  /// Recorded on the old stream at the last switch: prev_ids are held
+  /// until it completed (the fence is re-recorded by failed switches).
+  cudaEvent_t retired = nullptr;
+  cudaEvent_t in = nullptr;  // launch(): caller's stream -> partition
+  cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
   unsigned long long boundaries = 0, switches = 0;
   bool held = false, warned_hold = false, warned_ids = false;
 
@@ -126,9 +129,10 @@ Status Partition::Impl::boundaryLocked() {
       bool once = false; // every failed switch is worth a line
       warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
     } else if (e != cur) {
+      const bool marked = cudaEventRecord(retired, cur->stream) == cudaSuccess;
       cur = e;
       groups = next;
-      prev_ids = sm_ids_known ? sm_ids : std::vector<unsigned>{};
+      prev_ids = sm_ids_known && marked ? sm_ids : std::vector<unsigned>{};
       sm_ids.clear();
       sm_ids_known = false;
       held = false;
@@ -152,9 +156,9 @@ void Partition::Impl::holdLocked() {
   std::vector<unsigned> ids = sm_ids;
   if (!prev_ids.empty()) {
     const cudaError_t before = cudaPeekAtLastError();
-    const cudaError_t q = cudaEventQuery(fence);
+    const cudaError_t q = cudaEventQuery(retired);
     if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
-      (void)cudaGetLastError(); // a captured fence: no error of the caller's
+      (void)cudaGetLastError(); // a captured event: no error of the caller's
     if (q == cudaErrorNotReady) {
       ids.insert(ids.end(), prev_ids.begin(), prev_ids.end());
       std::sort(ids.begin(), ids.end());
@@ -192,6 +196,13 @@ Status Partition::open(const std::string &name, const PartitionOptions &options,
   out = find(name);
   if (out)
     return Status();
+  // One opening at a time: a tenant is declared to the plan once, by the
+  // partition that is registered.
+  static std::mutex opening;
+  std::lock_guard<std::mutex> one(opening);
+  out = find(name);
+  if (out)
+    return Status();
   SMPART_RETURN_IF_ERROR(init());
   // Legal beside or inside any capture: set-up calls are not stream work.
   detail::CaptureModeRelaxed relaxed;
@@ -204,6 +215,8 @@ Status Partition::open(const std::string &name, const PartitionOptions &options,
       cudaEventCreateWithFlags(&impl->in, cudaEventDisableTiming));
   SMPART_CUDA_CHECK(
       cudaEventCreateWithFlags(&impl->out, cudaEventDisableTiming));
+  SMPART_CUDA_CHECK(
+      cudaEventCreateWithFlags(&impl->retired, cudaEventDisableTiming));
   Pool &pool = Pool::instance();
   std::string why;
   if (pool.ready(why)) {
@@ -248,11 +261,7 @@ Status Partition::open(const std::string &name, const PartitionOptions &options,
   auto p = std::make_shared<Partition>(std::move(impl));
   {
     std::lock_guard<std::mutex> lock(registry().mu);
-    auto [it, fresh] = registry().open.emplace(name, p);
-    if (!fresh) { // another thread opened it meanwhile: use that one
-      out = it->second;
-      return Status();
-    }
+    registry().open.emplace(name, p);
   }
   {
     std::lock_guard<std::mutex> lock(p->impl_->mu);
