@@ -301,6 +301,13 @@ void Partition::close(const std::string &name) {
     (void)cudaEventRecord(i.fence, i.cur->stream);
     (void)cudaStreamWaitEvent(i.plain, i.fence, 0);
   }
+  // The plan gives the SMs back to rewritten kernels at once: let the work
+  // queued here drain first (bounded like a hold).
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(i.opts.hold_timeout_ms);
+  while (cudaStreamQuery(i.cur->stream) == cudaErrorNotReady &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (i.planner)
     i.planner->remove(i.name);
   Pool::instance().release(i.groups);

@@ -88,7 +88,8 @@ public:
                      std::shared_ptr<Partition> &out);
   /// The partition open under `name`, or null.
   static std::shared_ptr<Partition> find(const std::string &name);
-  /// Leaves the plan and frees its SMs; handles still work, unconfined.
+  /// Leaves the plan and frees its SMs, once the work queued on it drained
+  /// (waited for at most hold_timeout_ms); handles still work, unconfined.
   static void close(const std::string &name);
 
   /// A launch boundary, then the stream the next work goes on. Call it for
