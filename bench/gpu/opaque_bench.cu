@@ -154,6 +154,39 @@ public:
   smpart::SmMask mask;
 };
 
+/// The GPU as the policies' models see it (as bench-corun describes it).
+smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
+  smpart::policy::GpuSpec g;
+  cudaDeviceProp p{};
+  cudaGetDeviceProperties(&p, info.device);
+  g.name = p.name;
+  g.num_sms = static_cast<int>(info.sm_ids.size());
+  g.max_threads_per_sm = info.max_threads_per_sm;
+  g.max_blocks_per_sm = info.max_blocks_per_sm;
+  g.regs_per_sm = p.regsPerMultiprocessor;
+  g.smem_per_sm = static_cast<long long>(p.sharedMemPerMultiprocessor);
+  int v = 0, mem_khz = 0, bus_bits = 0;
+  if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, info.device) ==
+      cudaSuccess)
+    g.clock_ghz = v / 1e6;
+  cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, info.device);
+  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth,
+                         info.device);
+  const double mem_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  g.mem_bw_gbs = mem_gbs;
+  g.mem_bw_util = 0.5;
+  // Not queryable: Hopper's L2 and crossbar bandwidths as multiples of
+  // DRAM bandwidth, the model constants of the CD-search and HSM papers.
+  g.llc_bw_gbs = 2.5 * mem_gbs;
+  g.noc_bw_gbs = 4.0 * mem_gbs;
+  g.ipc_max_per_sm = 4.0;
+  g.cache_line_bytes = 128;
+  g.hsm.c1 = 0.4;
+  g.hsm.c2 = 0.35;
+  g.hsm.epoch_cycles = 500000;
+  return g;
+}
+
 struct Figures {
   double stp = 0, antt = 0, fairness = 0;
 };
@@ -324,9 +357,7 @@ int main(int argc, char **argv) {
   // Profiles for the policies: each job alone on 1/4 .. all SMs.
   smpart::policy::ProfileSet profiles;
   profiles.source = "bench-opaque (measured)";
-  profiles.gpu.num_sms = static_cast<int>(n_sms);
-  profiles.gpu.max_threads_per_sm = info.max_threads_per_sm;
-  profiles.gpu.max_blocks_per_sm = info.max_blocks_per_sm;
+  profiles.gpu = gpuSpec(info);
   for (Job *j : jobs) {
     smpart::policy::KernelProfile k;
     k.name = j->name;
