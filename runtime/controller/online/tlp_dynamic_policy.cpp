@@ -499,6 +499,27 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
     return std::nullopt; // a sample of the kept configuration: no news
   }
 
+  // A trial costs an epoch and pays off only while the kernel set lasts:
+  // none when the first kernel is projected to finish within
+  // min_horizon_epochs (a short co-run keeps Alg. 1's plan).
+  double Horizon = 1e300;
+  for (const EpochSample &S : R.kernels)
+    Horizon = std::min(
+        Horizon,
+        static_cast<double>(S.total - std::min(S.done, S.total)) / S.rate);
+  if (State != Phase::Converged &&
+      Horizon < Opts.min_horizon_epochs * (R.end_us - R.start_us)) {
+    Notes.push_back(policy::formatNote(
+        "tlp-dynamic: the first kernel ends in %.1f ms: no more trials",
+        Horizon / 1000));
+    State = Phase::Converged;
+    // Step 3 needs no further trial: the best bypass measured is kept.
+    if (BestCand && BestCandJ > HisJ * (1 + Opts.min_gain)) {
+      His = BestTrial;
+      HisJ = BestCandJ;
+    }
+  }
+
   // The next step.
   std::optional<std::vector<Knobs>> Next;
   if (State == Phase::Tlp) {

@@ -29,6 +29,9 @@ struct TlpDynamicOptions {
   double min_gain = 0.003;
   /// CTA-per-SM steps per kernel set before bypass learning starts.
   unsigned max_tlp_steps = 4;
+  /// No trial when the first kernel is projected to finish within this
+  /// many epochs: the trial's epoch would cost more than the rest gains.
+  double min_horizon_epochs = 4;
   /// Once converged, a measured throughput this far below the converged
   /// one restarts learning (a phase change), within the hysteresis bound.
   double relearn_drop = 0.1;
