@@ -145,6 +145,40 @@ TEST(CdSearchOnline, ClassifiesOnTheEvenShareFromMeasurements) {
   }
 }
 
+TEST(CdSearchOnline, PowerModeGatesWhatTheMemoryKernelsDoNotNeed) {
+  // Sec. 4.3: two memory kernels keep the fewest SMs measured within 5 %
+  // of their even-share rate; the rest run nothing.
+  const OnlineRun R = runOnline(mix("mm_stream_lbm"));
+  const auto C = classesOf(*R.watch, 2);
+  ASSERT_EQ(C.size(), 2u);
+  EXPECT_EQ(C.at("stream_triad"), Class::Memory);
+  EXPECT_EQ(C.at("lbm"), Class::Memory);
+  std::map<std::string, double> Share;
+  int Checked = 0;
+  for (const Watch::Entry &E : R.watch->Log) {
+    if (E.report.kernels.size() != 2)
+      continue;
+    if (!E.classes.empty()) {
+      EXPECT_EQ(E.mode, "power");
+    }
+    unsigned Used = 0;
+    for (const EpochSample &S : E.report.kernels) {
+      Used += S.sms;
+      if (S.sms == 66 && S.steady && !Share.count(S.name))
+        Share[S.name] = S.rate;
+    }
+    if (!E.converged || *E.converged >= E.report.index)
+      continue;
+    EXPECT_LT(Used, 132u) << "epoch " << E.report.index;
+    for (const EpochSample &S : E.report.kernels)
+      if (S.steady) {
+        EXPECT_GE(S.rate, 0.95 * Share.at(S.name)) << S.name;
+        ++Checked;
+      }
+  }
+  EXPECT_GT(Checked, 4);
+}
+
 TEST(CdSearchOnline, HighLlcHitRateMemoryKernelIsCacheBound) {
   // LAVAMD's case (Sec. 4.1.1): spmv (LLC hit rate 0.5) starved on its
   // share is bound by the LLC; sgemm beside it is compute.
