@@ -210,7 +210,7 @@ TlpDynamicPolicy::bypassStep(const EpochReport &R) {
         std::min(Next[B].ctas, Next[B].bypass + Unit(Next[B].ctas));
     return Next;
   }
-  // Steps 2-3: one unit of bypassing CTAs for each kernel in turn, the
+  // Steps 2-3: one bypassing CTA per SM for each kernel in turn, the
   // others caching.
   for (; NextCandidate < R.kernels.size(); ++NextCandidate) {
     const std::size_t C = NextCandidate;
@@ -219,7 +219,7 @@ TlpDynamicPolicy::bypassStep(const EpochReport &R) {
     std::vector<Knobs> Next = His;
     for (Knobs &X : Next)
       X.bypass = 0;
-    Next[C].bypass = Unit(Next[C].ctas);
+    Next[C].bypass = 1;
     ++NextCandidate;
     return Next;
   }
