@@ -14,18 +14,22 @@
 // this same run (STP x, ANTT x = ANTT_streams / ANTT, fair x; > 1 better).
 // Profiles for the policies: each rewritten job alone on 1/4 .. all SMs
 // (its mask set before its first block) and SGEMM alone on partitions of
-// those sizes. Memory metrics (Nsight Compute) are not measured here: a
-// policy that needs them falls back to `even`, and the row says so.
+// those sizes; memory metrics from the Nsight Compute CSV of bench-corun's
+// pass (`--ncu FILE`: saxpy and nbody_forces are among its kernels). A
+// policy that still lacks an input falls back to `even`; the row says so.
 //
 // Without a GPU: "no GPU: skipped", exit 0. Bounded: every wait has a
 // deadline and the run stops at --max-seconds (default 25), printing what
 // it did not measure; exit 1 then. Asserts nothing.
+//   bench-opaque [--ncu ncu.csv] [--max-seconds S]
 #include "bounded_wait.hpp"
 #include "gpu_inputs.hpp"
 
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
+#include "smpart/policy/input_error.hpp"
 #include "smpart/policy/policy.hpp"
+#include "smpart/profiler.hpp"
 
 #include <cublas_v2.h>
 
@@ -35,9 +39,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,6 +193,30 @@ smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
   return g;
 }
 
+/// LLC and DRAM metrics of the profiled kernels from an ncu CSV.
+void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::printf("note: %s: cannot read; policies that need memory metrics "
+                "fall back to even\n",
+                path.c_str());
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    for (const auto &m : smpart::profiler::importNcuCsv(text.str(), path))
+      for (auto &k : set.kernels)
+        if (k.name == m.kernel) {
+          k.metrics.llc_apki = m.llc_apki;
+          k.metrics.llc_hit_rate = m.llc_hit_rate;
+          k.metrics.bw_util = m.bw_util;
+        }
+  } catch (const smpart::policy::InputError &e) {
+    std::printf("note: %s\n", e.what());
+  }
+}
+
 struct Figures {
   double stp = 0, antt = 0, fairness = 0;
 };
@@ -220,9 +250,18 @@ void printRow(const std::string &mode, const Figures &f, const Figures &base,
 
 int main(int argc, char **argv) {
   double max_s = 25;
-  for (int i = 1; i < argc; ++i)
+  std::string ncu;
+  for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc)
       max_s = std::atof(argv[++i]);
+    else if (!std::strcmp(argv[i], "--ncu") && i + 1 < argc)
+      ncu = argv[++i];
+    else {
+      std::fprintf(stderr,
+                   "usage: bench-opaque [--ncu ncu.csv] [--max-seconds S]\n");
+      return 2;
+    }
+  }
   g_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                              std::chrono::duration<double>(max_s));
   if (const smpart::Status st = smpart::init(); !st.ok()) {
@@ -387,6 +426,9 @@ int main(int argc, char **argv) {
     j->launches = saved;
     profiles.kernels.push_back(std::move(k));
   }
+
+  if (!ncu.empty())
+    mergeNcu(profiles, ncu);
 
   // smpart: one controller plans the rewritten kernels and SGEMM's
   // partition together.
