@@ -46,8 +46,14 @@ Resolver runtimeResolver() {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
     const cudaError_t before = cudaPeekAtLastError();
+#if CUDART_VERSION >= 12050
     const cudaError_t e = cudaGetDriverEntryPointByVersion(
         symbol, &fn, version, cudaEnableDefault, &q);
+#else // the driver's newest version of the symbol
+    (void)version;
+    const cudaError_t e =
+        cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault, &q);
+#endif
     if (e != cudaSuccess && before == cudaSuccess)
       (void)cudaGetLastError(); // a missing symbol is no error of the caller's
     return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? fn : nullptr;

@@ -59,7 +59,9 @@ struct DriverTable {
   PFN_cuGreenCtxDestroy_v12040 destroy = nullptr;
   /// Streams: cuGreenCtxStreamCreate (12.5), or on a 12.4 driver a stream
   /// created while the green context's CUcontext is current.
-  PFN_cuGreenCtxStreamCreate_v12050 streamCreate = nullptr;
+  /// (Spelled out: a 12.4 toolkit has no PFN_cuGreenCtxStreamCreate.)
+  CUresult(CUDAAPI *streamCreate)(CUstream *, CUgreenCtx, unsigned,
+                                  int) = nullptr;
   PFN_cuCtxFromGreenCtx_v12040 fromGreenCtx = nullptr;
   PFN_cuCtxPushCurrent_v4000 pushCurrent = nullptr;
   PFN_cuCtxPopCurrent_v4000 popCurrent = nullptr;
