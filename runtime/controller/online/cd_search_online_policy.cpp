@@ -236,8 +236,9 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
     Mode = Compute.empty() ? "power" : "performance";
     Notes.push_back(
         Compute.empty()
-            ? "only memory-intensive kernels: power mode (one SM "
-              "each, then the tentative count; the rest gated)"
+            ? "only memory-intensive kernels: power mode (the tentative "
+              "count from the one-SM rate, then one step more at a time "
+              "until within the loss; the rest gated)"
             : policy::formatNote("memory + compute: performance mode (%d SMs "
                                  "fewer per step for the memory kernels, to "
                                  "the compute kernels)",
@@ -250,8 +251,8 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
         // off-SM bandwidth, so its rate there is its isolated rate, the
         // profile's. Measured live it would idle all but two SMs for an
         // iteration of two epochs (20 % of a 10 ms co-run, where the
-        // paper's 40K cycles are a fraction of a percent).
-        // The measured rate on the share over that: NP there times the
+        // paper's 40K cycles are a fraction of a percent). The measured
+        // rate on the share over that rate is NP on the share times the
         // curve's perf(share) / perf(1).
         const double Ratio = (St.np > 0 ? St.np : 1.0) *
                              policy::perfAtSms(*St.profile, St.share) /
