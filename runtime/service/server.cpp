@@ -9,6 +9,7 @@
 #include "smpart/service.hpp"
 
 #include "online_policies.hpp"
+#include "opaque_messages.hpp"
 
 #include "smpart/control.hpp"
 #include "smpart/policy/input_error.hpp"
@@ -97,6 +98,14 @@ struct Connection {
   std::string in, out;
   std::map<unsigned long long, std::shared_ptr<RemoteKernel>>
       kernels; // by local id
+  /// Opaque partitions the tenant declared: the target it last heard, and
+  /// the SM ids of a hold it has not yet been told are clear.
+  struct Opaque {
+    unsigned target = 0;
+    bool waiting = false;
+    std::vector<unsigned> ids;
+  };
+  std::map<std::string, Opaque> opaque;
   void queue(const json &Msg) {
     out += Msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -234,6 +243,9 @@ public:
       if (Ctl)
         Ctl->onDeparture(K->Global);
     }
+    for (auto &[Name, P] : C.opaque)
+      if (Ctl)
+        Ctl->removeOpaque(Name);
     if (!C.kernels.empty())
       log("tenant pid " + std::to_string(C.pid) + " left; " +
           std::to_string(C.kernels.size()) + " kernel(s) departed");
@@ -358,13 +370,16 @@ public:
                "first");
       return true;
     }
+    if (detail::isOpaqueType(Type))
+      return handleOpaque(C, Type, J);
     static const char *const Types[] = {"arrive", "progress", "last_block",
                                         "applied", "depart"};
     if (std::find(std::begin(Types), std::end(Types), Type) ==
         std::end(Types)) {
       error(C, "unknown message type '" + shorten(Type) +
                    "' (expected one of arrive, progress, last_block, "
-                   "applied, depart)");
+                   "applied, depart, opaque_declare, opaque_hold, "
+                   "opaque_remove)");
       return true;
     }
     unsigned long long Local = 0;
@@ -443,6 +458,80 @@ public:
       error(C, "unknown message type \"" + Type + "\"");
     }
     return true;
+  }
+
+  /// opaque_declare, opaque_hold, opaque_remove (docs/service.md): a
+  /// partition's name is the controller's, so a profile under it plans it;
+  /// two tenants cannot share one.
+  bool handleOpaque(Connection &C, const std::string &Type, const json &J) {
+    detail::OpaqueMessage M;
+    std::string Why;
+    if (!detail::parseOpaque(Type, J, M, Why)) {
+      error(C, Why);
+      return true;
+    }
+    const std::string &Name = M.tenant.name;
+    if (M.kind == detail::OpaqueMessage::Declare) {
+      for (const auto &[Fd, O] : Conns)
+        if (O.get() != &C && O->opaque.count(Name)) {
+          error(C, Type + ": name: '" + shorten(Name) +
+                       "' is another tenant's partition");
+          return true;
+        }
+      Ctl->addOpaque(M.tenant);
+      Connection::Opaque &P = C.opaque[Name];
+      P.target = Ctl->opaqueTarget(Name);
+      C.queue({{"type", "opaque_target"}, {"name", Name}, {"sms", P.target}});
+      return true;
+    }
+    auto It = C.opaque.find(Name);
+    if (It == C.opaque.end()) {
+      error(C, Type + ": name: '" + shorten(Name) +
+                   "' is not one of your partitions (opaque_declare it)");
+      return true;
+    }
+    if (M.kind == detail::OpaqueMessage::Remove) {
+      C.opaque.erase(It);
+      Ctl->removeOpaque(Name);
+      return true;
+    }
+    for (std::size_t I = 0; I < M.sm_ids.size(); ++I)
+      if (std::find(CtlSms.begin(), CtlSms.end(), M.sm_ids[I]) ==
+          CtlSms.end()) {
+        error(C, Type + ": sm_ids[" + std::to_string(I) + "]: SM " +
+                     std::to_string(M.sm_ids[I]) +
+                     " is not one of the service's");
+        return true;
+      }
+    It->second.ids = M.sm_ids;
+    It->second.waiting = !Ctl->holdOpaque(Name, M.sm_ids);
+    C.queue({{"type", "opaque_held"},
+             {"name", Name},
+             {"clear", !It->second.waiting},
+             {"sms", Ctl->opaqueTarget(Name)}});
+    return true;
+  }
+
+  /// Tells tenants of targets that changed since they last heard them and
+  /// of holds that became clear (the kernels leaving their SMs applied).
+  void pushOpaque() {
+    if (!Ctl)
+      return;
+    for (auto &[Fd, C] : Conns)
+      for (auto &[Name, P] : C->opaque) {
+        if (P.waiting && Ctl->holdOpaque(Name, P.ids)) {
+          P.waiting = false;
+          C->queue({{"type", "opaque_held"},
+                    {"name", Name},
+                    {"clear", true},
+                    {"sms", Ctl->opaqueTarget(Name)}});
+        }
+        const unsigned T = Ctl->opaqueTarget(Name);
+        if (T != P.target) {
+          P.target = T;
+          C->queue({{"type", "opaque_target"}, {"name", Name}, {"sms", T}});
+        }
+      }
   }
 
   /// Reads what is there; false when the connection must be dropped.
@@ -532,6 +621,7 @@ public:
         if (NextEpoch <= Now) // a stall: no burst of empty epochs
           NextEpoch = Now + Period;
       }
+      pushOpaque();
       // Knob lines queued while handling one tenant's message go to others.
       for (auto It = Conns.begin(); It != Conns.end();) {
         const int Fd = It->first;
