@@ -221,7 +221,9 @@ bool Pool::setUpLocked(std::string &why) {
       return false;
     }
     entries_[1ull << g] = std::move(e);
-    if (Status st = launchProbeLocked(g); !st.ok()) {
+    if (Status st = launchProbeLocked(probes_[g], entries_[1ull << g]->stream,
+                                      group_size_);
+        !st.ok()) {
       why = st.message();
       return false;
     }
@@ -273,12 +275,14 @@ Status Pool::makeEntryLocked(std::uint64_t groups, Entry &e) {
   e.groups = groups;
   e.stream = s;
   e.sms = static_cast<unsigned>(res.size()) * group_size_;
+  // Single groups are probed at set-up; a combination checks itself, first
+  // on its stream (before any work the caller queues there).
+  if (res.size() > 1)
+    SMPART_RETURN_IF_ERROR(launchProbeLocked(e.probe, s, e.sms));
   return Status();
 }
 
-Status Pool::launchProbeLocked(unsigned group) {
-  Probe &p = probes_[group];
-  const cudaStream_t s = entries_.at(1ull << group)->stream;
+Status Pool::launchProbeLocked(Probe &p, cudaStream_t s, unsigned sms) {
   if (!p.device) {
     SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&p.device),
                                  kMaskWords * sizeof(unsigned)));
@@ -290,9 +294,9 @@ Status Pool::launchProbeLocked(unsigned group) {
     SMPART_CUDA_CHECK(
         cudaMemsetAsync(p.device, 0, kMaskWords * sizeof(unsigned), s));
   }
-  // Four 1024-thread CTAs per SM of the group: at most two fit on an SM,
+  // Four 1024-thread CTAs per SM of the context: at most two fit on an SM,
   // and each stays 20 us, so every SM of the green context gets one.
-  SMPART_CUDA_CHECK(launchSmIdProbe(p.device, 4 * group_size_, s));
+  SMPART_CUDA_CHECK(launchSmIdProbe(p.device, 4 * sms, s));
   SMPART_CUDA_CHECK(cudaMemcpyAsync(p.host, p.device,
                                     kMaskWords * sizeof(unsigned),
                                     cudaMemcpyDeviceToHost, s));
@@ -302,34 +306,34 @@ Status Pool::launchProbeLocked(unsigned group) {
   return Status();
 }
 
+void Pool::pollProbeLocked(Probe &p, cudaStream_t s, unsigned sms) {
+  if (!p.pending)
+    return;
+  const cudaError_t q = cudaEventQuery(p.done);
+  if (q == cudaErrorNotReady)
+    return;
+  p.pending = false;
+  if (q != cudaSuccess)
+    return; // unknown; nothing is made up
+  std::vector<unsigned> ids;
+  for (unsigned id = 0; id < kMaxSms; ++id)
+    if ((p.host[id / 32] >> (id % 32)) & 1u)
+      ids.push_back(id);
+  // The driver may run a green context's work on more SMs than it
+  // provisioned (MPS, CDP), never fewer: every id seen is the context's.
+  p.ids = std::move(ids);
+  if (p.ids.size() >= sms)
+    p.known = true;
+  else if (p.runs < kMaxProbeRuns)
+    (void)launchProbeLocked(p, s, sms); // some SMs were busy: bits add up
+}
+
 void Pool::pollProbesLocked() {
-  for (unsigned g = 0; g < probes_.size(); ++g) {
-    Probe &p = probes_[g];
-    if (!p.pending)
-      continue;
-    const cudaError_t q = cudaEventQuery(p.done);
-    if (q == cudaErrorNotReady)
-      continue;
-    p.pending = false;
-    if (q != cudaSuccess)
-      continue; // unknown; nothing is made up
-    std::vector<unsigned> ids;
-    for (unsigned id = 0; id < kMaxSms; ++id)
-      if ((p.host[id / 32] >> (id % 32)) & 1u)
-        ids.push_back(id);
-    // The driver may run a green context's work on more SMs than it
-    // provisioned (MPS, CDP), never fewer: every id seen is the group's.
-    p.ids = std::move(ids);
-    if (p.ids.size() >= group_size_)
-      p.known = true;
-    else if (p.runs < kMaxProbeRuns)
-      (void)launchProbeLocked(g); // some SMs were busy: again, bits add up
-  }
+  for (unsigned g = 0; g < probes_.size(); ++g)
+    pollProbeLocked(probes_[g], entries_.at(1ull << g)->stream, group_size_);
 }
 
 void Pool::refreshIdsLocked(Entry &e) {
-  if (e.sm_ids_known)
-    return;
   pollProbesLocked();
   std::vector<unsigned> ids;
   for (unsigned g = 0; g < probes_.size(); ++g) {
@@ -338,6 +342,10 @@ void Pool::refreshIdsLocked(Entry &e) {
     if (!probes_[g].known)
       return;
     ids.insert(ids.end(), probes_[g].ids.begin(), probes_[g].ids.end());
+  }
+  if (e.probe.device) {
+    pollProbeLocked(e.probe, e.stream, e.sms);
+    ids.insert(ids.end(), e.probe.ids.begin(), e.probe.ids.end());
   }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -84,6 +84,18 @@ std::vector<unsigned> allowedSizes(unsigned group_size, unsigned groups);
 /// smallest: the smallest). 0 when `sizes` is empty.
 unsigned nearestAllowed(const std::vector<unsigned> &sizes, unsigned want);
 
+/// Runs of the SM-id probe on one green context's stream; the bits of
+/// every run add up until as many ids as the context has SMs were seen.
+struct Probe {
+  unsigned *device = nullptr; // kMaskWords words
+  unsigned *host = nullptr;   // pinned copy
+  cudaEvent_t done = nullptr;
+  bool pending = false;
+  unsigned runs = 0;
+  std::vector<unsigned> ids;
+  bool known = false;
+};
+
 /// One pooled green context: a set of groups, its stream and its SM ids.
 struct Entry {
   std::uint64_t groups = 0; ///< bit i: group i
@@ -92,6 +104,10 @@ struct Entry {
   unsigned sms = 0;             ///< SMs the driver provisioned
   std::vector<unsigned> sm_ids; ///< real %smid values, ascending
   bool sm_ids_known = false;    ///< every group's probe answered
+  /// A context of several groups is probed itself too: its ids are the
+  /// union of its groups' and of what its own probe saw, so that a driver
+  /// placing a combined context differently still never shares an SM.
+  Probe probe;
 };
 
 /// The process's green contexts on the current device.
@@ -133,20 +149,13 @@ public:
   static void resetForTesting(Resolver resolve);
 
 private:
-  struct Probe {
-    unsigned *device = nullptr; // kMaskWords words
-    unsigned *host = nullptr;   // pinned copy
-    cudaEvent_t done = nullptr;
-    bool pending = false;
-    unsigned runs = 0;
-    std::vector<unsigned> ids;
-    bool known = false;
-  };
   bool setUpLocked(std::string &why);
   std::uint64_t resizeLocked(std::uint64_t have, unsigned want);
   Status entryForLocked(std::uint64_t groups, Entry *&out);
   Status makeEntryLocked(std::uint64_t groups, Entry &e);
-  Status launchProbeLocked(unsigned group);
+  Status launchProbeLocked(Probe &p, cudaStream_t s, unsigned sms);
+  /// Polls `p`; a run that saw fewer than `sms` ids is run again.
+  void pollProbeLocked(Probe &p, cudaStream_t s, unsigned sms);
   void pollProbesLocked();
   void refreshIdsLocked(Entry &e);
 

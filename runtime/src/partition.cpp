@@ -139,8 +139,8 @@ Status Partition::Impl::boundaryLocked() {
       ++switches;
     }
   }
-  if (!sm_ids_known)
-    sm_ids_known = pool.smIds(*cur, sm_ids);
+  // Refreshed each time: a combined context's own probe may add ids.
+  sm_ids_known = pool.smIds(*cur, sm_ids);
   holdLocked();
   return Status();
 }

@@ -183,7 +183,11 @@ protected:
     std::vector<std::vector<unsigned>> runs(fake_cuda::probeLaunches(), all);
     for (unsigned g = 0; g < kSms / kGroup; ++g)
       runs.push_back(groupIds(g));
+    // Contexts of several groups probe themselves too; here they see
+    // nothing beyond their groups unless a test says otherwise.
+    runs.push_back({});
     fake_cuda::setProbeRuns(runs);
+    group_runs_ = runs.size() - 1;
     green::Pool::resetForTesting(&fakeResolve);
   }
   void TearDown() override {
@@ -198,6 +202,7 @@ protected:
     return p;
   }
   std::vector<std::string> opened;
+  std::size_t group_runs_ = 0; // probe runs before the first combination's
 };
 
 TEST(PartitionSizes, FollowTheDevicesMinimumAndAlignment) {
@@ -298,6 +303,36 @@ TEST_F(PartitionTest, SizeIsTheNearestAllowedAndIdsAreTheGroupsProbed) {
   EXPECT_EQ(s2.sms, 8u);
   for (unsigned id : s2.sm_ids)
     EXPECT_EQ(std::count(s.sm_ids.begin(), s.sm_ids.end(), id), 0) << id;
+}
+
+TEST_F(PartitionTest, CombinedContextsOwnProbeAddsTheIdsItSaw) {
+  // Should the driver place a combination of groups elsewhere than its
+  // groups, its own probe says so and those ids are held too.
+  std::vector<std::vector<unsigned>> runs(group_runs_);
+  std::vector<unsigned> all;
+  for (unsigned g = 0; g < kSms / kGroup; ++g)
+    for (unsigned id : groupIds(g))
+      all.push_back(id);
+  for (std::size_t r = 0; r + kSms / kGroup < group_runs_; ++r)
+    runs[r] = all;
+  for (unsigned g = 0; g < kSms / kGroup; ++g)
+    runs[group_runs_ - kSms / kGroup + g] = groupIds(g);
+  runs.push_back({0, 2, 4, 6, 8, 10, 12, 99}); // 99: not in groups 0 and 1
+  runs.push_back({});
+  fake_cuda::setProbeRuns(runs);
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 8;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  auto p = open("placed_elsewhere", o);
+  ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
+  std::vector<unsigned> want = groupIds(0);
+  for (unsigned id : groupIds(1))
+    want.push_back(id);
+  want.push_back(99);
+  EXPECT_EQ(p->state().sm_ids, want);
+  ASSERT_FALSE(plan->holds.empty());
+  EXPECT_EQ(plan->holds.back(), want);
 }
 
 TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
