@@ -291,10 +291,16 @@ void TlpDynamicPolicy::reset(const EpochReport &R) {
   BestCand.reset();
   Bypasser.reset();
   Drops = 0;
+  // A kernel that left the report took its last block: forget it.
+  auto Gone = [&](unsigned long long Id) {
+    return std::find(Ids.begin(), Ids.end(), Id) == Ids.end();
+  };
   for (auto It = Changes.begin(); It != Changes.end();)
-    It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
-             ? Changes.erase(It)
-             : std::next(It);
+    It = Gone(It->first) ? Changes.erase(It) : std::next(It);
+  for (auto It = Arrived.begin(); It != Arrived.end();)
+    It = Gone(It->first) ? Arrived.erase(It) : std::next(It);
+  for (auto It = BestRate.begin(); It != BestRate.end();)
+    It = Gone(It->first) ? BestRate.erase(It) : std::next(It);
 }
 
 std::optional<Plan> TlpDynamicPolicy::emit(const EpochReport &R,
@@ -363,9 +369,6 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
     reset(R);
   NumSms = Current.num_sms > 0 ? static_cast<unsigned>(Current.num_sms)
                                : static_cast<unsigned>(Profiles.gpu.num_sms);
-  if (getenv("TLPDBG"))
-    fprintf(stderr, "dbg e%llu usable %d written %lld\n", R.index,
-            (int)usable(R), WrittenAt ? (long long)*WrittenAt : -1LL);
   for (const EpochSample &S : R.kernels)
     learn(S);
   if (K < 2 || !usable(R))
