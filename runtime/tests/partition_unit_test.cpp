@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -426,6 +427,39 @@ TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("launching anyway"), std::string::npos) << err;
   EXPECT_FALSE(p->state().held);
+}
+
+TEST_F(PartitionTest, OneTenantPerNameAndCloseFreesItsSms) {
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 20; // everything
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  std::shared_ptr<smpart::Partition> a, b;
+  std::thread t([&] { smpart::Partition::open("shared_name", o, a); });
+  smpart::Partition::open("shared_name", o, b);
+  t.join();
+  opened.push_back("shared_name");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(plan->added.size(), 1u); // declared once
+  EXPECT_EQ(a->state().sms, kSms);
+  Gate gate;
+  registerHeld(gate);
+  gate.hold = true;
+  ASSERT_EQ(launchTagged("held", a->stream()), cudaSuccess);
+  // Closing waits (bounded) for queued work, leaves the plan and frees the
+  // SMs; the handle then gives an ordinary stream ordered after that work.
+  gate.hold = false;
+  smpart::Partition::close("shared_name");
+  EXPECT_EQ(plan->removed, (std::vector<std::string>{"shared_name"}));
+  EXPECT_FALSE(a->confined());
+  EXPECT_NE(a->stream(), nullptr);
+  smpart::PartitionOptions all;
+  all.sms = kSms;
+  all.follow_plan = false;
+  auto c = open("after_close", all);
+  ASSERT_TRUE(c && c->confined());
+  EXPECT_EQ(c->state().sms, kSms); // every group was free again
 }
 
 TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
