@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -66,6 +67,75 @@ public:
 
   std::atomic<bool> Connected{false};
 
+  /// Opaque partitions (declareOpaque): what the service must hear again
+  /// after a reconnect, and what it last answered.
+  struct OpaqueState {
+    OpaqueTenant tenant;
+    unsigned target = 0;
+    std::vector<unsigned> ids; ///< the last hold sent (sorted)
+    bool held = false, clear = false;
+  };
+  std::map<std::string, OpaqueState> Opaques; // guarded by Mu
+
+  static json declaration(const OpaqueTenant &T) {
+    return {{"type", "opaque_declare"},
+            {"name", T.name},
+            {"min_sms", T.min_sms},
+            {"granularity", T.granularity},
+            {"weight", T.weight}};
+  }
+  static json hold(const std::string &Name, const std::vector<unsigned> &Ids) {
+    return {{"type", "opaque_hold"}, {"name", Name}, {"sm_ids", Ids}};
+  }
+  /// Queues \p Msg if connected (connect() re-sends the state otherwise).
+  void send(const json &Msg) {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      if (Connected)
+        Pending += Msg.dump() + "\n";
+    }
+    wake();
+  }
+
+  void declareOpaque(const OpaqueTenant &T) {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      Opaques[T.name].tenant = T;
+    }
+    send(declaration(T));
+  }
+  void removeOpaque(const std::string &Name) {
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      if (!Opaques.erase(Name))
+        return;
+    }
+    send({{"type", "opaque_remove"}, {"name", Name}});
+  }
+  unsigned opaqueTarget(const std::string &Name) {
+    std::lock_guard<std::mutex> L(Mu);
+    auto It = Opaques.find(Name);
+    return It == Opaques.end() ? 0 : It->second.target;
+  }
+  bool holdOpaque(const std::string &Name, const std::vector<unsigned> &In) {
+    std::vector<unsigned> Ids = In;
+    std::sort(Ids.begin(), Ids.end());
+    Ids.erase(std::unique(Ids.begin(), Ids.end()), Ids.end());
+    {
+      std::lock_guard<std::mutex> L(Mu);
+      auto It = Opaques.find(Name);
+      if (It == Opaques.end())
+        return false;
+      if (It->second.held && It->second.ids == Ids)
+        return It->second.clear;
+      It->second.ids = Ids;
+      It->second.held = true;
+      It->second.clear = false;
+    }
+    send(hold(Name, Ids));
+    return false;
+  }
+
 private:
   void wake() {
     const char C = 1;
@@ -114,6 +184,12 @@ private:
                       {"occupancy", K->occupancy()}}
                      .dump() +
                  "\n";
+    for (auto &[Name, P] : Opaques) {
+      Pending += declaration(P.tenant).dump() + "\n";
+      P.clear = false;
+      if (P.held)
+        Pending += hold(Name, P.ids).dump() + "\n";
+    }
     In.clear();
     Acks.clear(); // a restarted service numbers its knob lines afresh
     Connected = true;
@@ -138,6 +214,11 @@ private:
     if (M.value("type", "") == "error") {
       std::fprintf(stderr, "smpart: service: %s\n",
                    M.value("message", std::string()).c_str());
+      return;
+    }
+    if (M.value("type", "") == "opaque_target" ||
+        M.value("type", "") == "opaque_held") {
+      applyOpaque(M);
       return;
     }
     if (M.value("type", "") != "knobs" || !M.contains("kernel") ||
@@ -195,6 +276,31 @@ private:
       K->resume();
     } else if (Op == "grow") {
       K->grow();
+    }
+  }
+
+  /// The service's answer about a partition: its target, and whether the
+  /// SMs of the hold it names are clear (an answer about an older hold
+  /// changes nothing).
+  void applyOpaque(const json &M) {
+    if (!M.contains("name") || !M["name"].is_string())
+      return;
+    std::lock_guard<std::mutex> L(Mu);
+    auto It = Opaques.find(M["name"].get<std::string>());
+    if (It == Opaques.end())
+      return;
+    if (M.contains("sms") && M["sms"].is_number_unsigned())
+      It->second.target = M["sms"].get<unsigned>();
+    if (M.value("type", "") == "opaque_held" && M.contains("sm_ids") &&
+        M["sm_ids"].is_array() && M.contains("clear") &&
+        M["clear"].is_boolean()) {
+      std::vector<unsigned> Ids;
+      for (const json &S : M["sm_ids"])
+        if (S.is_number_unsigned())
+          Ids.push_back(S.get<unsigned>());
+      std::sort(Ids.begin(), Ids.end());
+      if (Ids == It->second.ids)
+        It->second.clear = M["clear"].get<bool>();
     }
   }
 
@@ -342,5 +448,15 @@ void Client::depart(unsigned long long Id) {
   I->post({{"type", "depart"}, {"kernel", Id}});
 }
 bool Client::connected() const { return I->Connected; }
+
+void Client::declareOpaque(const OpaqueTenant &T) { I->declareOpaque(T); }
+void Client::removeOpaque(const std::string &Name) { I->removeOpaque(Name); }
+unsigned Client::opaqueTarget(const std::string &Name) const {
+  return I->opaqueTarget(Name);
+}
+bool Client::holdOpaque(const std::string &Name,
+                        const std::vector<unsigned> &SmIds) {
+  return I->holdOpaque(Name, SmIds);
+}
 
 } // namespace smpart::service

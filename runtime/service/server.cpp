@@ -507,6 +507,7 @@ public:
     It->second.waiting = !Ctl->holdOpaque(Name, M.sm_ids);
     C.queue({{"type", "opaque_held"},
              {"name", Name},
+             {"sm_ids", M.sm_ids},
              {"clear", !It->second.waiting},
              {"sms", Ctl->opaqueTarget(Name)}});
     return true;
@@ -523,6 +524,7 @@ public:
           P.waiting = false;
           C->queue({{"type", "opaque_held"},
                     {"name", Name},
+                    {"sm_ids", P.ids},
                     {"clear", true},
                     {"sms", Ctl->opaqueTarget(Name)}});
         }

@@ -90,6 +90,16 @@ public:
   void depart(unsigned long long Id);
   bool connected() const;
 
+  /// Opaque partitions of this process (docs/service.md), declared to the
+  /// service now and again after a reconnect.
+  void declareOpaque(const OpaqueTenant &T);
+  void removeOpaque(const std::string &Name);
+  /// The target the service last sent (0 before it answered).
+  unsigned opaqueTarget(const std::string &Name) const;
+  /// A launch boundary: sends the hold when \p SmIds changed; true once
+  /// the service said every kernel left them. Idempotent; poll it.
+  bool holdOpaque(const std::string &Name, const std::vector<unsigned> &SmIds);
+
   class Impl;
 
 private:

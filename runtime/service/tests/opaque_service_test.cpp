@@ -2,6 +2,7 @@
 // hears its target, holds the SMs a launch runs on and hears when the
 // kernels leaving them applied, and bad messages get errors naming the
 // type and the JSON path; a tenant that leaves gives its SMs back.
+#include "locked_kernel.hpp"
 #include "smpart/service.hpp"
 
 #include <gtest/gtest.h>
@@ -277,4 +278,39 @@ TEST(ServiceOpaque, ATenantThatLeavesGivesItsPartitionsSmsBack) {
     const auto A = R.S->allocations();
     return A.size() == 1 && (A[0].mask | A[0].waiting).count() == 12;
   }));
+}
+
+// A tenant process's view through service::Client: it declares a
+// partition, hears its target, and its hold is clear once the other
+// tenant's kernel applied the knobs that moved it off the held SMs.
+TEST(ServiceOpaque, ClientDeclaresHoldsAndHearsClear) {
+  const std::string Path = socketPath("client");
+  Running R(Path);
+  service::Client Kernels(Path, ids());
+  auto K =
+      std::make_shared<smpart::testing::LockedKernel>(1, "k", 1000000, ids());
+  K->setApplied(false);
+  Kernels.arrive(K);
+  ASSERT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+
+  service::Client Library(Path, ids());
+  OpaqueTenant T;
+  T.name = "cublas";
+  T.granularity = 3;
+  Library.declareOpaque(T);
+  ASSERT_TRUE(eventually([&] { return Library.opaqueTarget("cublas") == 6; }));
+  const std::vector<unsigned> Held = {22, 2, 14, 6, 10, 18};
+  EXPECT_FALSE(Library.holdOpaque("cublas", Held));
+  ASSERT_TRUE(eventually([&] { return (K->mask() & maskOf(Held)).none(); }));
+  // Not clear while the kernel's device has not applied its knobs.
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(Library.holdOpaque("cublas", Held));
+  K->setApplied(true);
+  EXPECT_TRUE(eventually([&] { return Library.holdOpaque("cublas", Held); }));
+  EXPECT_TRUE((K->mask() & maskOf(Held)).none());
+
+  // Removed: the kernel grows back onto them.
+  Library.removeOpaque("cublas");
+  EXPECT_EQ(Library.opaqueTarget("cublas"), 0u);
+  EXPECT_TRUE(eventually([&] { return K->mask().count() == 12; }));
 }
