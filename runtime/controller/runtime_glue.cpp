@@ -269,7 +269,7 @@ private:
 // confined once the service answered, a round trip later).
 class ServiceObserver : public LaunchObserver {
 public:
-  explicit ServiceObserver(std::unique_ptr<service::Client> C)
+  explicit ServiceObserver(std::shared_ptr<service::Client> C)
       : C(std::move(C)) {}
   void onLaunch(const KernelHandle &H) override {
     if (H.valid() && !H.opaque())
@@ -281,7 +281,7 @@ public:
   void onDone(const KernelHandle &H) override { C->depart(H.id()); }
 
 private:
-  std::unique_ptr<service::Client> C;
+  std::shared_ptr<service::Client> C;
 };
 
 class FanOut : public LaunchObserver {
@@ -320,11 +320,20 @@ std::shared_ptr<Controller> &processControllerSlot() {
   static std::shared_ptr<Controller> C; // set once, under initFromEnvironment
   return C;
 }
+std::shared_ptr<service::Client> &processServiceSlot() {
+  static std::shared_ptr<service::Client> C; // likewise
+  return C;
+}
 } // namespace
 
 std::shared_ptr<Controller> processController() {
   (void)controller::initFromEnvironment();
   return processControllerSlot();
+}
+
+std::shared_ptr<service::Client> processServiceClient() {
+  (void)controller::initFromEnvironment();
+  return processServiceSlot();
 }
 
 std::string controller::initFromEnvironment() {
@@ -363,9 +372,12 @@ std::string controller::initFromEnvironment() {
       std::atexit([] { Timer->stop(); });
     } else if (C.trace)
       Fan->All.push_back(std::make_shared<TraceObserver>());
-    if (Service && *Service)
-      Fan->All.push_back(std::make_shared<ServiceObserver>(
-          std::make_unique<service::Client>(Service, D.sm_ids)));
+    if (Service && *Service) {
+      processServiceSlot() =
+          std::make_shared<service::Client>(Service, D.sm_ids);
+      Fan->All.push_back(
+          std::make_shared<ServiceObserver>(processServiceSlot()));
+    }
     if (!C.profile_out.empty()) {
       auto P = std::make_shared<ProfileObserver>(C.profile_out, D);
       Fan->All.push_back(P);

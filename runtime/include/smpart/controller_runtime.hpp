@@ -26,4 +26,12 @@ std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C);
 /// environment first if no launch did yet), or null.
 std::shared_ptr<Controller> processController();
 
+namespace service {
+class Client;
+}
+/// The smpartd tenant SMPART_SERVICE made for this process, or null. Its
+/// declareOpaque / opaqueTarget / holdOpaque / removeOpaque plan opaque
+/// partitions with the service, as the controller's calls do in-process.
+std::shared_ptr<service::Client> processServiceClient();
+
 } // namespace smpart
