@@ -562,3 +562,37 @@ TEST(Opaque, OnlinePoliciesPlanAroundPartitions) {
       EXPECT_EQ(Warning.find("online"), std::string::npos) << Name << Warning;
   }
 }
+
+// A partition with a profile under its name is planned by a policy that
+// partitions SMs as one more kernel: its target is the policy's decision
+// for it (here on the whole GPU: a profiled kernel and the partition).
+// Policies that share SMs leave it its weighted share, and say so.
+TEST(Opaque, ProfiledPartitionIsPlannedByThePolicy) {
+  for (const policy::Policy *P : policy::allPolicies()) {
+    const std::string Name(P->name());
+    World W(denseIds(132));
+    const policy::ProfileSet Prof = examples("compute_compute_pair.json");
+    Controller C(*P, Prof, W.Ids, W.options());
+    W.C = &C;
+    auto A = W.make(1, "sgemm", 1000000);
+    C.onArrival(A);
+    C.addOpaque(tenant("nbody"));
+    // What the policy decides for the same two kernels.
+    policy::ProfileSet Both = Prof;
+    Both.kernels[0].total_blocks = 1000000;
+    Both.kernels[0].executed_blocks = 0;
+    const policy::Plan Want = P->decide(Both, {});
+    bool Sharing = false;
+    for (const std::string &N : C.lastPlan().notes)
+      Sharing |= N.find("shares SMs") != std::string::npos;
+    EXPECT_EQ(Sharing, Name == "greedy" || Name == "tlp") << Name;
+    if (Sharing) {
+      EXPECT_EQ(C.opaqueTarget("nbody"), 66u) << Name;
+      continue;
+    }
+    ASSERT_EQ(Want.kernels.size(), 2u) << Name;
+    EXPECT_EQ(C.opaqueTarget("nbody"),
+              static_cast<unsigned>(std::max(1, Want.kernels[1].sms)))
+        << Name;
+  }
+}
