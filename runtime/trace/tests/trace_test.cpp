@@ -101,6 +101,37 @@ TEST(Trace, KernelLifetimeDecisionsAndKnobs) {
   }
 }
 
+TEST(Trace, OpaquePartitionTargetsAndHolds) {
+  std::string Path = tempPath("opaque.json");
+  std::string Err;
+  auto W = TraceWriter::open(Path, &Err);
+  ASSERT_TRUE(W) << Err;
+  W->opaqueTarget("cublas", 8);
+  W->opaqueHold("cublas", {3, 9, 64, 130}, false);
+  W->opaqueHold("cublas", {3, 9, 64, 130}, true);
+  W->opaqueHold("cublas", {}, true); // removed
+  ASSERT_TRUE(W->flush(&Err)) << Err;
+  json Doc = readJson(Path);
+  auto T = named(Doc, "opaque_target");
+  ASSERT_EQ(T.size(), 1u);
+  EXPECT_EQ(T[0]["cat"], "opaque");
+  EXPECT_EQ(T[0]["args"]["partition"], "cublas");
+  EXPECT_EQ(T[0]["args"]["sms"], 8);
+  auto H = named(Doc, "opaque_hold");
+  ASSERT_EQ(H.size(), 3u);
+  EXPECT_EQ(H[0]["args"]["sm_ids"], json({3, 9, 64, 130}));
+  EXPECT_EQ(H[0]["args"]["sms"], 4);
+  EXPECT_EQ(H[0]["args"]["clear"], false);
+  EXPECT_EQ(H[1]["args"]["clear"], true);
+  EXPECT_EQ(H[2]["args"]["sms"], 0);
+  // Counter tracks for Perfetto.
+  auto Held = named(Doc, "opaque sms cublas");
+  ASSERT_EQ(Held.size(), 3u);
+  EXPECT_EQ(Held[0]["ph"], "C");
+  EXPECT_EQ(Held[0]["args"]["sms"], 4);
+  EXPECT_EQ(named(Doc, "opaque target cublas").size(), 1u);
+}
+
 TEST(Trace, FileOnDiskIsAlwaysCompleteAndNoTempFileRemains) {
   std::string Path = tempPath("partial.json");
   auto W = TraceWriter::open(Path, nullptr);
@@ -231,6 +262,8 @@ TEST(Trace, PassesDocumentedFormatCheck) {
     W->kernelArrival(1, "k", 3);
     W->decision("greedy", "arrival", json::object(), json::object(), {});
     W->allocation(1, "k", 132, 2, false);
+    W->opaqueTarget("cublas", 8);
+    W->opaqueHold("cublas", {3, 9, 64, 130}, false);
     W->kernelDone(1, "k");
   }
   std::string Cmd =
