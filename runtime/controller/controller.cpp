@@ -359,9 +359,17 @@ void Controller::decideAndApply(const char *Trigger) {
         Ok = D.name == P.kernels[I].name && D.sms >= 0 && D.sm_first >= 0 &&
              D.sm_first + D.sms <= static_cast<int>(FreeIds.size());
       }
-      if (Ok)
+      // A plan handed back unchanged stays the offline policy's; an amended
+      // one is the online policy's, in the plan and in the trace.
+      auto Body = [](const Plan &X) {
+        nlohmann::ordered_json J = policy::planToJson(X);
+        J.erase("policy");
+        return J;
+      };
+      if (Ok && Body(*A) != Body(P)) {
         P = std::move(*A);
-      else
+        P.policy = std::string(Opts.online->name());
+      } else if (!Ok)
         warnOnce("online-replan:" + std::string(Opts.online->name()),
                  "online policy " + std::string(Opts.online->name()) +
                      " amended a re-plan outside its kernels or SMs; "
@@ -388,8 +396,9 @@ void Controller::applyPlan(Plan P, const std::vector<Tracked *> &Active,
                         {"profiled", T.alloc.profiled},
                         {"last_block_taken", T.alloc.last_block_taken}});
     // Offline re-plans name the configured policy (even when it fell back);
-    // an online step names the online policy.
-    const bool Online = std::string_view(Trigger) == "epoch";
+    // an online step, or a re-plan the online policy amended, names it.
+    const bool Online = std::string_view(Trigger) == "epoch" ||
+                        (Opts.online && P.policy == Opts.online->name());
     nlohmann::json In = {{"kernels", Inputs}, {"sm_ids", SmIds}};
     if (!Opaques.empty()) {
       nlohmann::json Parts = nlohmann::json::array();

@@ -384,4 +384,59 @@ TEST(Epochs, EpochLengthComesFromTheEnvironment) {
   }
 }
 
+/// Amends the offline plan of the second arrival (sgemm 30 SMs, the rest
+/// to stream_triad); hands the first back unchanged, under its own name.
+class Amender : public OnlinePolicy {
+public:
+  std::string_view name() const override { return "amender"; }
+  std::optional<policy::Plan> onEpoch(const EpochReport &,
+                                      const policy::Plan &) override {
+    return std::nullopt;
+  }
+  std::optional<policy::Plan>
+  onReplan(std::string_view, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &) override {
+    policy::Plan P = Offline;
+    P.policy = "amender";
+    if (P.kernels.size() == 2) {
+      P.kernels[0].sms = 30;
+      P.kernels[1].sm_first = 30;
+      P.kernels[1].sms = 102;
+      P.notes.push_back("amended");
+    }
+    return P;
+  }
+};
+
+TEST(Epochs, DecisionNamesTheOnlinePolicyThatAmendedTheReplan) {
+  namespace fs = std::filesystem;
+  const std::string Path =
+      (fs::temp_directory_path() /
+       ("smpart-epoch-amend-" + std::to_string(getpid()) + ".json"))
+          .string();
+  std::string Err;
+  auto W = trace::TraceWriter::open(Path, &Err);
+  ASSERT_TRUE(W) << Err;
+  W->setFlushIntervalMs(-1);
+  ControllerOptions O = quiet();
+  O.trace = W.get();
+  O.online = std::make_shared<Amender>();
+  Pair P(O);
+  EXPECT_EQ(P.C->lastPlan().policy, "amender");
+  EXPECT_EQ(P.A->Mask.count(), 30u);
+  ASSERT_TRUE(W->flush(&Err)) << Err;
+  std::ifstream In(Path);
+  nlohmann::json Doc = nlohmann::json::parse(In);
+  std::vector<std::string> Policies, PlanPolicies;
+  for (const nlohmann::json &E : Doc["traceEvents"])
+    if (E["name"] == "decision" && E["args"]["trigger"] == "arrival") {
+      Policies.push_back(E["args"]["policy"]);
+      PlanPolicies.push_back(E["args"]["plan"]["policy"]);
+    }
+  // The first arrival's plan came back unchanged: the offline policy's.
+  EXPECT_EQ(Policies, (std::vector<std::string>{"even", "amender"}));
+  EXPECT_EQ(PlanPolicies, (std::vector<std::string>{"even", "amender"}));
+  std::remove(Path.c_str());
+}
+
 } // namespace
