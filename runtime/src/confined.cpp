@@ -45,7 +45,7 @@ Fences &fences() {
 
 ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
     : user_(Stream), launch_(Stream) {
-  if (disabled() || !processController())
+  if (disabled() || !processPlanner())
     return;
   std::shared_ptr<Partition> P;
   if (!Partition::open(Kernel ? Kernel : "", PartitionOptions{}, P).ok() ||

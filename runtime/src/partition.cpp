@@ -227,8 +227,7 @@ Status Partition::open(const std::string &name, const PartitionOptions &options,
             ? static_cast<unsigned>(std::lround(options.fraction * all))
             : all / 2;
     if (options.follow_plan)
-      impl->planner =
-          options.planner ? options.planner : plannerFor(processController());
+      impl->planner = options.planner ? options.planner : processPlanner();
     const unsigned g = pool.groupSize();
     if (impl->planner)
       impl->planner->add(name, (std::max(options.min_sms, g) + g - 1) / g * g,
@@ -414,7 +413,7 @@ KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
   // rewritten kernels off the partition, and confining the kernel would
   // only slow it down. A partition the program opened under this name is
   // used either way.
-  if (!p && plannerFor(processController()))
+  if (!p && processPlanner())
     (void)Partition::open(name, PartitionOptions{}, p);
   if (!p)
     return detail::launchOpaque(kernel, grid, block, smem, stream,

@@ -13,10 +13,10 @@
 // kernel exactly as if it had been launched there, and stream capture
 // sees an ordinary fork and join.
 //
-// Only a process with a plan (SMPART_POLICY or a controller it installed)
-// confines: without one nothing would keep rewritten kernels off the
-// partition, and a partition smaller than the GPU would only slow the
-// kernel down. SMPART_DISABLE=1, or a GPU or driver without green
+// Only a process with a plan (SMPART_POLICY, SMPART_SERVICE: see
+// smpart::processPlanner()) confines: without one nothing would keep rewritten
+// kernels off the partition, and a partition smaller than the GPU would only
+// slow the kernel down. SMPART_DISABLE=1, or a GPU or driver without green
 // contexts: the launch goes to `stream` unchanged.
 #pragma once
 

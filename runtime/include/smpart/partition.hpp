@@ -7,13 +7,14 @@
 //   cublasSetStream(handle, p->stream());         // a launch boundary
 //   cublasSgemm(handle, ...);                     // runs on p's SMs only
 //
-// The share: from the plan of the process's controller (SMPART_POLICY, or
-// PartitionOptions::planner), else from the options. It changes only at a
-// launch boundary (stream() or beginLaunch()): the partition moves to the
-// pooled green context of the nearest allowed size, behind an event fence
-// (work already on the old stream is ordered before work on the new one;
-// nothing is destroyed while it runs), and tells the plan the real SM ids
-// it now uses, so that rewritten kernels are moved off them first.
+// The share: from PartitionOptions::planner, else the process's controller
+// (SMPART_POLICY), else its smpartd tenant (SMPART_SERVICE), else from the
+// options (processPlanner()). It changes only at a launch boundary
+// (stream() or beginLaunch()): the partition moves to the pooled green
+// context of the nearest allowed size, behind an event fence (work already
+// on the old stream is ordered before work on the new one; nothing is
+// destroyed while it runs), and tells the plan the real SM ids it now
+// uses, so that rewritten kernels are moved off them first.
 //
 // Without green contexts (a driver older than 12.4, a symbol missing,
 // creation refused, e.g. under MPS) the process says so in one line on
@@ -58,8 +59,9 @@ struct PartitionOptions {
   /// What the plan must give at least, and the tenant's weight in it.
   unsigned min_sms = 1;
   double weight = 1.0;
-  /// The plan to follow; null: the process's controller (SMPART_POLICY),
-  /// if there is one. `follow_plan = false` ignores any plan.
+  /// The plan to follow; null: processPlanner() (the process's controller,
+  /// else its smpartd tenant), if there is one. `follow_plan = false`
+  /// ignores any plan.
   std::shared_ptr<OpaquePlanner> planner;
   bool follow_plan = true;
   /// How long a launch boundary waits for rewritten kernels to leave the
@@ -133,5 +135,22 @@ class Controller;
 /// OpaquePlanner; null when the controller has no opaque planning.
 std::shared_ptr<OpaquePlanner>
 plannerFor(std::shared_ptr<Controller> controller);
+
+namespace service {
+class Client;
+}
+/// The plan of smpartd for the tenant `client` (declareOpaque and its kin;
+/// answers come from what the service last sent, never a round trip) as
+/// an OpaquePlanner; null without a client. While the service does not
+/// answer, hold() returns true (no plan is in force to wait for: a
+/// boundary never stalls on a service that is down); the hold is sent
+/// when it answers.
+std::shared_ptr<OpaquePlanner>
+plannerFor(std::shared_ptr<service::Client> client);
+
+/// The plan a partition follows when its options name none: the
+/// process's controller (SMPART_POLICY) if there is one, else its smpartd
+/// tenant (SMPART_SERVICE, processServiceClient()), else null.
+std::shared_ptr<OpaquePlanner> processPlanner();
 
 } // namespace smpart
