@@ -51,11 +51,16 @@ plannerFor(std::shared_ptr<service::Client> Client) {
 }
 
 std::shared_ptr<OpaquePlanner> processPlanner() {
+  // Both are set once, when the environment is read, so one adapter
+  // serves the process (confined launches ask on every launch).
   // SMPART_POLICY and SMPART_SERVICE exclude each other (the environment
   // set-up refuses both); the in-process controller wins all the same.
-  if (std::shared_ptr<OpaquePlanner> P = plannerFor(processController()))
-    return P;
-  return plannerFor(processServiceClient());
+  static const std::shared_ptr<OpaquePlanner> Planner = [] {
+    if (std::shared_ptr<OpaquePlanner> P = plannerFor(processController()))
+      return P;
+    return plannerFor(processServiceClient());
+  }();
+  return Planner;
 }
 
 } // namespace smpart
