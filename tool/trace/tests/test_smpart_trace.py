@@ -2,7 +2,10 @@
 """smpart-trace on a small two-kernel trace in the documented format: the
 plot is a real PNG, the summary names both kernels; a bad input file (JSON
 syntax, wrong types, missing) is one line naming the file and the line and
-column or the JSON path, exit 1, never a traceback."""
+column or the JSON path, exit 1, never a traceback. Online policies' epochs
+(normalised progress per kernel) get a panel of their own and their steps a
+label from their notes, on a hand-written trace and on one the co-run
+simulator writes (SMPART_CORUN_SIM, set by ctest when it is built)."""
 import json
 import os
 import subprocess
@@ -12,6 +15,7 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOOL = os.path.join(os.path.dirname(HERE), "smpart-trace")
+MIXES = os.path.join(HERE, "..", "..", "..", "runtime", "simulator", "mixes")
 
 
 def ev(name, ph, ts, cat, **args):
@@ -58,6 +62,48 @@ def opaque_trace():
            sm_ids=[64, 130], clear=False)]
     doc["traceEvents"].sort(key=lambda e: e["ts"])
     return doc
+
+
+def sample(kernel, kernel_id, np, steady=True):
+    return {"kernel": kernel, "kernel_id": kernel_id, "sms": 66, "ctas_per_sm": 4,
+            "preempted": False, "steady": steady, "np": np}
+
+
+def epoch_trace():
+    """The two-kernel trace under an online policy: epochs from 3 to 5 ms
+    (normalised progress of both kernels) and one step at 4 ms whose notes
+    name the phase, the metric and the decision."""
+    doc = two_kernel_trace()
+    for i, (ts, np1, np2) in enumerate([(3000, 0.5, 0.9), (4000, 0.6, 0.85),
+                                        (5000, 0.8, 0.8)]):
+        doc["traceEvents"] += [
+            ev("np sgemm #1", "C", ts, "epoch", np=np1),
+            ev("epoch", "i", ts, "epoch", index=i, start_us=ts - 1000, end_us=ts,
+               kernels=[sample("sgemm", 1, np1, steady=i != 2),
+                        sample("stream_triad", 2, np2)])]
+    doc["traceEvents"].append(
+        ev("decision", "i", 4010, "controller", policy="hsm-fair-online",
+           trigger="epoch", notes=[
+               "hsm-fair-online: fairness 0.706 below 0.90, predicted 0.978",
+               "sgemm: NP 0.600 on 84 SMs -> 0.765 on 101"]))
+    doc["traceEvents"].sort(key=lambda e: e["ts"])
+    return doc
+
+
+def load_tool():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader("smpart_trace", TOOL)
+    spec = importlib.util.spec_from_loader("smpart_trace", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def png_height(path):
+    import struct
+    with open(path, "rb") as f:
+        return struct.unpack(">I", f.read(24)[20:24])[0]
 
 
 def have_matplotlib():
@@ -129,6 +175,118 @@ class SmpartTrace(unittest.TestCase):
         with open(out, "rb") as f:
             h_opaque = struct.unpack(">I", f.read(24)[20:24])[0]
         self.assertGreater(h_opaque, h_plain)
+
+    def test_summary_lists_progress_and_online_steps(self):
+        with open(self.trace, "w") as f:
+            json.dump(epoch_trace(), f)
+        r = self.run_tool("summary", self.trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("sgemm #1: 0.000 .. 9.000 ms, 3 allocations, last 132 SMs x 4 "
+                      "CTAs/SM, NP 0.800 in the last of 3 epochs", r.stdout)
+        # The step's first note without the policy's name; one note more.
+        self.assertIn("  step 4.010 ms hsm-fair-online: fairness 0.706 below 0.90, "
+                      "predicted 0.978 (+1)\n", r.stdout)
+        # Without epochs, no NP and no steps.
+        with open(self.trace, "w") as f:
+            json.dump(two_kernel_trace(), f)
+        r = self.run_tool("summary", self.trace)
+        self.assertNotIn("NP", r.stdout)
+        self.assertNotIn("step", r.stdout)
+
+    def test_step_label_keeps_phase_and_decision(self):
+        label = load_tool().step_label
+        self.assertEqual(label("p", []), "p")
+        self.assertEqual(label("tlp-dynamic", ["tlp-dynamic: bypass step 3: no bypassing "
+                                               "beats none"]),
+                         "bypass step 3: no bypassing beats none")
+        # Too long: the phase and the decision stay, the middle goes.
+        cut = label("cd-search-online", [
+            "performance: stream_triad on 54 SMs: 0.947 of its 66-SM rate, beyond 5% "
+            "-> stop at 66 SMs", "performance mode converged"])
+        self.assertTrue(cut.startswith("performance: stream_triad"), cut)
+        self.assertTrue(cut.endswith("... stop at 66 SMs (+1)"), cut)
+        self.assertLessEqual(len(cut), 48 + len(" (+1)"))
+        cut = label("tlp-dynamic", [
+            "tlp-dynamic: tlp step (sgemm 2c+0b, stream_triad 4c+0b): projected STP "
+            "1.637 -> 1.617, PUCT SP 1.538 LDST 0.922: backed off"])
+        self.assertTrue(cut.startswith("tlp step (sgemm"), cut)
+        self.assertTrue(cut.endswith("... backed off"), cut)
+        # A separator inside parentheses is not the decision's.
+        cut = label("tlp-dynamic", [
+            "tlp-dynamic: bypass trial stream_triad 1 CTAs/SM: projected STP 1.623 "
+            "(none: 1.637)"])
+        self.assertFalse(cut.endswith("1.637)"), cut)
+        self.assertTrue(cut.startswith("bypass trial stream_triad"), cut)
+        self.assertLessEqual(len(cut), 48)
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_draws_normalised_progress(self):
+        plain = os.path.join(self.dir.name, "plain.png")
+        out = os.path.join(self.dir.name, "t.png")
+        self.assertEqual(self.run_tool("plot", self.trace, "-o", plain, "--title",
+                                       "t").returncode, 0)
+        with open(self.trace, "w") as f:
+            json.dump(epoch_trace(), f)
+        r = self.run_tool("plot", self.trace, "-o", out, "--title", "t")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # The progress panel makes the figure taller.
+        self.assertGreater(png_height(out), png_height(plain))
+        # With opaque partitions too: both panels.
+        doc = epoch_trace()
+        doc["traceEvents"] += [e for e in opaque_trace()["traceEvents"]
+                               if e["cat"] == "opaque"]
+        doc["traceEvents"].sort(key=lambda e: e["ts"])
+        with open(self.trace, "w") as f:
+            json.dump(doc, f)
+        both = os.path.join(self.dir.name, "both.png")
+        r = self.run_tool("plot", self.trace, "-o", both, "--title", "t")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(png_height(both), png_height(out))
+
+    @unittest.skipUnless(os.environ.get("SMPART_CORUN_SIM"),
+                         "SMPART_CORUN_SIM unset (ctest sets it when the co-run simulator "
+                         "is built)")
+    def test_simulator_trace_of_an_online_policy(self):
+        r = subprocess.run([os.environ["SMPART_CORUN_SIM"],
+                            os.path.join(MIXES, "mc_sgemm_stream.json"),
+                            "--policy", "hsm-fair-online", "--trace", self.trace],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.run_tool("summary", self.trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"sgemm #1: .*, NP [0-9.]+ in the last of [0-9]+ epochs")
+        self.assertRegex(r.stdout, r"\n  step [0-9.]+ ms hsm-fair-online: .+\n")
+        if have_matplotlib():
+            out = os.path.join(self.dir.name, "sim.png")
+            r = self.run_tool("plot", self.trace, "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_epoch_samples_and_notes_are_checked(self):
+        doc = epoch_trace()
+        epoch = next(e for e in doc["traceEvents"] if e["name"] == "epoch")
+        epoch["args"]["kernels"][1]["np"] = "high"
+        i = doc["traceEvents"].index(epoch)
+        self.bad_input(json.dumps(doc), f"traceEvents[{i}].args.kernels[1].np: "
+                       "expected a number, got a string")
+        epoch["args"]["kernels"] = {}
+        self.bad_input(json.dumps(doc), f"traceEvents[{i}].args.kernels: "
+                       "expected an array, got an object")
+        doc = epoch_trace()
+        doc["traceEvents"][-1]["args"]["notes"] = [1]
+        self.bad_input(json.dumps(doc), ".args.notes: expected an array of strings")
+        # np is null where the writer had NaN: that sample is left out.
+        doc = epoch_trace()
+        for e in doc["traceEvents"]:
+            if e["name"] == "epoch":
+                e["args"]["kernels"][0]["np"] = None
+        with open(self.trace, "w") as f:
+            json.dump(doc, f)
+        r = self.run_tool("summary", self.trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("NP 0.800 in the last of 3 epochs", r.stdout)
+        self.assertNotIn("CTAs/SM, NP", r.stdout.splitlines()[1])
 
     def test_opaque_sm_ids_must_be_integers(self):
         doc = opaque_trace()
