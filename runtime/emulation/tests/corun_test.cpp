@@ -13,9 +13,14 @@
 // kernel that leaves the plan go to the kernels still taking blocks (or
 // wait for an acknowledgement to do so); the trace is valid JSON with
 // arrival, start, last-block and done events for every kernel and decision
-// events.
+// events. The online policies (smpart::online::onlinePolicies(), over their
+// base policies) run the same co-runs with epochs closed every 100 us of
+// the emulation's clock while the kernels run: the same checks hold under
+// their online steps, the epochs count blocks before any CTA left, and each
+// policy that acts here makes a decision with trigger "epoch".
 #include "emulation_harness.hpp"
 
+#include "online_policies.hpp"
 #include "smpart/controller.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
@@ -27,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <ostream>
 #include <set>
 
 namespace corun_orig_reduce {
@@ -56,7 +62,10 @@ struct Job {
 };
 
 struct RowSumsJob : Job {
-  static constexpr int kWidth = 320, kHeight = 24; // 5 x 24 = 120 blocks
+  static constexpr int kWidth = 320;
+  /// 5 x 24 = 120 blocks at scale 1.
+  explicit RowSumsJob(int Scale) : kHeight(24 * Scale) {}
+  const int kHeight;
   std::vector<float> in, out;
   float total = 0;
   void reset() override {
@@ -89,7 +98,10 @@ struct RowSumsJob : Job {
 };
 
 struct Smooth3dJob : Job {
-  static constexpr int kNx = 96, kNy = 8, kNz = 6; // 3 x 8 x 6 = 144 blocks
+  static constexpr int kNx = 96, kNy = 8;
+  /// 3 x 8 x 6 = 144 blocks at scale 1.
+  explicit Smooth3dJob(int Scale) : kNz(6 * Scale) {}
+  const int kNz;
   std::vector<float> in, out;
   void reset() override {
     in.resize(kNx * kNy * kNz);
@@ -163,6 +175,8 @@ public:
       const SmMask After = allotted(A, *Kernels.at(A.id));
       if (It != before.end() && After.any())
         Shrinks.push_back({A.id, It->second, After, before.size(), K->id()});
+      if (A.id == K->id())
+        Admitted[A.id] = After.any();
     }
   }
   void onLastBlockTaken(unsigned long long Id) override {
@@ -184,8 +198,14 @@ public:
       G.freed.set(S);
     G.freed &= hostMask(*Kernels.at(Id));
     event();
-    if (!planned)
+    auto H = Held.find(Id);
+    if (H != Held.end()) {
+      // Departed after its SMs were held for it: they go back now.
+      G.freed = H->second;
+      Held.erase(H);
+    } else if (!planned) {
       return; // left the plan earlier: its SMs were given then
+    }
     bool any = false;
     for (const KernelAllocation &A : C.allocations())
       if (A.id != Id && allotted(A, *Kernels.at(A.id)).any()) {
@@ -197,12 +217,41 @@ public:
       for (int i = D.sm_first; i < D.sm_first + D.sms; ++i)
         if (i >= 0 && static_cast<std::size_t>(i) < SmIds.size())
           G.planned.set(SmIds[static_cast<std::size_t>(i)]);
+    // Online policies with a latency-critical kernel (priority's hold)
+    // keep its SMs out of every plan until it departs, so that no
+    // best-effort CTA runs beside its last blocks: SMs that the plan made
+    // at its last block gives to nobody are checked when it departs.
+    if (HoldUntilDone && planned) {
+      const SmMask Kept = G.freed & ~G.planned & ~G.others;
+      if (Kept.any()) {
+        Held[Id] = Kept;
+        G.freed &= ~Kept;
+      }
+    }
     if (any)
       GiveBacks.push_back(G);
   }
-  void onStep(unsigned long long S) override { Step = S; }
+  void onStep(unsigned long long S) override {
+    Step = S;
+    // Online policies: close an epoch every EpochSteps steps of the
+    // emulation's clock, between scheduler steps (as libsmpart's timer
+    // thread does between a CTA's yields); the first call opens one.
+    if (EpochSteps > 0 && (S == 1 || S % EpochSteps == 0))
+      C.epoch(static_cast<double>(S) * kUsPerStep);
+  }
+
+  /// The emulation's clock: every scheduler step advances it by 200 ns
+  /// (corun.cpp), the time globaltimer reads on the emulated device.
+  static constexpr double kUsPerStep = 0.2;
 
   Controller &C;
+  unsigned long long EpochSteps = 0; ///< 0: no epochs (offline policies)
+  /// SMs held for a kernel that took its last block are checked when it
+  /// departs (online policies).
+  bool HoldUntilDone = false;
+  std::map<unsigned long long, SmMask> Held;
+  /// Whether each kernel was given SMs at its arrival.
+  std::map<unsigned long long, bool> Admitted;
   std::vector<unsigned> SmIds;
   unsigned long long Step = 0;
   std::map<unsigned long long, std::shared_ptr<emu::EmulatedKernel>> Kernels;
@@ -219,27 +268,60 @@ std::string maskText(const SmMask &M) {
 
 struct Totals {
   unsigned runs = 0, observed_shrinks = 0, shrinks = 0, give_backs = 0;
+  /// Online policies: decisions traced with trigger "epoch", knob writes
+  /// they made, epochs closed while kernels were planned, samples that
+  /// counted blocks while the kernel's executed count (which the device
+  /// adds as CTAs leave) was still 0, arrivals given no SMs.
+  unsigned long long epoch_decisions = 0, epoch_knob_writes = 0,
+                     measured_epochs = 0, early_progress = 0, steps = 0,
+                     waited_arrivals = 0;
   unsigned long long overlap_takes = 0, shared_sm_takes = 0, takes = 0,
                      deferred = 0;
   std::set<std::string> fallbacks; ///< controller warnings: policy -> even
 };
 
-/// One co-run of `n` kernels under `policy` with `seed`; EXPECTs its
+/// A co-run's policy: an offline one (`online` empty), or an online one
+/// of smpart::online::onlinePolicies() over its base policy (`policy`).
+struct Param {
+  std::string policy;
+  unsigned kernels;
+  std::string online;
+  int scale = 1; ///< grid size factor of both kernels
+};
+void PrintTo(const Param &p, std::ostream *os) {
+  *os << (p.online.empty() ? p.policy : p.online + " over " + p.policy) << " x"
+      << p.kernels << " (scale " << p.scale << ")";
+}
+
+/// Epoch length of the online runs: the shortest the controller accepts
+/// from SMPART_EPOCH_US, 500 steps of the emulation's clock. Online runs
+/// use four times the blocks (`scale`): the progress mirror moves only at a
+/// CTA's poll between chunks, and a block takes ~2,000 steps here (dozens
+/// of CTAs interleave), so with the small grids each kernel's count moved
+/// in 2-3 epochs and tlp-dynamic, which needs every kernel progressing in
+/// one epoch, never acted. At scale 4 a run takes 8,000-23,000 steps (16-46
+/// epochs) at little more cost.
+constexpr double kEpochUs = MinEpochUs;
+
+/// One co-run of `n` kernels under `p`'s policy with `seed`; EXPECTs its
 /// properties and adds to `t`.
-void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
-            Totals &t) {
-  SCOPED_TRACE("policy " + policyName + ", " + std::to_string(n) +
+void runOne(const Param &p, unsigned n, std::uint64_t seed, Totals &t) {
+  const std::string &policyName = p.policy;
+  const std::string label = p.online.empty() ? policyName : p.online;
+  SCOPED_TRACE("policy " + label + ", " + std::to_string(n) +
                " kernels, seed " + std::to_string(seed));
   const policy::Policy *Pol = policy::findPolicy(policyName);
   ASSERT_NE(Pol, nullptr);
+  // The online policy's base decides whether SMs are shared: tlp-dynamic
+  // shares them as tlp does, the others partition them.
   const bool Spatial = spatial(policyName);
 
   std::vector<std::unique_ptr<Job>> jobs;
   for (unsigned i = 0; i < n; ++i) {
     if (i % 2 == 0)
-      jobs.push_back(std::make_unique<RowSumsJob>());
+      jobs.push_back(std::make_unique<RowSumsJob>(p.scale));
     else
-      jobs.push_back(std::make_unique<Smooth3dJob>());
+      jobs.push_back(std::make_unique<Smooth3dJob>(p.scale));
     jobs.back()->reset();
     const emu::Report o =
         emu::runOriginal(jobs.back()->make().grid, jobs.back()->make().block,
@@ -260,9 +342,9 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   const std::vector<unsigned> ids = emu::runCoRun({}, cfg).sm_ids;
 
   policy::ProfileSet Profiles = policy::loadProfiles(SMPART_CORUN_PROFILES);
-  const std::string tracePath = ::testing::TempDir() + "corun-" + policyName +
-                                "-" + std::to_string(n) + "-" +
-                                std::to_string(seed) + ".json";
+  const std::string tracePath = ::testing::TempDir() + "corun-" + label + "-" +
+                                std::to_string(n) + "-" + std::to_string(seed) +
+                                ".json";
   std::string err;
   auto Trace = trace::TraceWriter::open(tracePath, &err);
   ASSERT_TRUE(Trace) << err;
@@ -271,9 +353,19 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   ControllerOptions O;
   O.trace = Trace.get();
   O.warn = [&](const std::string &W) { Warnings.push_back(W); };
+  if (!p.online.empty()) {
+    const online::OnlinePolicyInfo *Info = online::findOnlinePolicy(p.online);
+    ASSERT_NE(Info, nullptr);
+    O.epoch_us = kEpochUs;
+    O.online = online::makeOnlinePolicy(*Info, Profiles, O.policy_options);
+  }
   auto C = std::make_unique<Controller>(*Pol, Profiles, ids, O);
   Observer Obs(*C);
   Obs.SmIds = ids;
+  Obs.HoldUntilDone = O.online != nullptr;
+  if (O.online)
+    Obs.EpochSteps = static_cast<unsigned long long>(
+        std::llround(kEpochUs / Observer::kUsPerStep));
   std::sort(Obs.SmIds.begin(), Obs.SmIds.end());
   Trace->setClockForTesting([&Obs] { return static_cast<double>(Obs.Step); });
   cfg.observer = &Obs;
@@ -287,6 +379,9 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   const emu::CoReport r = emu::runCoRun(ks, cfg);
   ASSERT_TRUE(r.ok) << r.error;
   ++t.runs;
+  t.steps += r.steps;
+  for (const auto &a : Obs.Admitted)
+    t.waited_arrivals += !a.second;
   t.overlap_takes += r.overlap_takes;
   t.shared_sm_takes += r.shared_sm_takes;
   t.deferred += C->deferredGrants();
@@ -317,18 +412,24 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
     // and hsm-fair each one shrinks (to fewer SMs, not always a subset:
     // ranges move); hsm-qos keeps the high-priority kernel's share, so at
     // least one shrinks; power-aware pairs kernels and queues the rest, so
-    // only its first arrival must shrink one. Once a shrunk kernel's device
+    // only its first arrival must shrink one; priority gives a
+    // latency-critical kernel the SMs its curve needs and preempts the
+    // best-effort ones for them, so a best-effort kernel arriving beside it
+    // may wait with no SMs and shrink nobody. Once a shrunk kernel's device
     // publishes a knob epoch inside the new set, its CTAs take blocks only
     // there.
     std::map<unsigned long long, unsigned> shrunkAt, runningAt;
     SmMask gpu;
     for (unsigned S : ids)
       gpu.set(S);
+    const bool Priority = p.online == "priority";
     for (const Shrink &s : Obs.Shrinks) {
-      const bool every = policyName != "hsm-qos" && policyName != "power-aware";
+      const bool every =
+          policyName != "hsm-qos" && policyName != "power-aware" && !Priority;
       if (policyName == "power-aware" && s.running > 1)
         continue;
-      runningAt[s.arrival] = 1;
+      if (!Priority || Obs.Admitted[s.arrival])
+        runningAt[s.arrival] = 1;
       if (!every && s.after.count() >= s.before.count())
         continue;
       ++t.shrinks;
@@ -383,10 +484,29 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
   EXPECT_EQ(doc["otherData"]["schema"], "smpart.trace/1");
   std::map<unsigned long long, std::set<std::string>> seen;
   unsigned decisions = 0;
+  double epochDecisionAt = -1; // trace time of the last epoch decision
   for (const auto &e : doc["traceEvents"]) {
     const std::string name = e.value("name", ""), ph = e.value("ph", "");
+    const double ts = e.value("ts", -2.0);
     if (name == "decision")
       ++decisions;
+    if (name == "decision" && e["args"].value("trigger", "") == "epoch") {
+      ++t.epoch_decisions;
+      epochDecisionAt = ts;
+    } else if (name == "decision") {
+      epochDecisionAt = -1;
+    }
+    // The trace clock is the scheduler step: knob writes at the step of an
+    // epoch decision, after it, are the online step's.
+    if (name == "knob" && ts == epochDecisionAt)
+      ++t.epoch_knob_writes;
+    if (name == "epoch" && !e["args"]["kernels"].empty()) {
+      ++t.measured_epochs;
+      for (const auto &k : e["args"]["kernels"])
+        if (k.value("blocks", 0ull) > 0 &&
+            k.value("executed_blocks", 0ull) == 0)
+          ++t.early_progress;
+    }
     if (!e.contains("args") || !e["args"].contains("kernel_id"))
       continue;
     const auto id = e["args"]["kernel_id"].get<unsigned long long>();
@@ -419,24 +539,39 @@ void runOne(const std::string &policyName, unsigned n, std::uint64_t seed,
       ADD_FAILURE() << "controller warning: " << w;
 }
 
-struct Param {
-  std::string policy;
-  unsigned kernels;
-};
+/// Whether the online policy is expected to change knobs at an epoch in
+/// these co-runs (with every seed together). Not so:
+///  - priority: its epoch rule preempts the best-effort kernels when a
+///    latency-critical kernel runs slower than alone beside them, but here
+///    rowSums' curve asks for every SM, so none runs beside it (its work is
+///    done at the re-plans of arrivals and departures);
+///  - hsm-qos-online with 2 kernels: the offline plan (10 SMs for the
+///    high-priority rowSums) already meets its NP target by the curve the
+///    online step predicts from, so it keeps that plan.
+bool actsOnEpochs(const Param &p) {
+  if (p.online == "priority")
+    return false;
+  return !(p.policy == "hsm-qos" && p.kernels == 2);
+}
 
 class CoRun : public ::testing::TestWithParam<Param> {};
 
 TEST_P(CoRun, ControllerRepartitionsLive) {
   const Param p = GetParam();
+  const std::string label = p.online.empty() ? p.policy : p.online;
   Totals t;
   const unsigned seeds = emu::schedulesFromEnv(3);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
-    runOne(p.policy, p.kernels, seed, t);
+    runOne(p, p.kernels, seed, t);
     if (::testing::Test::HasFatalFailure())
       return;
   }
   EXPECT_EQ(t.runs, seeds);
-  if (spatial(p.policy)) {
+  // Priority preempts the best-effort kernels for the latency-critical one
+  // (whose curve asks for every SM here) instead of shrinking them; they
+  // wait with no SMs and get them back when it departs.
+  const bool Priority = p.online == "priority";
+  if (spatial(p.policy) && !Priority) {
     EXPECT_GT(t.shrinks, 0u) << "no arrival shrank a running kernel";
     if (p.policy != "power-aware") { // its pairs often finish first
       EXPECT_GT(t.observed_shrinks, 0u)
@@ -447,7 +582,28 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
     EXPECT_GT(t.give_backs, 0u) << "no departure while another kernel ran";
     // Arrivals mid-run take SMs from running kernels, so some grant must
     // have waited for an acknowledgement (and every run still completed).
-    EXPECT_GT(t.deferred, 0u) << "no grant waited for an acknowledgement";
+    if (!Priority) {
+      EXPECT_GT(t.deferred, 0u) << "no grant waited for an acknowledgement";
+    }
+  }
+  if (Priority) {
+    EXPECT_GT(t.waited_arrivals, 0u)
+        << "no best-effort kernel waited beside the latency-critical one";
+  }
+  if (!p.online.empty()) {
+    // Epochs measured the kernels while they ran, from the progress the
+    // device mirrors at its polls: blocks were counted before any CTA had
+    // left (the executed count moves only then).
+    EXPECT_GT(t.measured_epochs, 0u) << "no epoch measured a running kernel";
+    EXPECT_GT(t.early_progress, 0u)
+        << "no epoch counted blocks before a CTA of the kernel left";
+    // An online step may leave every knob as it was (a classification
+    // epoch on the even split; a CTA-per-SM step above the kernel's
+    // occupancy, which the controller clamps): its knob writes are
+    // printed, not required.
+    if (actsOnEpochs(p)) {
+      EXPECT_GT(t.epoch_decisions, 0u) << "no online step (trigger \"epoch\")";
+    }
   }
   RecordProperty("overlap_takes", std::to_string(t.overlap_takes));
   RecordProperty("shared_sm_takes", std::to_string(t.shared_sm_takes));
@@ -455,9 +611,15 @@ TEST_P(CoRun, ControllerRepartitionsLive) {
               "on the device), %u give-backs, %llu grants waited for an "
               "acknowledgement, %llu device-level overlaps, %llu takes beside "
               "another kernel's CTA\n",
-              p.policy.c_str(), p.kernels, t.runs, t.takes, t.shrinks,
+              label.c_str(), p.kernels, t.runs, t.takes, t.shrinks,
               t.observed_shrinks, t.give_backs, t.deferred, t.overlap_takes,
               t.shared_sm_takes);
+  if (!p.online.empty())
+    std::printf("[ corun ]   %llu epochs measured over %llu steps, %llu "
+                "decisions with trigger \"epoch\" writing %llu knobs, %llu "
+                "arrivals given no SMs\n",
+                t.measured_epochs, t.steps, t.epoch_decisions,
+                t.epoch_knob_writes, t.waited_arrivals);
   for (const std::string &w : t.fallbacks)
     std::printf("[ corun ]   fell back: %s\n", w.c_str());
 }
@@ -467,15 +629,20 @@ std::vector<Param> params() {
   for (const char *pol : {"even", "greedy", "cd-search", "hsm-fair", "hsm-qos",
                           "tlp", "power-aware"})
     for (unsigned n : {2u, 3u, 4u})
-      out.push_back({pol, n});
+      out.push_back({pol, n, ""});
+  for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
+    for (unsigned n : {2u, 3u, 4u})
+      out.push_back({std::string(I.base), n, std::string(I.name), 4});
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, CoRun, ::testing::ValuesIn(params()),
                          [](const ::testing::TestParamInfo<Param> &i) {
-                           std::string s = i.param.policy + "_" +
-                                           std::to_string(i.param.kernels) +
-                                           "_kernels";
+                           std::string s =
+                               (i.param.online.empty() ? i.param.policy
+                                                       : i.param.online) +
+                               "_" + std::to_string(i.param.kernels) +
+                               "_kernels";
                            for (char &c : s)
                              if (c == '-')
                                c = '_';
