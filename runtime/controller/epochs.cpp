@@ -35,14 +35,6 @@ unsigned learnKey(unsigned Sms, unsigned Ctas) {
 /// Weight of a new steady measurement in a learned isolated rate: noise
 /// halves with every epoch, and a drifting kernel is followed in a few.
 constexpr double LearnWeight = 0.5;
-/// The blocks an epoch counts. The device adds a CTA's finished blocks to
-/// `done` only when the CTA leaves (device.cuh), and persistent CTAs live
-/// as long as the kernel, so within a run only `taken` (mirrored at every
-/// knob poll) moves; it runs ahead of the blocks executed by the chunks in
-/// flight, which an epoch's difference cancels up to a change in them.
-unsigned long long progressed(const ControlProgress &P) {
-  return std::max(P.done, P.taken);
-}
 } // namespace
 
 EpochReport Controller::lastEpoch() const {
@@ -98,9 +90,8 @@ void Controller::measure(Tracked &T, EpochSample &S, double Us, bool Alone) {
   S.bypass_ctas_per_sm = A.bypass_ctas_per_sm;
   S.done = T.progress.done;
   S.total = T.progress.total;
-  const unsigned long long Now = progressed(T.progress);
-  const unsigned long long Before = T.epoch_done.value_or(Now);
-  S.blocks = Now >= Before ? Now - Before : 0;
+  const unsigned long long Before = T.epoch_done.value_or(S.done);
+  S.blocks = S.done >= Before ? S.done - Before : 0;
   S.rate = static_cast<double>(S.blocks) / Us;
   S.steady = T.epoch_done.has_value() && !T.knobs_written && T.applied_at_start;
   S.alone = Alone;
@@ -146,7 +137,7 @@ void Controller::epoch(double NowUs) {
   }
   // The next epoch opens here.
   for (Tracked &T : Kernels) {
-    T.epoch_done = progressed(T.progress);
+    T.epoch_done = T.progress.done;
     T.knobs_written = false;
     // Still leaving SMs or waiting for some: the next epoch's rate does not
     // belong to one allocation.
