@@ -126,7 +126,13 @@ Status EmulatedKernel::progress(ControlProgress &out) const {
   out.taken = out.finished
                   ? out.total
                   : std::min<unsigned long long>(m.notices.taken, out.total);
-  out.done = out.finished ? out.total : m.notices.done;
+  // As the controller's adapter of KernelHandle does (runtime_glue.cpp):
+  // a CTA adds its finished blocks to `done` only when it leaves, and
+  // persistent CTAs stay until the grid is done, so executed blocks are
+  // read from the blocks taken, which lead them by the blocks in flight.
+  out.done = out.finished
+                 ? out.total
+                 : std::max<unsigned long long>(m.notices.done, out.taken);
   return Status();
 }
 

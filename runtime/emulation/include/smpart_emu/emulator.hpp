@@ -116,8 +116,10 @@ struct CoKernel {
 /// then grow), grow (refused while preempted; nothing once the last block
 /// was taken; else launches physicalCtas(SMs, occupancy, ctas_per_sm,
 /// every mask bit set, total) CTAs, as Kernel::ctasToLaunch does).
-/// progress() reads the notices as KernelHandle::progress does, and
-/// knobsApplied() the acknowledgement as KernelHandle::knobsApplied does.
+/// progress() reads the notices as the controller's adapter of
+/// KernelHandle::progress does (runtime_glue.cpp: executed blocks read from
+/// the blocks taken while CTAs run), and knobsApplied() the
+/// acknowledgement as KernelHandle::knobsApplied does.
 class EmulatedKernel : public KernelControl {
 public:
   explicit EmulatedKernel(std::shared_ptr<void> machine);
