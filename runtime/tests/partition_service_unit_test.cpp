@@ -9,8 +9,10 @@
 // gives the SMs back. SMPART_SERVICE is read once per process: a binary of
 // its own.
 #include "fake_cuda/fake_cuda.hpp"
+#include "fake_green_driver.hpp"
 #include "green_contexts.hpp"
 #include "locked_kernel.hpp"
+#include "running_service.hpp"
 
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
@@ -19,99 +21,25 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <map>
 #include <string>
-#include <thread>
-#include <unistd.h>
 #include <vector>
 
 namespace {
 
 namespace green = smpart::detail::green;
-using namespace std::chrono_literals;
+using smpart::testing::eventually;
 
 // The fake driver: kSms SMs with the even ids 0..2*kSms-2, in groups of
 // kGroup (minSmPartitionSize 4, smCoscheduledAlignment 4).
 constexpr unsigned kSms = 20, kGroup = 4;
 
-CUresult CUDAAPI fakeDeviceGet(CUdevice *d, int ordinal) {
-  *d = ordinal;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeGetDevResource(CUdevice, CUdevResource *r,
-                                    CUdevResourceType type) {
-  std::memset(r, 0, sizeof *r);
-  r->type = type;
-  r->sm.smCount = kSms;
-  r->sm.minSmPartitionSize = kGroup;
-  r->sm.smCoscheduledAlignment = kGroup;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeSplit(CUdevResource *result, unsigned *groups,
-                           const CUdevResource *input, CUdevResource *,
-                           unsigned, unsigned min_count) {
-  const unsigned n = std::min(*groups, input->sm.smCount / min_count);
-  for (unsigned i = 0; i < n; ++i) {
-    std::memset(&result[i], 0, sizeof result[i]);
-    result[i].type = CU_DEV_RESOURCE_TYPE_SM;
-    result[i].sm.smCount = min_count;
-    result[i]._internal_padding[0] = static_cast<unsigned char>(i);
-  }
-  *groups = n;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeGenerateDesc(CUdevResourceDesc *desc, CUdevResource *,
-                                  unsigned) {
-  static int token;
-  *desc = reinterpret_cast<CUdevResourceDesc>(&token);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeCreate(CUgreenCtx *ctx, CUdevResourceDesc desc, CUdevice,
-                            unsigned) {
-  *ctx = reinterpret_cast<CUgreenCtx>(desc);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeDestroy(CUgreenCtx) { return CUDA_SUCCESS; }
-CUresult CUDAAPI fakeStreamCreate(CUstream *s, CUgreenCtx, unsigned flags,
-                                  int) {
-  cudaStream_t st = nullptr;
-  cudaStreamCreateWithFlags(&st, flags);
-  *s = st;
-  return CUDA_SUCCESS;
-}
+namespace fake = smpart_test::fake_green;
 
-void *fakeResolve(const char *symbol, unsigned) {
-  static const std::map<std::string, void *> table = {
-      {"cuDeviceGet", reinterpret_cast<void *>(&fakeDeviceGet)},
-      {"cuDeviceGetDevResource", reinterpret_cast<void *>(&fakeGetDevResource)},
-      {"cuDevSmResourceSplitByCount", reinterpret_cast<void *>(&fakeSplit)},
-      {"cuDevResourceGenerateDesc",
-       reinterpret_cast<void *>(&fakeGenerateDesc)},
-      {"cuGreenCtxCreate", reinterpret_cast<void *>(&fakeCreate)},
-      {"cuGreenCtxDestroy", reinterpret_cast<void *>(&fakeDestroy)},
-      {"cuGreenCtxStreamCreate", reinterpret_cast<void *>(&fakeStreamCreate)},
-  };
-  auto it = table.find(symbol);
-  return it == table.end() ? nullptr : it->second;
-}
-
-std::vector<unsigned> groupIds(unsigned g) {
-  std::vector<unsigned> ids;
-  for (unsigned k = 0; k < kGroup; ++k)
-    ids.push_back(2 * (g * kGroup + k));
-  return ids;
-}
+std::vector<unsigned> groupIds(unsigned g) { return fake::groupIds(g, kGroup); }
 
 std::vector<unsigned> allIds() {
-  std::vector<unsigned> ids;
-  for (unsigned g = 0; g < kSms / kGroup; ++g)
-    for (unsigned id : groupIds(g))
-      ids.push_back(id);
-  return ids;
+  return fake::groupsIds(kSms / kGroup, kGroup);
 }
 
 smpart::SmMask maskOf(const std::vector<unsigned> &ids) {
@@ -121,43 +49,10 @@ smpart::SmMask maskOf(const std::vector<unsigned> &ids) {
   return m;
 }
 
-bool eventually(const std::function<bool()> &cond) {
-  for (int i = 0; i < 2000; ++i) {
-    if (cond())
-      return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return cond();
-}
-
-/// smpartd in this process, on `path`, until destroyed.
-struct RunningService {
-  explicit RunningService(const std::string &path) {
-    smpart::service::ServerOptions o;
-    o.socket = path;
-    o.sm_ids = allIds();
-    o.log = [](const std::string &) {};
-    std::string error;
-    server = smpart::service::Server::open(o, &error);
-    EXPECT_TRUE(server) << error;
-    if (server)
-      thread = std::thread([this] { server->run(); });
-  }
-  ~RunningService() {
-    if (!server)
-      return;
-    server->stop();
-    thread.join();
-  }
-  std::unique_ptr<smpart::service::Server> server;
-  std::thread thread;
-};
-
 /// The socket SMPART_SERVICE names for the whole process.
 const std::string &servicePath() {
-  static const std::string path = "/tmp/smpart-test-" +
-                                  std::to_string(::getpid()) +
-                                  "-partition-service.sock";
+  static const std::string path =
+      smpart::testing::socketPath("partition-service");
   return path;
 }
 
@@ -167,6 +62,7 @@ std::shared_ptr<smpart::service::Client> tenantProcess() {
   static std::shared_ptr<smpart::service::Client> client = [] {
     ::setenv("SMPART_SERVICE", servicePath().c_str(), 1);
     ::unsetenv("SMPART_POLICY");
+    fake::driver().sms = kSms;
     fake_cuda::reset(kSms);
     fake_cuda::setProbeRuns({allIds()});
     EXPECT_TRUE(smpart::init().ok());
@@ -179,7 +75,7 @@ std::shared_ptr<smpart::service::Client> tenantProcess() {
       runs.push_back(groupIds(g));
     runs.push_back({});
     fake_cuda::setProbeRuns(runs);
-    green::Pool::resetForTesting(&fakeResolve);
+    green::Pool::resetForTesting(&fake::resolve);
     return c;
   }();
   return client;
@@ -187,8 +83,8 @@ std::shared_ptr<smpart::service::Client> tenantProcess() {
 
 TEST(PartitionUnderService, FollowsTheServicesTargetAndHoldsReachIt) {
   const std::string &path = servicePath();
-  RunningService service(path);
-  ASSERT_TRUE(service.server);
+  smpart::testing::Running service(path, "even", allIds());
+  ASSERT_TRUE(service.S);
   std::shared_ptr<smpart::service::Client> client = tenantProcess();
   ASSERT_TRUE(client);
   ASSERT_FALSE(smpart::processController());
@@ -202,8 +98,7 @@ TEST(PartitionUnderService, FollowsTheServicesTargetAndHoldsReachIt) {
                                                            allIds());
   k->setApplied(false);
   kernels.arrive(k);
-  ASSERT_TRUE(
-      eventually([&] { return service.server->allocations().size() == 1; }));
+  ASSERT_TRUE(eventually([&] { return service.S->allocations().size() == 1; }));
 
   smpart::PartitionOptions o;
   o.sms = 4;             // what the options ask: the plan overrides it
@@ -279,8 +174,8 @@ TEST(PartitionUnderService, ServiceDownDoesNotStallABoundary) {
 
   // The service comes (back): the client declares the partition and sends
   // its hold again; the next boundary takes the service's target.
-  RunningService service(servicePath());
-  ASSERT_TRUE(service.server);
+  smpart::testing::Running service(servicePath(), "even", allIds());
+  ASSERT_TRUE(service.S);
   ASSERT_TRUE(eventually([&] { return client->opaqueTarget("offline") != 0; }));
   const unsigned target = client->opaqueTarget("offline");
   EXPECT_NE(target, 8u); // alone in the plan

@@ -6,6 +6,7 @@
 // effect only at a launch boundary, behind a fence that orders the old
 // stream's work first; launchConfined is ordered with the caller's stream.
 #include "fake_cuda/fake_cuda.hpp"
+#include "fake_green_driver.hpp"
 #include "green_contexts.hpp"
 
 #include "smpart/partition.hpp"
@@ -14,9 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <cstring>
-#include <map>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,91 +28,14 @@ namespace green = smpart::detail::green;
 // the group size is 4 and there are 5 groups.
 constexpr unsigned kSms = 20, kMin = 3, kAlign = 2, kGroup = 4;
 
-struct FakeDriver {
-  unsigned contexts = 0; // cuGreenCtxCreate calls
-  std::set<std::string> missing;
-};
-FakeDriver g_drv;
-
-struct FakeGreen {
-  std::uint64_t groups;
-};
-
-CUresult CUDAAPI fakeDeviceGet(CUdevice *d, int ordinal) {
-  *d = ordinal;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeGetDevResource(CUdevice, CUdevResource *r,
-                                    CUdevResourceType type) {
-  std::memset(r, 0, sizeof *r);
-  r->type = type;
-  r->sm.smCount = kSms;
-  r->sm.minSmPartitionSize = kMin;
-  r->sm.smCoscheduledAlignment = kAlign;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeSplit(CUdevResource *result, unsigned *groups,
-                           const CUdevResource *input, CUdevResource *,
-                           unsigned, unsigned min_count) {
-  // Like the driver: a count below the device's minimum is refused.
-  if (min_count < kMin || min_count % kAlign)
-    return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-  const unsigned n = std::min(*groups, input->sm.smCount / min_count);
-  for (unsigned i = 0; i < n; ++i) {
-    std::memset(&result[i], 0, sizeof result[i]);
-    result[i].type = CU_DEV_RESOURCE_TYPE_SM;
-    result[i].sm.smCount = min_count;
-    result[i]._internal_padding[0] = static_cast<unsigned char>(i);
-  }
-  *groups = n;
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeGenerateDesc(CUdevResourceDesc *desc, CUdevResource *res,
-                                  unsigned n) {
-  auto *g = new FakeGreen{0};
-  for (unsigned i = 0; i < n; ++i)
-    g->groups |= 1ull << res[i]._internal_padding[0];
-  *desc = reinterpret_cast<CUdevResourceDesc>(g);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeCreate(CUgreenCtx *ctx, CUdevResourceDesc desc, CUdevice,
-                            unsigned) {
-  ++g_drv.contexts;
-  *ctx = reinterpret_cast<CUgreenCtx>(desc);
-  return CUDA_SUCCESS;
-}
-CUresult CUDAAPI fakeDestroy(CUgreenCtx) { return CUDA_SUCCESS; }
-CUresult CUDAAPI fakeStreamCreate(CUstream *s, CUgreenCtx, unsigned flags,
-                                  int) {
-  cudaStream_t st = nullptr;
-  cudaStreamCreateWithFlags(&st, flags);
-  *s = st;
-  return CUDA_SUCCESS;
-}
-
-void *fakeResolve(const char *symbol, unsigned) {
-  if (g_drv.missing.count(symbol))
-    return nullptr;
-  static const std::map<std::string, void *> table = {
-      {"cuDeviceGet", reinterpret_cast<void *>(&fakeDeviceGet)},
-      {"cuDeviceGetDevResource", reinterpret_cast<void *>(&fakeGetDevResource)},
-      {"cuDevSmResourceSplitByCount", reinterpret_cast<void *>(&fakeSplit)},
-      {"cuDevResourceGenerateDesc",
-       reinterpret_cast<void *>(&fakeGenerateDesc)},
-      {"cuGreenCtxCreate", reinterpret_cast<void *>(&fakeCreate)},
-      {"cuGreenCtxDestroy", reinterpret_cast<void *>(&fakeDestroy)},
-      {"cuGreenCtxStreamCreate", reinterpret_cast<void *>(&fakeStreamCreate)},
-  };
-  auto it = table.find(symbol);
-  return it == table.end() ? nullptr : it->second;
-}
+namespace fake = smpart_test::fake_green;
 
 /// Real ids of group g: four even numbers.
-std::vector<unsigned> groupIds(unsigned g) {
-  std::vector<unsigned> ids;
-  for (unsigned k = 0; k < kGroup; ++k)
-    ids.push_back(2 * (g * kGroup + k));
-  return ids;
+std::vector<unsigned> groupIds(unsigned g) { return fake::groupIds(g, kGroup); }
+
+/// Real ids of every group, in group order.
+std::vector<unsigned> allIds() {
+  return fake::groupsIds(kSms / kGroup, kGroup);
 }
 
 /// A plan that the test sets by hand, recording what it was told.
@@ -170,13 +91,13 @@ class PartitionTest : public ::testing::Test {
 protected:
   void SetUp() override {
     fake_cuda::reset(kSms);
-    g_drv = FakeDriver{};
+    fake::driver() = fake::Driver{};
+    fake::driver().sms = kSms;
+    fake::driver().min_partition = kMin;
+    fake::driver().alignment = kAlign;
     // The runtime's own SM-id probe first (however many runs it made),
     // then one probe per group, in group order.
-    std::vector<unsigned> all;
-    for (unsigned g = 0; g < kSms / kGroup; ++g)
-      for (unsigned id : groupIds(g))
-        all.push_back(id);
+    const std::vector<unsigned> all = allIds();
     fake_cuda::setProbeRuns({all});
     ASSERT_TRUE(smpart::init().ok());
     smpart::DeviceInfo info;
@@ -189,7 +110,7 @@ protected:
     runs.push_back({});
     fake_cuda::setProbeRuns(runs);
     group_runs_ = runs.size() - 1;
-    green::Pool::resetForTesting(&fakeResolve);
+    green::Pool::resetForTesting(&fake::resolve);
   }
   void TearDown() override {
     for (const std::string &n : opened)
@@ -224,10 +145,10 @@ TEST(PartitionSizes, FollowTheDevicesMinimumAndAlignment) {
 TEST(PartitionDriverTable, MissingSymbolIsNamed) {
   const auto without = [](std::string name) {
     return [name](const char *symbol, unsigned v) -> void * {
-      return name == symbol ? nullptr : fakeResolve(symbol, v);
+      return name == symbol ? nullptr : fake::resolve(symbol, v);
     };
   };
-  EXPECT_TRUE(green::loadDriverTable(&fakeResolve).usable());
+  EXPECT_TRUE(green::loadDriverTable(&fake::resolve).usable());
   EXPECT_EQ(green::loadDriverTable(without("cuGreenCtxCreate")).missing,
             "cuGreenCtxCreate");
   EXPECT_EQ(green::loadDriverTable(without("cuDeviceGetDevResource")).missing,
@@ -246,7 +167,7 @@ TEST(PartitionDriverTable, MissingSymbolIsNamed) {
     if (s == "cuCtxFromGreenCtx" || s == "cuCtxPushCurrent" ||
         s == "cuCtxPopCurrent" || s == "cuStreamCreate")
       return &stub;
-    return fakeResolve(symbol, v);
+    return fake::resolve(symbol, v);
   };
   const green::DriverTable t = green::loadDriverTable(on_12_4);
   EXPECT_TRUE(t.usable()) << t.missing;
@@ -255,7 +176,7 @@ TEST(PartitionDriverTable, MissingSymbolIsNamed) {
 }
 
 TEST_F(PartitionTest, MissingSymbolFallsBackWithOneLineAndAUsableStream) {
-  g_drv.missing = {"cuGreenCtxCreate"};
+  fake::driver().missing = {"cuGreenCtxCreate"};
   testing::internal::CaptureStderr();
   auto a = open("fallback_a", {});
   auto b = open("fallback_b", {});
@@ -277,7 +198,7 @@ TEST_F(PartitionTest, MissingSymbolFallsBackWithOneLineAndAUsableStream) {
   EXPECT_EQ(cudaStreamQuery(s), cudaSuccess);
   EXPECT_EQ(gate.order, (std::vector<std::string>{"start work", "end work"}));
   EXPECT_EQ(a->state().sms, 0u);
-  EXPECT_EQ(g_drv.contexts, 0u);
+  EXPECT_EQ(fake::driver().contexts, 0u);
 }
 
 TEST_F(PartitionTest, SizeIsTheNearestAllowedAndIdsAreTheGroupsProbed) {
@@ -289,11 +210,8 @@ TEST_F(PartitionTest, SizeIsTheNearestAllowedAndIdsAreTheGroupsProbed) {
   const smpart::PartitionState s = p->state();
   EXPECT_EQ(s.sms, 12u);
   ASSERT_TRUE(s.sm_ids_known);
-  std::vector<unsigned> want;
-  for (unsigned g = 0; g < 3; ++g)
-    for (unsigned id : groupIds(g))
-      want.push_back(id);
-  EXPECT_EQ(s.sm_ids, want); // the real ids of the groups it owns
+  EXPECT_EQ(s.sm_ids,
+            fake::groupsIds(3, kGroup)); // the real ids of the groups it owns
   // A second tenant gets the groups left, disjoint from the first.
   smpart::PartitionOptions o2;
   o2.sms = 20;
@@ -310,10 +228,7 @@ TEST_F(PartitionTest, CombinedContextsOwnProbeAddsTheIdsItSaw) {
   // Should the driver place a combination of groups elsewhere than its
   // groups, its own probe says so and those ids are held too.
   std::vector<std::vector<unsigned>> runs(group_runs_);
-  std::vector<unsigned> all;
-  for (unsigned g = 0; g < kSms / kGroup; ++g)
-    for (unsigned id : groupIds(g))
-      all.push_back(id);
+  const std::vector<unsigned> all = allIds();
   for (std::size_t r = 0; r + kSms / kGroup < group_runs_; ++r)
     runs[r] = all;
   for (unsigned g = 0; g < kSms / kGroup; ++g)
@@ -327,9 +242,7 @@ TEST_F(PartitionTest, CombinedContextsOwnProbeAddsTheIdsItSaw) {
   o.planner = plan;
   auto p = open("placed_elsewhere", o);
   ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
-  std::vector<unsigned> want = groupIds(0);
-  for (unsigned id : groupIds(1))
-    want.push_back(id);
+  std::vector<unsigned> want = fake::groupsIds(2, kGroup);
   want.push_back(99);
   EXPECT_EQ(p->state().sm_ids, want);
   ASSERT_FALSE(plan->holds.empty());
@@ -384,10 +297,10 @@ TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
                                                   "start after", "end after"}));
 
   // Back to 8: the pooled context of the same groups, not a new one.
-  const unsigned made = g_drv.contexts;
+  const unsigned made = fake::driver().contexts;
   plan->target_sms = 8;
   EXPECT_EQ(p->stream(), old_stream);
-  EXPECT_EQ(g_drv.contexts, made);
+  EXPECT_EQ(fake::driver().contexts, made);
 }
 
 TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileOldWorkRuns) {

@@ -3,6 +3,7 @@
 // kernels leaving them applied, and bad messages get errors naming the
 // type and the JSON path; a tenant that leaves gives its SMs back.
 #include "locked_kernel.hpp"
+#include "running_service.hpp"
 #include "smpart/service.hpp"
 
 #include <gtest/gtest.h>
@@ -21,52 +22,12 @@
 using namespace smpart;
 using namespace std::chrono_literals;
 using nlohmann::json;
+using smpart::testing::eventually;
+using smpart::testing::ids;
+using smpart::testing::Running;
+using smpart::testing::socketPath;
 
 namespace {
-
-/// 12 SMs with even ids.
-std::vector<unsigned> ids() {
-  std::vector<unsigned> Ids;
-  for (unsigned I = 0; I < 12; ++I)
-    Ids.push_back(I * 2);
-  return Ids;
-}
-
-bool eventually(const std::function<bool()> &Cond) {
-  for (int I = 0; I < 2000; ++I) {
-    if (Cond())
-      return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return Cond();
-}
-
-std::string socketPath(const char *Name) {
-  return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-opaque-" + Name +
-         ".sock";
-}
-
-struct Running {
-  explicit Running(const std::string &Path) {
-    service::ServerOptions O;
-    O.socket = Path;
-    O.sm_ids = ids();
-    O.log = [](const std::string &) {};
-    std::string Error;
-    S = service::Server::open(O, &Error);
-    EXPECT_TRUE(S) << Error;
-    if (S)
-      T = std::thread([this] { S->run(); });
-  }
-  ~Running() {
-    if (!S)
-      return;
-    S->stop();
-    T.join();
-  }
-  std::unique_ptr<service::Server> S;
-  std::thread T;
-};
 
 /// A tenant speaking the protocol by hand.
 struct RawTenant {
@@ -151,8 +112,8 @@ SmMask maskOf(const std::vector<unsigned> &Ids) {
 } // namespace
 
 TEST(ServiceOpaque, DeclareHearsTheTargetAndHoldClearsOnceApplied) {
-  const std::string Path = socketPath("hold");
-  Running R(Path);
+  const std::string Path = socketPath("opaque-hold");
+  Running R(Path, "even", ids());
   RawTenant T(Path);
   T.send(arrive(1));
   ASSERT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
@@ -202,8 +163,8 @@ TEST(ServiceOpaque, DeclareHearsTheTargetAndHoldClearsOnceApplied) {
 }
 
 TEST(ServiceOpaque, BadMessagesNameTheTypeAndTheField) {
-  const std::string Path = socketPath("bad");
-  Running R(Path);
+  const std::string Path = socketPath("opaque-bad");
+  Running R(Path, "even", ids());
   RawTenant T(Path);
   RawTenant Other(Path);
   const std::pair<json, std::string> Cases[] = {
@@ -256,8 +217,8 @@ TEST(ServiceOpaque, BadMessagesNameTheTypeAndTheField) {
 }
 
 TEST(ServiceOpaque, ATenantThatLeavesGivesItsPartitionsSmsBack) {
-  const std::string Path = socketPath("leave");
-  Running R(Path);
+  const std::string Path = socketPath("opaque-leave");
+  Running R(Path, "even", ids());
   RawTenant Kernels(Path);
   Kernels.send(arrive(1));
   ASSERT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
@@ -284,8 +245,8 @@ TEST(ServiceOpaque, ATenantThatLeavesGivesItsPartitionsSmsBack) {
 // partition, hears its target, and its hold is clear once the other
 // tenant's kernel applied the knobs that moved it off the held SMs.
 TEST(ServiceOpaque, ClientDeclaresHoldsAndHearsClear) {
-  const std::string Path = socketPath("client");
-  Running R(Path);
+  const std::string Path = socketPath("opaque-client");
+  Running R(Path, "even", ids());
   service::Client Kernels(Path, ids());
   auto K =
       std::make_shared<smpart::testing::LockedKernel>(1, "k", 1000000, ids());

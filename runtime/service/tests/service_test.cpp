@@ -3,6 +3,7 @@
 // garbage; the service survives, cleans up, keeps tenants' SM sets
 // disjoint and picks tenants up again after a restart.
 #include "locked_kernel.hpp"
+#include "running_service.hpp"
 #include "smpart/service.hpp"
 
 #include <gtest/gtest.h>
@@ -23,62 +24,13 @@
 
 using namespace smpart;
 using namespace std::chrono_literals;
+using smpart::testing::eventually;
+using smpart::testing::ids;
 using smpart::testing::LockedKernel;
+using smpart::testing::Running;
+using smpart::testing::socketPath;
 
 namespace {
-
-std::vector<unsigned> ids() {
-  std::vector<unsigned> Ids;
-  for (unsigned I = 0; I < 12; ++I)
-    Ids.push_back(I * 2);
-  return Ids;
-}
-
-/// Waits up to 10 s for \p Cond (events, not performance).
-bool eventually(const std::function<bool()> &Cond) {
-  for (int I = 0; I < 2000; ++I) {
-    if (Cond())
-      return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return Cond();
-}
-
-std::string socketPath(const char *Name) {
-  return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-" + Name +
-         ".sock";
-}
-
-/// A service on its own thread.
-struct Running {
-  explicit Running(const std::string &Path, std::string Policy = "even",
-                   std::vector<unsigned> SmIds = {})
-      : Running([&] {
-          service::ServerOptions O;
-          O.socket = Path;
-          O.policy = std::move(Policy);
-          O.sm_ids = std::move(SmIds);
-          return O;
-        }()) {}
-  explicit Running(service::ServerOptions O) {
-    O.log = [](const std::string &) {};
-    std::string Error;
-    S = service::Server::open(O, &Error);
-    EXPECT_TRUE(S) << Error;
-    if (S)
-      T = std::thread([this] { S->run(); });
-  }
-  ~Running() { shut(); }
-  void shut() {
-    if (!S)
-      return;
-    S->stop();
-    T.join();
-    S.reset();
-  }
-  std::unique_ptr<service::Server> S;
-  std::thread T;
-};
 
 bool disjoint(const std::vector<KernelAllocation> &A) {
   for (std::size_t I = 0; I < A.size(); ++I)
