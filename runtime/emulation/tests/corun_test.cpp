@@ -19,6 +19,7 @@
 // their online steps, the epochs count blocks for every kernel they
 // measure, and each policy that acts here makes a decision with trigger
 // "epoch".
+#include "corun_jobs.hpp"
 #include "emulation_harness.hpp"
 
 #include "online_policies.hpp"
@@ -36,95 +37,13 @@
 #include <ostream>
 #include <set>
 
-namespace corun_orig_reduce {
-void rowSums(const float *in, float *out, float *total, int width, int height);
-void smooth3d(const float *in, float *out, int nx, int ny, int nz);
-} // namespace corun_orig_reduce
-namespace corun_xf_reduce {
-void rowSums(smpart::LaunchControl, const float *in, float *out, float *total,
-             int width, int height);
-void smooth3d(smpart::LaunchControl, const float *in, float *out, int nx,
-              int ny, int nz);
-} // namespace corun_xf_reduce
-
 namespace {
 
 using namespace smpart;
 using smpart::emu::CoKernel;
-
-/// One launch's data: inputs, outputs, the original's outputs.
-struct Job {
-  virtual ~Job() = default;
-  virtual void reset() = 0;
-  virtual void original() = 0;
-  virtual CoKernel make() = 0;
-  virtual std::vector<double> outputs() = 0;
-  std::vector<double> want;
-};
-
-struct RowSumsJob : Job {
-  static constexpr int kWidth = 320;
-  /// 5 x 24 = 120 blocks at scale 1.
-  explicit RowSumsJob(int Scale) : kHeight(24 * Scale) {}
-  const int kHeight;
-  std::vector<float> in, out;
-  float total = 0;
-  void reset() override {
-    in.resize(kWidth * kHeight);
-    for (std::size_t i = 0; i < in.size(); ++i)
-      in[i] = static_cast<float>(i % 13); // integers: sums are exact
-    out.assign(((kWidth + 63) / 64) * kHeight, -1.f);
-    total = 0;
-  }
-  void original() override {
-    corun_orig_reduce::rowSums(in.data(), out.data(), &total, kWidth, kHeight);
-  }
-  CoKernel make() override {
-    CoKernel k;
-    k.name = "rowSums";
-    k.grid = dim3((kWidth + 63) / 64, kHeight);
-    k.block = dim3(64);
-    k.occupancy = 2;
-    k.body = [this](const LaunchControl &c) {
-      corun_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth,
-                               kHeight);
-    };
-    return k;
-  }
-  std::vector<double> outputs() override {
-    auto v = emu::asDoubles(out);
-    v.push_back(total);
-    return v;
-  }
-};
-
-struct Smooth3dJob : Job {
-  static constexpr int kNx = 96, kNy = 8;
-  /// 3 x 8 x 6 = 144 blocks at scale 1.
-  explicit Smooth3dJob(int Scale) : kNz(6 * Scale) {}
-  const int kNz;
-  std::vector<float> in, out;
-  void reset() override {
-    in.resize(kNx * kNy * kNz);
-    std::iota(in.begin(), in.end(), 1.f);
-    out.assign(in.size(), 0.f);
-  }
-  void original() override {
-    corun_orig_reduce::smooth3d(in.data(), out.data(), kNx, kNy, kNz);
-  }
-  CoKernel make() override {
-    CoKernel k;
-    k.name = "smooth3d";
-    k.grid = dim3((kNx + 31) / 32, kNy, kNz);
-    k.block = dim3(32);
-    k.occupancy = 3;
-    k.body = [this](const LaunchControl &c) {
-      corun_xf_reduce::smooth3d(c, in.data(), out.data(), kNx, kNy, kNz);
-    };
-    return k;
-  }
-  std::vector<double> outputs() override { return emu::asDoubles(out); }
-};
+using smpart::emu::corun::Job;
+using smpart::emu::corun::RowSumsJob;
+using smpart::emu::corun::Smooth3dJob;
 
 /// Policies whose plans give each kernel its own SM range.
 bool spatial(const std::string &p) {
@@ -321,13 +240,8 @@ void runOne(const Param &p, unsigned n, std::uint64_t seed, Totals &t) {
       jobs.push_back(std::make_unique<RowSumsJob>(p.scale));
     else
       jobs.push_back(std::make_unique<Smooth3dJob>(p.scale));
-    jobs.back()->reset();
-    const emu::Report o =
-        emu::runOriginal(jobs.back()->make().grid, jobs.back()->make().block,
-                         [&j = *jobs.back()] { j.original(); });
+    const emu::Report o = emu::corun::prepare(*jobs.back());
     ASSERT_TRUE(o.ok) << o.error;
-    jobs.back()->want = jobs.back()->outputs();
-    jobs.back()->reset();
   }
 
   emu::CoConfig cfg;

@@ -11,6 +11,7 @@
 // block exactly once with the original kernels' outputs, the emulator's
 // per-launch protocol checks, and under spatial policies the disjointness
 // of the rewritten kernels among themselves (CoConfig::exclusive_sms).
+#include "corun_jobs.hpp"
 #include "emulation_harness.hpp"
 
 #include "smpart/controller.hpp"
@@ -22,80 +23,10 @@
 #include <numeric>
 #include <random>
 
-namespace corun_orig_reduce {
-void rowSums(const float *in, float *out, float *total, int width, int height);
-void smooth3d(const float *in, float *out, int nx, int ny, int nz);
-} // namespace corun_orig_reduce
-namespace corun_xf_reduce {
-void rowSums(smpart::LaunchControl, const float *in, float *out, float *total,
-             int width, int height);
-void smooth3d(smpart::LaunchControl, const float *in, float *out, int nx,
-              int ny, int nz);
-} // namespace corun_xf_reduce
-
 namespace {
 
 using namespace smpart;
 using smpart::emu::CoKernel;
-
-struct RowSums {
-  static constexpr int kWidth = 320, kHeight = 96; // 480 blocks
-  std::vector<float> in, out, want;
-  float total = 0, want_total = 0;
-  RowSums() {
-    in.resize(kWidth * kHeight);
-    for (std::size_t i = 0; i < in.size(); ++i)
-      in[i] = static_cast<float>(i % 13); // integers: sums are exact
-    out.assign(((kWidth + 63) / 64) * kHeight, -1.f);
-    want = out;
-    // The original runs on the emulator too (its barriers are fibers').
-    const CoKernel k = make();
-    report = emu::runOriginal(k.grid, k.block, [this] {
-      corun_orig_reduce::rowSums(in.data(), want.data(), &want_total, kWidth,
-                                 kHeight);
-    });
-  }
-  emu::Report report;
-  CoKernel make() {
-    CoKernel k;
-    k.name = "rowSums";
-    k.grid = dim3((kWidth + 63) / 64, kHeight);
-    k.block = dim3(64);
-    k.occupancy = 2;
-    k.body = [this](const LaunchControl &c) {
-      corun_xf_reduce::rowSums(c, in.data(), out.data(), &total, kWidth,
-                               kHeight);
-    };
-    return k;
-  }
-};
-
-struct Smooth3d {
-  static constexpr int kNx = 96, kNy = 8, kNz = 24; // 576 blocks
-  std::vector<float> in, out, want;
-  Smooth3d() {
-    in.resize(kNx * kNy * kNz);
-    std::iota(in.begin(), in.end(), 1.f);
-    out.assign(in.size(), 0.f);
-    want = out;
-    const CoKernel k = make();
-    report = emu::runOriginal(k.grid, k.block, [this] {
-      corun_orig_reduce::smooth3d(in.data(), want.data(), kNx, kNy, kNz);
-    });
-  }
-  emu::Report report;
-  CoKernel make() {
-    CoKernel k;
-    k.name = "smooth3d";
-    k.grid = dim3((kNx + 31) / 32, kNy, kNz);
-    k.block = dim3(32);
-    k.occupancy = 3;
-    k.body = [this](const LaunchControl &c) {
-      corun_xf_reduce::smooth3d(c, in.data(), out.data(), kNx, kNy, kNz);
-    };
-    return k;
-  }
-};
 
 /// When the partition's work may run on which SMs: [from, to) in steps.
 struct Interval {
@@ -238,10 +169,13 @@ TEST_P(OpaqueCoRun, PartitionSmsAreNeverTakenWhileItRuns) {
     Observer Obs(C, Ids, Seed);
     Cfg.observer = &Obs;
 
-    RowSums A;
-    Smooth3d B;
-    ASSERT_TRUE(A.report.ok) << A.report.error;
-    ASSERT_TRUE(B.report.ok) << B.report.error;
+    // 480 and 576 blocks.
+    emu::corun::RowSumsJob A(4);
+    emu::corun::Smooth3dJob B(4);
+    const emu::Report OrigA = emu::corun::prepare(A);
+    const emu::Report OrigB = emu::corun::prepare(B);
+    ASSERT_TRUE(OrigA.ok) << OrigA.error;
+    ASSERT_TRUE(OrigB.ok) << OrigB.error;
     std::vector<CoKernel> Ks = {A.make(), B.make()};
     Ks[1].arrive_at_step = 80 + Seed % 17; // while the partition runs
     const emu::CoReport R = emu::runCoRun(Ks, Cfg);
@@ -258,13 +192,8 @@ TEST_P(OpaqueCoRun, PartitionSmsAreNeverTakenWhileItRuns) {
         Blocks += T.count;
       EXPECT_EQ(Blocks, Ks[I].grid.x * Ks[I].grid.y * Ks[I].grid.z) << K.name;
     }
-    EXPECT_EQ(
-        emu::compareOutputs(emu::asDoubles(A.want), emu::asDoubles(A.out), 0),
-        "");
-    EXPECT_EQ(A.total, A.want_total);
-    EXPECT_EQ(
-        emu::compareOutputs(emu::asDoubles(B.want), emu::asDoubles(B.out), 0),
-        "");
+    EXPECT_EQ(emu::compareOutputs(A.want, A.outputs(), 0), "");
+    EXPECT_EQ(emu::compareOutputs(B.want, B.outputs(), 0), "");
 
     // The partition's SMs were cleared at its first launch at least (a
     // later one may wait for a kernel past its last block to finish there,
