@@ -43,12 +43,12 @@
 //   bench-corun [--ncu ncu.csv] [--trace-dir DIR] [--max-seconds S]
 //   bench-corun --ncu-pass [--max-seconds S]
 #include "bounded_wait.hpp"
+#include "corun_common.cuh"
 #include "gpu_inputs.hpp"
 
 #include "online_policies.hpp"
 
 #include "smpart/controller_runtime.hpp"
-#include "smpart/policy/input_error.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/profiler.hpp"
 #include "smpart/trace.hpp"
@@ -59,18 +59,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
 using smpart::policy::BlockShape;
+using smpart_bench::Figures;
+using smpart_bench::figures;
+using smpart_bench::gpuSpec;
+using smpart_bench::mergeNcu;
 using Clock = std::chrono::steady_clock;
 
 /// Deadline of one co-run (every job of a scenario): a healthy one takes
@@ -108,6 +110,35 @@ bool ok(cudaError_t e, const char *what) {
   return e == cudaSuccess;
 }
 
+/// Stops the run after `what` failed with `e`: a timeout (its kernels may
+/// still hold the GPU) names the deadline it missed, `limit` seconds, and
+/// `why` (what cut it short, or "").
+void stopFailed(const std::string &what, cudaError_t e, double limit,
+                const char *why) {
+  if (e == cudaErrorTimeout) {
+    std::printf("%s: FAILED: not finished within %.0f s%s\n", what.c_str(),
+                limit, why);
+    g_hung = true;
+  } else {
+    std::printf("%s: FAILED: %s: %s\n", what.c_str(), cudaGetErrorName(e),
+                cudaGetErrorString(e));
+  }
+  g_stopped = what + " failed";
+}
+
+/// Waits for whatever came before (the buffers' copies); false, the run
+/// stopped, when it did not finish.
+bool earlierWorkDone(const std::string &what) {
+  const cudaError_t e = smpart_test::syncStream(0, kDeadlineS);
+  if (e == cudaSuccess)
+    return true;
+  std::printf("%s: FAILED: waiting for earlier work: %s\n", what.c_str(),
+              cudaGetErrorName(e));
+  g_stopped = what + " failed";
+  g_hung = e == cudaErrorTimeout;
+  return false;
+}
+
 /// One application of a scenario: a kernel launched `launches` times.
 struct App {
   std::string kernel; ///< the name profiles and the runtime use
@@ -126,6 +157,22 @@ template <class T> T *deviceArray(std::size_t n, float fill) {
     std::memcpy(&h[i], &fill, std::min(sizeof(T), sizeof(float)));
   cudaMemcpy(p, h.data(), n * sizeof(T), cudaMemcpyHostToDevice);
   return p;
+}
+
+/// nbody_forces on `n` bodies (compute-bound), buffers of its own.
+App nbodyApp(int n) {
+  float4 *pos = deviceArray<float4>(n, 1.0f),
+         *acc = deviceArray<float4>(n, 0.0f);
+  return {"nbody_forces",
+          "compute",
+          {256, 32, 4096},
+          [=](bool xf, cudaStream_t s) {
+            if (xf)
+              gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+            else
+              gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
+          },
+          1};
 }
 
 std::vector<App> makeApps() {
@@ -174,21 +221,7 @@ std::vector<App> makeApps() {
                                                                   ny, 0.8f, s);
                     }});
   }
-  {
-    const int n = 1 << 16;
-    float4 *pos = deviceArray<float4>(n, 1.0f),
-           *acc = deviceArray<float4>(n, 0.0f);
-    apps.push_back(
-        {"nbody_forces",
-         "compute",
-         {256, 32, 4096},
-         [=](bool xf, cudaStream_t s) {
-           if (xf)
-             gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-           else
-             gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-         }});
-  }
+  apps.push_back(nbodyApp(1 << 16));
   return apps;
 }
 
@@ -199,15 +232,8 @@ std::vector<double> runTogether(const std::vector<const App *> &jobs,
                                 bool rewritten, const std::string &what) {
   if (!mayRun(what))
     return {};
-  // Whatever came before (the buffers' copies) is done.
-  if (const cudaError_t e = smpart_test::syncStream(0, kDeadlineS);
-      e != cudaSuccess) {
-    std::printf("%s: FAILED: waiting for earlier work: %s\n", what.c_str(),
-                cudaGetErrorName(e));
-    g_stopped = what + " failed";
-    g_hung = e == cudaErrorTimeout;
+  if (!earlierWorkDone(what))
     return {};
-  }
   std::vector<cudaStream_t> streams(jobs.size());
   std::vector<cudaEvent_t> ends(jobs.size());
   cudaEvent_t start;
@@ -249,15 +275,8 @@ std::vector<double> runTogether(const std::vector<const App *> &jobs,
   cudaEventDestroy(start);
   if (failed == cudaSuccess)
     return ms;
-  if (failed == cudaErrorTimeout) {
-    std::printf("%s: FAILED: not finished within %.0f s%s\n", what.c_str(),
-                limit, limit < kDeadlineS ? " (the end of --max-seconds)" : "");
-    g_hung = true;
-  } else {
-    std::printf("%s: FAILED: %s: %s\n", what.c_str(), cudaGetErrorName(failed),
-                cudaGetErrorString(failed));
-  }
-  g_stopped = what + " failed";
+  stopFailed(what, failed, limit,
+             limit < kDeadlineS ? " (the end of --max-seconds)" : "");
   return {};
 }
 
@@ -284,37 +303,6 @@ public:
   unsigned ctas;
   unsigned occupancy = 0;
 };
-
-smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
-  smpart::policy::GpuSpec g;
-  int dev = info.device, v = 0;
-  cudaDeviceProp p{};
-  cudaGetDeviceProperties(&p, dev);
-  g.name = p.name;
-  g.num_sms = static_cast<int>(info.sm_ids.size());
-  g.max_threads_per_sm = info.max_threads_per_sm;
-  g.max_blocks_per_sm = info.max_blocks_per_sm;
-  g.regs_per_sm = p.regsPerMultiprocessor;
-  g.smem_per_sm = static_cast<long long>(p.sharedMemPerMultiprocessor);
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, dev) == cudaSuccess)
-    g.clock_ghz = v / 1e6;
-  int memKhz = 0, busBits = 0;
-  cudaDeviceGetAttribute(&memKhz, cudaDevAttrMemoryClockRate, dev);
-  cudaDeviceGetAttribute(&busBits, cudaDevAttrGlobalMemoryBusWidth, dev);
-  const double memGbs = 2.0 * memKhz * 1e3 * (busBits / 8.0) / 1e9;
-  g.mem_bw_gbs = memGbs;
-  g.mem_bw_util = 0.5;
-  // Not queryable: Hopper's L2 and crossbar bandwidths as multiples of
-  // DRAM bandwidth, the model constants the CD-search and HSM papers use.
-  g.llc_bw_gbs = 2.5 * memGbs;
-  g.noc_bw_gbs = 4.0 * memGbs;
-  g.ipc_max_per_sm = 4.0;
-  g.cache_line_bytes = 128;
-  g.hsm.c1 = 0.4;
-  g.hsm.c2 = 0.35;
-  g.hsm.epoch_cycles = 500000;
-  return g;
-}
 
 /// Isolated fixed-size runs of each rewritten job: time per launch on
 /// 1/4 .. all SMs, and at 1 .. occupancy CTAs per SM on all SMs.
@@ -354,49 +342,6 @@ smpart::policy::ProfileSet measureProfiles(const std::vector<App> &apps,
   return set;
 }
 
-void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::printf("note: %s: cannot read; policies that need memory metrics "
-                "fall back to even\n",
-                path.c_str());
-    return;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    for (const auto &m : smpart::profiler::importNcuCsv(text.str(), path))
-      for (auto &k : set.kernels)
-        if (k.name == m.kernel) {
-          k.metrics.llc_apki = m.llc_apki;
-          k.metrics.llc_hit_rate = m.llc_hit_rate;
-          k.metrics.bw_util = m.bw_util;
-        }
-  } catch (const smpart::policy::InputError &e) {
-    std::printf("note: %s\n", e.what());
-  }
-}
-
-struct Figures {
-  double stp = 0, antt = 0, fairness = 0;
-};
-
-Figures figures(const std::vector<double> &alone,
-                const std::vector<double> &together) {
-  Figures f;
-  double lo = 1e300, hi = 0;
-  for (std::size_t i = 0; i < alone.size(); ++i) {
-    const double np = alone[i] / together[i];
-    f.stp += np;
-    f.antt += 1.0 / np;
-    lo = std::min(lo, np);
-    hi = std::max(hi, np);
-  }
-  f.antt /= alone.size();
-  f.fairness = hi > 0 ? lo / hi : 0;
-  return f;
-}
-
 void printRow(const char *scenario, const std::string &mode, const Figures &f,
               const Figures &streams, const std::string &note) {
   std::printf("%-28s %-16s STP %5.2f  ANTT %5.2f  fair %4.2f | vs streams: "
@@ -426,14 +371,8 @@ LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
   LatencyRun out;
   if (!mayRun(what))
     return out;
-  if (const cudaError_t e = smpart_test::syncStream(0, kDeadlineS);
-      e != cudaSuccess) {
-    std::printf("%s: FAILED: waiting for earlier work: %s\n", what.c_str(),
-                cudaGetErrorName(e));
-    g_stopped = what + " failed";
-    g_hung = e == cudaErrorTimeout;
+  if (!earlierWorkDone(what))
     return out;
-  }
   cudaStream_t lcStream = nullptr, beStream = nullptr;
   cudaStreamCreateWithPriority(&lcStream, cudaStreamNonBlocking, lcPriority);
   cudaStreamCreateWithPriority(&beStream, cudaStreamNonBlocking, bePriority);
@@ -497,15 +436,7 @@ LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
   cudaStreamDestroy(beStream);
   if (failed == cudaSuccess)
     return out;
-  if (failed == cudaErrorTimeout) {
-    std::printf("%s: FAILED: not finished within %.0f s\n", what.c_str(),
-                limit);
-    g_hung = true;
-  } else {
-    std::printf("%s: FAILED: %s: %s\n", what.c_str(), cudaGetErrorName(failed),
-                cudaGetErrorString(failed));
-  }
-  g_stopped = what + " failed";
+  stopFailed(what, failed, limit, "");
   out.ms.clear();
   return out;
 }
@@ -525,18 +456,7 @@ double percentile(std::vector<double> v, double p) {
 /// streams and smpart's `priority` policy, same run.
 void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
   const int n = 1 << 14; // 64 blocks of 256 bodies: ~0.1 ms on an H100
-  float4 *pos = deviceArray<float4>(n, 1.0f),
-         *acc = deviceArray<float4>(n, 0.0f);
-  const App lc{"nbody_forces",
-               "compute",
-               {256, 32, 4096},
-               [=](bool xf, cudaStream_t s) {
-                 if (xf)
-                   gpu_xf_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-                 else
-                   gpu_orig_nbody::launch_nbody_forces(pos, acc, n, 0.01f, s);
-               },
-               1};
+  const App lc = nbodyApp(n);
   App be = bestEffort; // ~160 ms alone: a hundred short launches or more
   be.launches = std::max(1, 4 * bestEffort.launches);
   const int cap = 400; // launches at most: bounds the run without a job

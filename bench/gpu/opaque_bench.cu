@@ -23,11 +23,11 @@
 // it did not measure; exit 1 then. Asserts nothing.
 //   bench-opaque [--ncu ncu.csv] [--max-seconds S]
 #include "bounded_wait.hpp"
+#include "corun_common.cuh"
 #include "gpu_inputs.hpp"
 
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
-#include "smpart/policy/input_error.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/profiler.hpp"
 
@@ -39,16 +39,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
 
+using smpart_bench::Figures;
+using smpart_bench::figures;
+using smpart_bench::gpuSpec;
+using smpart_bench::mergeNcu;
 using Clock = std::chrono::steady_clock;
 constexpr double kDeadlineS = 10;
 Clock::time_point g_end;
@@ -159,83 +161,6 @@ public:
   }
   smpart::SmMask mask;
 };
-
-/// The GPU as the policies' models see it (as bench-corun describes it).
-smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
-  smpart::policy::GpuSpec g;
-  cudaDeviceProp p{};
-  cudaGetDeviceProperties(&p, info.device);
-  g.name = p.name;
-  g.num_sms = static_cast<int>(info.sm_ids.size());
-  g.max_threads_per_sm = info.max_threads_per_sm;
-  g.max_blocks_per_sm = info.max_blocks_per_sm;
-  g.regs_per_sm = p.regsPerMultiprocessor;
-  g.smem_per_sm = static_cast<long long>(p.sharedMemPerMultiprocessor);
-  int v = 0, mem_khz = 0, bus_bits = 0;
-  if (cudaDeviceGetAttribute(&v, cudaDevAttrClockRate, info.device) ==
-      cudaSuccess)
-    g.clock_ghz = v / 1e6;
-  cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, info.device);
-  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth,
-                         info.device);
-  const double mem_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-  g.mem_bw_gbs = mem_gbs;
-  g.mem_bw_util = 0.5;
-  // Not queryable: Hopper's L2 and crossbar bandwidths as multiples of
-  // DRAM bandwidth, the model constants of the CD-search and HSM papers.
-  g.llc_bw_gbs = 2.5 * mem_gbs;
-  g.noc_bw_gbs = 4.0 * mem_gbs;
-  g.ipc_max_per_sm = 4.0;
-  g.cache_line_bytes = 128;
-  g.hsm.c1 = 0.4;
-  g.hsm.c2 = 0.35;
-  g.hsm.epoch_cycles = 500000;
-  return g;
-}
-
-/// LLC and DRAM metrics of the profiled kernels from an ncu CSV.
-void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
-  std::ifstream in(path);
-  if (!in) {
-    std::printf("note: %s: cannot read; policies that need memory metrics "
-                "fall back to even\n",
-                path.c_str());
-    return;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    for (const auto &m : smpart::profiler::importNcuCsv(text.str(), path))
-      for (auto &k : set.kernels)
-        if (k.name == m.kernel) {
-          k.metrics.llc_apki = m.llc_apki;
-          k.metrics.llc_hit_rate = m.llc_hit_rate;
-          k.metrics.bw_util = m.bw_util;
-        }
-  } catch (const smpart::policy::InputError &e) {
-    std::printf("note: %s\n", e.what());
-  }
-}
-
-struct Figures {
-  double stp = 0, antt = 0, fairness = 0;
-};
-
-Figures figures(const std::vector<double> &alone,
-                const std::vector<double> &together) {
-  Figures f;
-  double lo = 1e300, hi = 0;
-  for (std::size_t i = 0; i < alone.size(); ++i) {
-    const double np = alone[i] / together[i];
-    f.stp += np;
-    f.antt += 1.0 / np;
-    lo = std::min(lo, np);
-    hi = std::max(hi, np);
-  }
-  f.antt /= alone.size();
-  f.fairness = hi > 0 ? lo / hi : 0;
-  return f;
-}
 
 void printRow(const std::string &mode, const Figures &f, const Figures &base,
               const std::string &note) {
