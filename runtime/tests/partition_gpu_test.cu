@@ -185,6 +185,14 @@ protected:
     EXPECT_TRUE(st.ok()) << st.message();
     return p;
   }
+  /// Opens `name` on `sms` SMs of its own, following no plan.
+  std::shared_ptr<smpart::Partition> openSized(const std::string &name,
+                                               unsigned sms) {
+    smpart::PartitionOptions o;
+    o.sms = sms;
+    o.follow_plan = false;
+    return open(name, o);
+  }
   smpart::DeviceInfo info_;
   std::unique_ptr<smpart_test::Watchdog> watchdog_;
 };
@@ -197,10 +205,7 @@ protected:
   } while (0)
 
 TEST_F(PartitionGpu, KernelRunsOnlyOnThePartitionsSms) {
-  smpart::PartitionOptions o;
-  o.sms = info_.num_sms / 3;
-  o.follow_plan = false;
-  auto p = open("gpu_only_its_sms", o);
+  auto p = openSized("gpu_only_its_sms", info_.num_sms / 3);
   SKIP_UNLESS_CONFINED(p);
   const smpart::PartitionState st = p->state();
   ASSERT_TRUE(st.sm_ids_known) << "the partition's probe did not answer";
@@ -273,10 +278,7 @@ TEST_F(PartitionGpu, ResizeBetweenLaunchesWhileWorkIsInFlight) {
 }
 
 TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
-  smpart::PartitionOptions o;
-  o.sms = info_.num_sms / 4;
-  o.follow_plan = false;
-  auto p = open("gpu_captured", o);
+  auto p = openSized("gpu_captured", info_.num_sms / 4);
   SKIP_UNLESS_CONFINED(p);
   const smpart::PartitionState st = p->state();
   ASSERT_TRUE(st.sm_ids_known);
