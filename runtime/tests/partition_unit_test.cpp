@@ -123,6 +123,15 @@ protected:
     opened.push_back(name);
     return p;
   }
+  /// Opens `name` following `plan`, which asks for `sms` SMs.
+  std::shared_ptr<smpart::Partition>
+  openPlanned(const std::string &name, const std::shared_ptr<FakePlanner> &plan,
+              unsigned sms) {
+    plan->target_sms = sms;
+    smpart::PartitionOptions o;
+    o.planner = plan;
+    return open(name, o);
+  }
   std::vector<std::string> opened;
   std::size_t group_runs_ = 0; // probe runs before the first combination's
 };
@@ -237,10 +246,7 @@ TEST_F(PartitionTest, CombinedContextsOwnProbeAddsTheIdsItSaw) {
   runs.push_back({});
   fake_cuda::setProbeRuns(runs);
   auto plan = std::make_shared<FakePlanner>();
-  plan->target_sms = 8;
-  smpart::PartitionOptions o;
-  o.planner = plan;
-  auto p = open("placed_elsewhere", o);
+  auto p = openPlanned("placed_elsewhere", plan, 8);
   ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
   std::vector<unsigned> want = fake::groupsIds(2, kGroup);
   want.push_back(99);
@@ -251,10 +257,7 @@ TEST_F(PartitionTest, CombinedContextsOwnProbeAddsTheIdsItSaw) {
 
 TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
   auto plan = std::make_shared<FakePlanner>();
-  plan->target_sms = 8;
-  smpart::PartitionOptions o;
-  o.planner = plan;
-  auto p = open("planned", o);
+  auto p = openPlanned("planned", plan, 8);
   ASSERT_TRUE(p && p->confined()) << (p ? p->reason() : "");
   // Declared with the device's step and minimum.
   EXPECT_EQ(plan->added, (std::vector<std::string>{"planned"}));
@@ -305,10 +308,7 @@ TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
 
 TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileOldWorkRuns) {
   auto plan = std::make_shared<FakePlanner>();
-  plan->target_sms = 12;
-  smpart::PartitionOptions o;
-  o.planner = plan;
-  auto p = open("shrinking", o);
+  auto p = openPlanned("shrinking", plan, 12);
   ASSERT_TRUE(p && p->confined());
   Gate gate;
   registerHeld(gate);

@@ -32,11 +32,7 @@ namespace {
 /// A tenant speaking the protocol by hand.
 struct RawTenant {
   explicit RawTenant(const std::string &Path) {
-    Fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un A{};
-    A.sun_family = AF_UNIX;
-    std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
-    EXPECT_EQ(::connect(Fd, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+    Fd = smpart::testing::connectTo(Path);
     send({{"type", "hello"},
           {"protocol", service::kProtocol},
           {"pid", 1},

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 namespace smpart::testing {
@@ -40,6 +43,16 @@ inline bool eventually(const std::function<bool()> &Cond) {
 inline std::string socketPath(const std::string &Name) {
   return "/tmp/smpart-test-" + std::to_string(::getpid()) + "-" + Name +
          ".sock";
+}
+
+/// A client socket connected to the service at \p Path.
+inline int connectTo(const std::string &Path) {
+  const int Fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un A{};
+  A.sun_family = AF_UNIX;
+  std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
+  EXPECT_EQ(::connect(Fd, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+  return Fd;
 }
 
 /// A service on its own thread, quiet, until shut() or destroyed.

@@ -88,11 +88,7 @@ struct Tenant {
 /// one line at a time and sees the service close the connection.
 struct RawTenant {
   explicit RawTenant(const std::string &Path) {
-    Fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    sockaddr_un A{};
-    A.sun_family = AF_UNIX;
-    std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
-    EXPECT_EQ(::connect(Fd, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+    Fd = smpart::testing::connectTo(Path);
   }
   ~RawTenant() { ::close(Fd); }
   void send(const std::string &Line) {
