@@ -7,6 +7,7 @@
 // refill) and the next one as steady (the profiling); every decision is
 // taken on an epoch in which every kernel was steady.
 #include "cd_search_online_policy.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/policy/curves.hpp"
 #include "smpart/policy/policy.hpp"
@@ -39,11 +40,7 @@ CdSearchOnlinePolicy::CdSearchOnlinePolicy(policy::ProfileSet P,
 
 const policy::KernelProfile *
 CdSearchOnlinePolicy::profileOf(const std::string &Name) const {
-  const std::string Base = Name.substr(0, Name.find('#'));
-  for (const policy::KernelProfile &K : Profiles.kernels)
-    if (K.name == Base && !K.by_sms.empty())
-      return &K;
-  return nullptr;
+  return profileWithCurve(Profiles, Name);
 }
 
 // Sec. 4.1.2 classifies with the off-SM bandwidth model: memory-intensive
@@ -149,12 +146,7 @@ Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
   P.notes = std::move(Notes);
   int Used = 0;
   for (std::size_t I = 0; I < R.kernels.size(); ++I) {
-    const EpochSample &S = R.kernels[I];
-    KernelDecision D;
-    D.name = S.name;
-    D.sms = Sms[I];
-    D.ctas_per_sm = static_cast<int>(S.ctas_per_sm);
-    D.bypass_ctas_per_sm = static_cast<int>(S.bypass_ctas_per_sm);
+    KernelDecision D = keepCtas(R.kernels[I], Sms[I]);
     if (Kernels[I].klass != Class::Unknown)
       D.klass = className(Kernels[I].klass);
     Used += Sms[I];
@@ -168,13 +160,10 @@ Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
 std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
                                                   const Plan &Current) {
   const std::size_t K = R.kernels.size();
-  std::vector<unsigned long long> Now;
-  for (const EpochSample &S : R.kernels)
-    Now.push_back(S.id);
-  if (Now != Ids) {
+  if (std::vector<unsigned long long> Now = kernelIds(R); Now != Ids) {
     // An arrival or a departure: the base policy (even) re-planned, and
     // the paper restarts the classification phase on the new set.
-    Ids = Now;
+    Ids = std::move(Now);
     Kernels.assign(K, State());
     Classes.clear();
     At = Phase::Classify;

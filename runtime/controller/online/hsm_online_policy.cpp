@@ -1,6 +1,7 @@
 // HSM-Fair / HSM-QoS online (hsm_online_policy.hpp; controller README,
 // "Online HSM").
 #include "hsm_online_policy.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/policy/curves.hpp"
 
@@ -13,15 +14,11 @@ using policy::KernelDecision;
 using policy::Plan;
 
 HsmOnlinePolicy::HsmOnlinePolicy(policy::ProfileSet P, HsmOnlineOptions O)
-    : Profiles(std::move(P)), Opts(O) {}
+    : Profiles(std::move(P)), Opts(O), Changes(O.window, O.max_changes) {}
 
 const policy::KernelProfile *
 HsmOnlinePolicy::profileOf(const std::string &Name) const {
-  const std::string Base = Name.substr(0, Name.find('#'));
-  for (const policy::KernelProfile &K : Profiles.kernels)
-    if (K.name == Base && !K.by_sms.empty())
-      return &K;
-  return nullptr;
+  return profileWithCurve(Profiles, Name);
 }
 
 // HSM's classifier (Eq. 2-3) compares bandwidth demand with potential; the
@@ -62,18 +59,10 @@ bool HsmOnlinePolicy::allowed(const EpochReport &R,
                               const std::vector<int> &Sms) const {
   if (!Converged)
     return true;
-  for (std::size_t I = 0; I < R.kernels.size(); ++I) {
-    if (static_cast<int>(R.kernels[I].sms) == Sms[I])
-      continue;
-    auto It = Changes.find(R.kernels[I].id);
-    if (It == Changes.end())
-      continue;
-    unsigned Recent = 0;
-    for (unsigned long long E : It->second)
-      Recent += E + Opts.window > R.index;
-    if (Recent >= Opts.max_changes)
+  for (std::size_t I = 0; I < R.kernels.size(); ++I)
+    if (static_cast<int>(R.kernels[I].sms) != Sms[I] &&
+        !Changes.mayChange(R.kernels[I].id, R.index))
       return false;
-  }
   return true;
 }
 
@@ -137,11 +126,8 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
         "%s: measuring %s alone for its private-mode rate",
         std::string(name()).c_str(), R.kernels[I].name.c_str()));
     for (std::size_t J = 0; J < K; ++J) {
-      KernelDecision D;
-      D.name = R.kernels[J].name;
-      D.sms = static_cast<int>(R.kernels[J].sms);
-      D.ctas_per_sm = static_cast<int>(R.kernels[J].ctas_per_sm);
-      D.bypass_ctas_per_sm = static_cast<int>(R.kernels[J].bypass_ctas_per_sm);
+      KernelDecision D =
+          keepCtas(R.kernels[J], static_cast<int>(R.kernels[J].sms));
       Resume.kernels.push_back(D);
       D.sms = J == I ? static_cast<int>(N) : 0;
       Probe.kernels.push_back(D);
@@ -156,18 +142,12 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
 std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
                                              const Plan &Current) {
   const std::size_t K = R.kernels.size();
-  std::vector<unsigned long long> Now;
-  for (const EpochSample &S : R.kernels)
-    Now.push_back(S.id);
-  if (Now != Ids) {
+  if (std::vector<unsigned long long> Now = kernelIds(R); Now != Ids) {
     // Arrival or departure: the offline policy re-planned; converge anew.
-    Ids = Now;
+    Ids = std::move(Now);
     Converged.reset();
     Expected.reset();
-    for (auto It = Changes.begin(); It != Changes.end();)
-      It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
-               ? Changes.erase(It)
-               : std::next(It);
+    Changes.keepOnly(Ids);
   }
   if (K < 2 && !Probing)
     return std::nullopt;
@@ -362,11 +342,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
   P.notes.push_back(Why);
   for (std::size_t I = 0; I < K; ++I) {
     const EpochSample &S = R.kernels[I];
-    KernelDecision D;
-    D.name = S.name;
-    D.sms = Next[I];
-    D.ctas_per_sm = static_cast<int>(S.ctas_per_sm);
-    D.bypass_ctas_per_sm = static_cast<int>(S.bypass_ctas_per_sm);
+    KernelDecision D = keepCtas(S, Next[I]);
     if (Prof[I]) {
       D.klass = memoryBound(*Prof[I], N) ? "memory" : "compute";
       D.predicted_np = Predict(I, Next[I]);
@@ -374,12 +350,8 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
           "%s: NP %.3f on %u SMs -> %.3f on %d", S.name.c_str(), Np[I], S.sms,
           Predict(I, Next[I]), Next[I]));
     }
-    if (Next[I] != Sms[I]) {
-      std::deque<unsigned long long> &C = Changes[S.id];
-      C.push_back(R.index);
-      while (C.size() > Opts.max_changes + 1)
-        C.pop_front();
-    }
+    if (Next[I] != Sms[I])
+      Changes.record(S.id, R.index);
     P.kernels.push_back(std::move(D));
   }
   policy::layOutContiguously(P);

@@ -7,11 +7,12 @@
 // HSM", says what is measured and what substitutes the paper's counters.
 #pragma once
 
+#include "change_budget.hpp"
+
 #include "smpart/controller_epoch.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/policy/profile.hpp"
 
-#include <deque>
 #include <map>
 #include <set>
 #include <string>
@@ -76,8 +77,8 @@ private:
   HsmOnlineOptions Opts;
   std::vector<unsigned long long> Ids; // the kernel set being optimised
   std::optional<unsigned long long> Converged;
-  /// Epoch indices at which each kernel's SMs were changed.
-  std::map<unsigned long long, std::deque<unsigned long long>> Changes;
+  /// The kernels' SM changes, for the hysteresis bound.
+  ChangeBudget Changes;
   unsigned long long Steps = 0;
   std::map<std::string, double> Kappa;
   std::set<std::string> Probed;

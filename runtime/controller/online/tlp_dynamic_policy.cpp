@@ -1,6 +1,7 @@
 // Dynamic TLP modulation and bypass learning (tlp_dynamic_policy.hpp;
 // controller README, "TLP dynamic").
 #include "tlp_dynamic_policy.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/policy/curves.hpp"
 
@@ -27,15 +28,11 @@ const char *tlpPhaseName(TlpDynamicPolicy::Phase P) {
 }
 
 TlpDynamicPolicy::TlpDynamicPolicy(policy::ProfileSet P, TlpDynamicOptions O)
-    : Profiles(std::move(P)), Opts(O) {}
+    : Profiles(std::move(P)), Opts(O), Changes(O.window, O.max_changes) {}
 
 const policy::KernelProfile *
 TlpDynamicPolicy::profileOf(const std::string &Name) const {
-  const std::string Base = Name.substr(0, Name.find('#'));
-  for (const policy::KernelProfile &K : Profiles.kernels)
-    if (K.name == Base && !K.by_sms.empty())
-      return &K;
-  return nullptr;
+  return profileWithCurve(Profiles, Name);
 }
 
 void TlpDynamicPolicy::learn(const EpochSample &S) {
@@ -257,15 +254,8 @@ bool TlpDynamicPolicy::allowed(const EpochReport &R,
     return true;
   for (std::size_t I = 0; I < K.size(); ++I) {
     const EpochSample &S = R.kernels[I];
-    if (K[I].ctas == S.ctas_per_sm && K[I].bypass == S.bypass_ctas_per_sm)
-      continue;
-    auto It = Changes.find(S.id);
-    if (It == Changes.end())
-      continue;
-    unsigned Recent = 0;
-    for (unsigned long long E : It->second)
-      Recent += E + Opts.window > R.index;
-    if (Recent >= Opts.max_changes)
+    if ((K[I].ctas != S.ctas_per_sm || K[I].bypass != S.bypass_ctas_per_sm) &&
+        !Changes.mayChange(S.id, R.index))
       return false;
   }
   return true;
@@ -292,11 +282,10 @@ void TlpDynamicPolicy::reset(const EpochReport &R) {
   Bypasser.reset();
   Drops = 0;
   // A kernel that left the report took its last block: forget it.
+  Changes.keepOnly(Ids);
   auto Gone = [&](unsigned long long Id) {
     return std::find(Ids.begin(), Ids.end(), Id) == Ids.end();
   };
-  for (auto It = Changes.begin(); It != Changes.end();)
-    It = Gone(It->first) ? Changes.erase(It) : std::next(It);
   for (auto It = Arrived.begin(); It != Arrived.end();)
     It = Gone(It->first) ? Arrived.erase(It) : std::next(It);
   for (auto It = BestRate.begin(); It != BestRate.end();)
@@ -334,12 +323,8 @@ std::optional<Plan> TlpDynamicPolicy::emit(const EpochReport &R,
       D.sm_first = 0;
     D.ctas_per_sm = static_cast<int>(K[I].ctas);
     D.bypass_ctas_per_sm = static_cast<int>(K[I].bypass);
-    if (K[I].ctas != S.ctas_per_sm || K[I].bypass != S.bypass_ctas_per_sm) {
-      std::deque<unsigned long long> &C = Changes[S.id];
-      C.push_back(R.index);
-      while (C.size() > Opts.max_changes + 1)
-        C.pop_front();
-    }
+    if (K[I].ctas != S.ctas_per_sm || K[I].bypass != S.bypass_ctas_per_sm)
+      Changes.record(S.id, R.index);
     P.kernels.push_back(std::move(D));
   }
   WrittenAt = R.index;
@@ -361,10 +346,7 @@ std::string describe(const EpochReport &R, const std::vector<unsigned> &C,
 std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
                                               const Plan &Current) {
   const std::size_t K = R.kernels.size();
-  std::vector<unsigned long long> Now;
-  for (const EpochSample &S : R.kernels)
-    Now.push_back(S.id);
-  if (Now != Ids)
+  if (kernelIds(R) != Ids)
     // Arrival or departure: the offline policy gave Alg. 1's static plan.
     reset(R);
   NumSms = Current.num_sms > 0 ? static_cast<unsigned>(Current.num_sms)

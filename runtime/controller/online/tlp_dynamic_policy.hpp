@@ -9,11 +9,12 @@
 // substitutes the paper's pipeline utilisation and stall counters.
 #pragma once
 
+#include "change_budget.hpp"
+
 #include "smpart/controller_epoch.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/policy/profile.hpp"
 
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -127,8 +128,8 @@ private:
   std::map<unsigned long long, double> BestRate;
   /// Measured private rate over the profile's, per kernel name.
   std::map<std::string, double> Kappa;
-  /// Epoch indices at which each kernel's knobs were changed.
-  std::map<unsigned long long, std::deque<unsigned long long>> Changes;
+  /// The kernels' knob changes, for the hysteresis bound.
+  ChangeBudget Changes;
   unsigned Drops = 0;
 };
 

@@ -1,0 +1,45 @@
+// What the online policies read of a report kernel, shared so that they
+// agree on it.
+#pragma once
+
+#include "smpart/controller_epoch.hpp"
+#include "smpart/policy/policy.hpp"
+#include "smpart/policy/profile.hpp"
+
+#include <string>
+#include <vector>
+
+namespace smpart::online {
+
+/// The profile of report kernel \p Name ("name#instance" names one launch
+/// of the profiled kernel) if it has an SM curve, which every online
+/// model needs; nullptr otherwise (the kernel keeps what it was given).
+inline const policy::KernelProfile *
+profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
+  const std::string Base = Name.substr(0, Name.find('#'));
+  for (const policy::KernelProfile &K : Profiles.kernels)
+    if (K.name == Base && !K.by_sms.empty())
+      return &K;
+  return nullptr;
+}
+
+/// The report's kernel ids in report order: a change of them is an
+/// arrival or a departure.
+inline std::vector<unsigned long long> kernelIds(const EpochReport &R) {
+  std::vector<unsigned long long> Ids;
+  for (const EpochSample &S : R.kernels)
+    Ids.push_back(S.id);
+  return Ids;
+}
+
+/// A decision that gives sample \p S \p Sms SMs and keeps its CTA knobs.
+inline policy::KernelDecision keepCtas(const EpochSample &S, int Sms) {
+  policy::KernelDecision D;
+  D.name = S.name;
+  D.sms = Sms;
+  D.ctas_per_sm = static_cast<int>(S.ctas_per_sm);
+  D.bypass_ctas_per_sm = static_cast<int>(S.bypass_ctas_per_sm);
+  return D;
+}
+
+} // namespace smpart::online
