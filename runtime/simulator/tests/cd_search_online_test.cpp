@@ -8,6 +8,7 @@
 #include "corun.hpp"
 #include "fake_kernel.hpp"
 #include "online_policies.hpp"
+#include "online_test_support.hpp"
 #include "static_search.hpp"
 
 #include "smpart/controller.hpp"
@@ -24,61 +25,35 @@ namespace {
 
 const std::string Mixes = SMPART_MIXES;
 
-Mix mix(const std::string &Name, double ProfileError = 0) {
-  Mix M = loadMix(Mixes + "/" + Name + ".json");
-  misprofile(M, ProfileError);
-  return M;
-}
-
 using smpart::sim::testing::AllMixes;
+using smpart::sim::testing::expectChangeBound;
+using smpart::sim::testing::expectConvergedWithin;
+using smpart::sim::testing::mix;
 
-/// Forwards to the policy under test and records what it saw and did.
-class Watch : public OnlinePolicy {
-public:
-  explicit Watch(std::shared_ptr<online::CdSearchOnlinePolicy> P)
-      : Inner(std::move(P)) {}
-  std::string_view name() const override { return Inner->name(); }
-  std::optional<policy::Plan> onEpoch(const EpochReport &R,
-                                      const policy::Plan &C) override {
-    std::optional<policy::Plan> P = Inner->onEpoch(R, C);
-    Log.push_back({R, Inner->convergedAt(), Inner->mode(), Inner->classes(),
-                   P.has_value()});
-    return P;
-  }
-  struct Entry {
-    EpochReport report;
-    std::optional<unsigned long long> converged;
-    std::string mode;
-    std::map<unsigned long long, Class> classes;
-    bool stepped = false;
-  };
-  std::shared_ptr<online::CdSearchOnlinePolicy> Inner;
-  std::vector<Entry> Log;
+/// What the search showed after each epoch, beside what every watch keeps.
+struct SearchState {
+  std::string mode;
+  std::map<unsigned long long, Class> classes;
 };
-
-struct OnlineRun {
-  RunResult result;
-  std::shared_ptr<Watch> watch;
-};
+using Watch =
+    smpart::sim::testing::Watch<online::CdSearchOnlinePolicy, SearchState>;
+using OnlineRun =
+    smpart::sim::testing::OnlineRun<online::CdSearchOnlinePolicy, SearchState>;
 
 OnlineRun runOnline(const Mix &M, bool Noise = true) {
   OnlineRun R;
-  R.watch =
-      std::make_shared<Watch>(std::make_shared<online::CdSearchOnlinePolicy>(
-          M.controller, online::CdSearchOnlineOptions()));
+  R.watch = std::make_shared<Watch>(
+      std::make_shared<online::CdSearchOnlinePolicy>(
+          M.controller, online::CdSearchOnlineOptions()),
+      [](const online::CdSearchOnlinePolicy &P) {
+        return SearchState{P.mode(), P.classes()};
+      });
   RunOptions O;
   O.noise = Noise;
   O.spatial = true;
   O.online = R.watch;
   R.result = runMix(M, *policy::findPolicy("even"), O);
   return R;
-}
-
-std::vector<unsigned long long> idsOf(const EpochReport &R) {
-  std::vector<unsigned long long> Ids;
-  for (const EpochSample &S : R.kernels)
-    Ids.push_back(S.id);
-  return Ids;
 }
 
 /// Kernel name -> class from the first epoch that classified \p Ids.
@@ -230,48 +205,16 @@ TEST(CdSearchOnline, ConvergesWithinTenEpochsOfEveryKernelSet) {
   for (const char *Name : AllMixes) {
     const OnlineRun R = runOnline(mix(Name));
     ASSERT_TRUE(R.result.completed) << Name;
-    const auto &Log = R.watch->Log;
-    std::size_t Start = 0;
-    for (std::size_t I = 1; I <= Log.size(); ++I) {
-      if (I < Log.size() && idsOf(Log[I].report) == idsOf(Log[Start].report))
-        continue;
-      if (Log[Start].report.kernels.size() >= 2 && I - Start >= 10) {
-        const auto &At10 = Log[Start + 9];
-        ASSERT_TRUE(At10.converged.has_value())
-            << Name << " from epoch " << Log[Start].report.index;
-        EXPECT_LE(*At10.converged, Log[Start].report.index + 9) << Name;
-        ++Total;
-      }
-      Start = I;
-    }
+    Total += expectConvergedWithin(R.watch->Log, 10, Name);
   }
   EXPECT_GE(Total, 5); // kernel sets of two to four kernels, 10+ epochs
 }
 
 TEST(CdSearchOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
   int Converged = 0;
-  for (const char *Name : AllMixes) {
-    const OnlineRun R = runOnline(mix(Name));
-    const auto &Log = R.watch->Log;
-    std::map<unsigned long long, std::vector<unsigned long long>> Changed;
-    for (std::size_t I = 1; I < Log.size(); ++I) {
-      if (idsOf(Log[I].report) != idsOf(Log[I - 1].report) ||
-          !Log[I - 1].converged)
-        continue;
-      ++Converged;
-      for (std::size_t K = 0; K < Log[I].report.kernels.size(); ++K)
-        if (Log[I].report.kernels[K].sms != Log[I - 1].report.kernels[K].sms)
-          Changed[Log[I].report.kernels[K].id].push_back(Log[I].report.index);
-    }
-    for (const auto &[Id, Epochs] : Changed)
-      for (std::size_t A = 0; A < Epochs.size(); ++A) {
-        std::size_t InWindow = 0;
-        for (std::size_t B = A; B < Epochs.size(); ++B)
-          InWindow += Epochs[B] < Epochs[A] + 10;
-        EXPECT_LE(InWindow, 2u)
-            << Name << " kernel #" << Id << " from epoch " << Epochs[A];
-      }
-  }
+  for (const char *Name : AllMixes)
+    Converged += expectChangeBound(runOnline(mix(Name)).watch->Log,
+                                   smpart::sim::testing::smsMoved, 10, 2, Name);
   EXPECT_GT(Converged, 20); // the bound was checked on converged epochs
 }
 

@@ -6,14 +6,14 @@
 #include "corun.hpp"
 #include "hsm_online_policy.hpp"
 #include "online_policies.hpp"
+#include "online_test_support.hpp"
 #include "static_search.hpp"
 
 #include "smpart/controller.hpp"
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <set>
+#include <string>
 
 using namespace smpart;
 using namespace smpart::sim;
@@ -22,12 +22,6 @@ namespace {
 
 const std::string Mixes = SMPART_MIXES;
 
-Mix mix(const std::string &Name, double ProfileError = 0) {
-  Mix M = loadMix(Mixes + "/" + Name + ".json");
-  misprofile(M, ProfileError);
-  return M;
-}
-
 /// Mixes whose kernels start together (convergence is measured from the
 /// first epoch of each kernel set).
 const char *const FairMixes[] = {"mc_sgemm_stream", "mm_stream_lbm",
@@ -35,32 +29,11 @@ const char *const FairMixes[] = {"mc_sgemm_stream", "mm_stream_lbm",
                                  "three_sgemm_stream_spmv"};
 
 using smpart::sim::testing::AllMixes;
-
-/// Forwards to the policy under test and records what it saw and did.
-class Watch : public OnlinePolicy {
-public:
-  explicit Watch(std::shared_ptr<online::HsmOnlinePolicy> P)
-      : Inner(std::move(P)) {}
-  std::string_view name() const override { return Inner->name(); }
-  std::optional<policy::Plan> onEpoch(const EpochReport &R,
-                                      const policy::Plan &C) override {
-    std::optional<policy::Plan> P = Inner->onEpoch(R, C);
-    Log.push_back({R, Inner->convergedAt(), P.has_value()});
-    return P;
-  }
-  struct Entry {
-    EpochReport report;
-    std::optional<unsigned long long> converged;
-    bool stepped = false;
-  };
-  std::shared_ptr<online::HsmOnlinePolicy> Inner;
-  std::vector<Entry> Log;
-};
-
-struct OnlineRun {
-  RunResult result;
-  std::shared_ptr<Watch> watch;
-};
+using smpart::sim::testing::expectChangeBound;
+using smpart::sim::testing::expectConvergedWithin;
+using smpart::sim::testing::mix;
+using Watch = smpart::sim::testing::Watch<online::HsmOnlinePolicy>;
+using OnlineRun = smpart::sim::testing::OnlineRun<online::HsmOnlinePolicy>;
 
 OnlineRun runOnline(const Mix &M, bool Qos, bool Noise = true,
                     bool Probe = false) {
@@ -78,13 +51,6 @@ OnlineRun runOnline(const Mix &M, bool Qos, bool Noise = true,
   return R;
 }
 
-std::vector<unsigned long long> idsOf(const EpochReport &R) {
-  std::vector<unsigned long long> Ids;
-  for (const EpochSample &S : R.kernels)
-    Ids.push_back(S.id);
-  return Ids;
-}
-
 TEST(HsmOnline, ConvergesWithinTenEpochsOfEveryKernelSet) {
   int Total = 0;
   for (const char *Name : FairMixes)
@@ -93,23 +59,8 @@ TEST(HsmOnline, ConvergesWithinTenEpochsOfEveryKernelSet) {
       ASSERT_TRUE(R.result.completed) << Name;
       // Each run of epochs with the same two or more kernels that lasts
       // over 10 epochs converged within its first 10.
-      std::size_t Start = 0;
-      int Checked = 0;
-      for (std::size_t I = 1; I <= R.watch->Log.size(); ++I) {
-        const auto &Log = R.watch->Log;
-        if (I < Log.size() && idsOf(Log[I].report) == idsOf(Log[Start].report))
-          continue;
-        if (Log[Start].report.kernels.size() >= 2 && I - Start >= 10) {
-          const auto &At10 = Log[Start + 9];
-          ASSERT_TRUE(At10.converged.has_value())
-              << Name << (Qos ? " qos" : " fair") << " from epoch "
-              << Log[Start].report.index;
-          EXPECT_LE(*At10.converged, Log[Start].report.index + 9) << Name;
-          ++Checked;
-        }
-        Start = I;
-      }
-      Total += Checked;
+      Total += expectConvergedWithin(
+          R.watch->Log, 10, Name + std::string(Qos ? " qos" : " fair"));
     }
   EXPECT_GE(Total, 8);
 }
@@ -164,26 +115,8 @@ TEST(HsmOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
   for (const char *Name : AllMixes)
     for (bool Qos : {false, true}) {
       const OnlineRun R = runOnline(mix(Name), Qos);
-      const auto &Log = R.watch->Log;
-      // Epoch indices of SM changes per kernel, once its set converged.
-      std::map<unsigned long long, std::vector<unsigned long long>> Changed;
-      for (std::size_t I = 1; I < Log.size(); ++I) {
-        if (idsOf(Log[I].report) != idsOf(Log[I - 1].report) ||
-            !Log[I - 1].converged)
-          continue;
-        for (std::size_t K = 0; K < Log[I].report.kernels.size(); ++K)
-          if (Log[I].report.kernels[K].sms != Log[I - 1].report.kernels[K].sms)
-            Changed[Log[I].report.kernels[K].id].push_back(Log[I].report.index);
-      }
-      for (const auto &[Id, Epochs] : Changed)
-        for (std::size_t A = 0; A < Epochs.size(); ++A) {
-          std::size_t InWindow = 0;
-          for (std::size_t B = A; B < Epochs.size(); ++B)
-            InWindow += Epochs[B] < Epochs[A] + 10;
-          EXPECT_LE(InWindow, 2u)
-              << Name << (Qos ? " qos" : " fair") << " kernel #" << Id
-              << " from epoch " << Epochs[A];
-        }
+      expectChangeBound(R.watch->Log, smpart::sim::testing::smsMoved, 10, 2,
+                        Name + std::string(Qos ? " qos" : " fair"));
     }
 }
 

@@ -8,6 +8,7 @@
 #include "corun.hpp"
 #include "latency.hpp"
 #include "online_policies.hpp"
+#include "online_test_support.hpp"
 #include "priority_policy.hpp"
 
 #include "smpart/controller.hpp"
@@ -22,9 +23,7 @@ using namespace smpart::sim;
 
 namespace {
 
-Mix latencyMix() {
-  return loadMix(std::string(SMPART_MIXES) + "/latency_critical.json");
-}
+Mix latencyMix() { return smpart::sim::testing::mix("latency_critical"); }
 
 void expectHealthy(const RunResult &R, const std::string &What) {
   EXPECT_TRUE(R.completed) << What;
@@ -90,34 +89,8 @@ TEST(LatencyCritical, PlainSharingMissesTheLatencyTarget) {
   EXPECT_FALSE(L.meetsTargets());
 }
 
-/// Forwards to the priority policy and records each re-plan it amended.
-class Watch : public OnlinePolicy {
-public:
-  explicit Watch(std::shared_ptr<online::PriorityPolicy> P)
-      : Inner(std::move(P)) {}
-  std::string_view name() const override { return Inner->name(); }
-  std::optional<policy::Plan> onEpoch(const EpochReport &R,
-                                      const policy::Plan &C) override {
-    return Inner->onEpoch(R, C);
-  }
-  std::optional<policy::Plan>
-  onReplan(std::string_view Trigger, const policy::Plan &Offline,
-           const std::vector<FinishingKernel> &Finishing) override {
-    std::optional<policy::Plan> P =
-        Inner->onReplan(Trigger, Offline, Finishing);
-    Log.push_back(
-        {std::string(Trigger), P ? *P : Offline, Finishing, P.has_value()});
-    return P;
-  }
-  struct Entry {
-    std::string trigger;
-    policy::Plan applied;
-    std::vector<FinishingKernel> finishing;
-    bool amended = false;
-  };
-  std::shared_ptr<online::PriorityPolicy> Inner;
-  std::vector<Entry> Log;
-};
+/// Records each re-plan the priority policy saw and what it applied.
+using Watch = smpart::sim::testing::Watch<online::PriorityPolicy>;
 
 const policy::KernelDecision *find(const policy::Plan &P, const char *Name) {
   for (const policy::KernelDecision &D : P.kernels)
@@ -150,7 +123,7 @@ TEST(LatencyCritical, PriorityActsAtArrivalHoldsAndGivesBack) {
             1.05 * policy::timeAtSms(*Infer, N));
   EXPECT_GT(Need, N / 2);
   std::map<std::string, int> Seen;
-  for (const Watch::Entry &E : W->Log) {
+  for (const Watch::Replan &E : W->Replans) {
     const policy::KernelDecision *I = find(E.applied, "infer");
     const policy::KernelDecision *S = find(E.applied, "sgemm");
     if (E.trigger == "arrival" && I && S) {

@@ -6,13 +6,14 @@
 #include "bundled_mixes.hpp"
 #include "corun.hpp"
 #include "online_policies.hpp"
+#include "online_test_support.hpp"
 #include "tlp_dynamic_policy.hpp"
 
 #include "smpart/controller.hpp"
 
 #include <gtest/gtest.h>
 
-#include <map>
+#include <string>
 
 using namespace smpart;
 using namespace smpart::sim;
@@ -21,11 +22,12 @@ namespace {
 
 const std::string Mixes = SMPART_MIXES;
 
-Mix mix(const std::string &Name, double ProfileError = 0) {
-  Mix M = loadMix(Mixes + "/" + Name + ".json");
-  misprofile(M, ProfileError);
-  return M;
-}
+using smpart::sim::testing::AllMixes;
+using smpart::sim::testing::expectChangeBound;
+using smpart::sim::testing::expectConvergedWithin;
+using smpart::sim::testing::mix;
+using Watch = smpart::sim::testing::Watch<online::TlpDynamicPolicy>;
+using OnlineRun = smpart::sim::testing::OnlineRun<online::TlpDynamicPolicy>;
 
 /// The cache-sensitive + streaming mix with the controller told that the
 /// streaming kernel's best TLP is \p Opt CTAs per SM (Alg. 1 then gives it
@@ -37,34 +39,6 @@ Mix withStreamOpt(int Opt, double ProfileError = 0) {
       K.metrics.opt_ctas_per_sm = Opt;
   return M;
 }
-
-using smpart::sim::testing::AllMixes;
-
-/// Forwards to the policy under test and records what it saw and did.
-class Watch : public OnlinePolicy {
-public:
-  explicit Watch(std::shared_ptr<online::TlpDynamicPolicy> P)
-      : Inner(std::move(P)) {}
-  std::string_view name() const override { return Inner->name(); }
-  std::optional<policy::Plan> onEpoch(const EpochReport &R,
-                                      const policy::Plan &C) override {
-    std::optional<policy::Plan> P = Inner->onEpoch(R, C);
-    Log.push_back({R, Inner->convergedAt(), P});
-    return P;
-  }
-  struct Entry {
-    EpochReport report;
-    std::optional<unsigned long long> converged;
-    std::optional<policy::Plan> plan;
-  };
-  std::shared_ptr<online::TlpDynamicPolicy> Inner;
-  std::vector<Entry> Log;
-};
-
-struct OnlineRun {
-  RunResult result;
-  std::shared_ptr<Watch> watch;
-};
 
 OnlineRun runOnline(const Mix &M, bool Bypass = true) {
   online::TlpDynamicOptions TO;
@@ -82,13 +56,6 @@ RunResult runOffline(const Mix &M) {
   return runMix(M, *policy::findPolicy("tlp"), RunOptions{});
 }
 
-std::vector<unsigned long long> idsOf(const EpochReport &R) {
-  std::vector<unsigned long long> Ids;
-  for (const EpochSample &S : R.kernels)
-    Ids.push_back(S.id);
-  return Ids;
-}
-
 /// Mixes whose kernels start together.
 const char *const PairMixes[] = {"mc_sgemm_stream", "mm_stream_lbm",
                                  "cc_sgemm_conv", "mc_kmeans_stream",
@@ -100,52 +67,23 @@ TEST(TlpDynamic, ConvergesWithinTenEpochsOfEveryKernelSet) {
     for (double Error : {0.0, 0.3}) {
       const OnlineRun R = runOnline(mix(Name, Error));
       ASSERT_TRUE(R.result.completed) << Name;
-      const auto &Log = R.watch->Log;
-      std::size_t Start = 0;
-      for (std::size_t I = 1; I <= Log.size(); ++I) {
-        if (I < Log.size() && idsOf(Log[I].report) == idsOf(Log[Start].report))
-          continue;
-        if (Log[Start].report.kernels.size() >= 2 && I - Start >= 10) {
-          const auto &At10 = Log[Start + 9];
-          ASSERT_TRUE(At10.converged.has_value())
-              << Name << " error " << Error << " from epoch "
-              << Log[Start].report.index;
-          EXPECT_LE(*At10.converged, Log[Start].report.index + 9) << Name;
-          ++Checked;
-        }
-        Start = I;
-      }
+      Checked += expectConvergedWithin(
+          R.watch->Log, 10, Name + (" error " + std::to_string(Error)));
     }
   EXPECT_GE(Checked, 6);
 }
 
 TEST(TlpDynamic, AtMostTwoKnobChangesPerKernelPerTenEpochsOnceConverged) {
+  auto KnobsChanged = [](const EpochSample &A, const EpochSample &B) {
+    return A.ctas_per_sm != B.ctas_per_sm ||
+           A.bypass_ctas_per_sm != B.bypass_ctas_per_sm;
+  };
   int Runs = 0;
   for (const char *Name : AllMixes)
     for (double Error : {0.0, 0.3}) {
       const OnlineRun R = runOnline(mix(Name, Error));
-      const auto &Log = R.watch->Log;
-      std::map<unsigned long long, std::vector<unsigned long long>> Changed;
-      for (std::size_t I = 1; I < Log.size(); ++I) {
-        if (idsOf(Log[I].report) != idsOf(Log[I - 1].report) ||
-            !Log[I - 1].converged)
-          continue;
-        for (std::size_t K = 0; K < Log[I].report.kernels.size(); ++K) {
-          const EpochSample &A = Log[I - 1].report.kernels[K];
-          const EpochSample &B = Log[I].report.kernels[K];
-          if (A.ctas_per_sm != B.ctas_per_sm ||
-              A.bypass_ctas_per_sm != B.bypass_ctas_per_sm)
-            Changed[B.id].push_back(Log[I].report.index);
-        }
-      }
-      for (const auto &[Id, Epochs] : Changed)
-        for (std::size_t A = 0; A < Epochs.size(); ++A) {
-          std::size_t InWindow = 0;
-          for (std::size_t B = A; B < Epochs.size(); ++B)
-            InWindow += Epochs[B] < Epochs[A] + 10;
-          EXPECT_LE(InWindow, 2u)
-              << Name << " kernel #" << Id << " from epoch " << Epochs[A];
-        }
+      expectChangeBound(R.watch->Log, KnobsChanged, 10, 2,
+                        Name + (" error " + std::to_string(Error)));
       ++Runs;
     }
   EXPECT_GT(Runs, 0);
