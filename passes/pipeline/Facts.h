@@ -107,9 +107,11 @@ struct LaunchFacts {
   std::set<Edit> WithOriginal, WithoutOriginal;
   /// The launch left unchanged but put on the SMs of the kernel's
   /// partition (`smpart::confined`), applied if the kernel is refused and
-  /// may be confined; empty when the launch cannot be edited (a macro body
-  /// that serves several kernels).
+  /// may be confined. Confinable is false when the launch cannot be edited
+  /// (a macro body that serves several kernels); Confined is empty when the
+  /// launch is confined already (a header rewritten by an earlier run).
   std::set<Edit> Confined;
+  bool Confinable = false;
 };
 
 /// Everything learnt from the parses of one main file.

@@ -256,7 +256,7 @@ TransformPlan TransformPlanner::plan() const {
       D.FreeBecause = "no <<<>>> launch of it in the rewritten files";
     if (D.FreeBecause.empty())
       for (const LaunchFacts *L : Launches)
-        if (L->Confined.empty())
+        if (!L->Confinable)
           D.FreeBecause = "its launch at line " +
                           std::to_string(L->Where.Line) +
                           " cannot be edited (a macro body or spelled across "

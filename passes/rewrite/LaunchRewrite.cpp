@@ -157,13 +157,13 @@ static std::string convertingCapture(const CUDAKernelCallExpr &Call,
 /// The launch unchanged but for its stream, `smpart::confined("k", st)`:
 /// a temporary that orders the kernel's partition stream after `st`, is
 /// that stream for the launch, and orders `st` after the kernel when the
-/// full expression ends (runtime.hpp). Empty if the stream argument is not
+/// full expression ends (confined.hpp). No edit when the stream is
+/// `smpart::confined(...)` already; nullopt if the stream argument is not
 /// spelled in the file.
-static std::set<Edit> confinedEdits(const CUDAKernelCallExpr &Call,
-                                    const LaunchSyntax &S,
-                                    const std::string &Name,
-                                    const SourceManager &SM,
-                                    const LangOptions &LO) {
+static std::optional<std::set<Edit>>
+confinedEdits(const CUDAKernelCallExpr &Call, const LaunchSyntax &S,
+              const std::string &Name, const SourceManager &SM,
+              const LangOptions &LO) {
   const std::string Open = "smpart::confined(\"" + Name + "\", ";
   std::optional<Edit> E;
   if (S.WrittenConfigArgs == 4) {
@@ -172,6 +172,8 @@ static std::set<Edit> confinedEdits(const CUDAKernelCallExpr &Call,
             Call.getConfig()->getArg(3)->getSourceRange()),
         SM, LO);
     const llvm::StringRef Text = Lexer::getSourceText(Stream, SM, LO);
+    if (Text.starts_with("smpart::confined("))
+      return std::set<Edit>{};
     if (Stream.isValid() && !Text.empty())
       E = RewriteContext::replace(SM, Stream.getBegin(), Stream.getEnd(),
                                   Open + Text.str() + ")");
@@ -182,8 +184,8 @@ static std::set<Edit> confinedEdits(const CUDAKernelCallExpr &Call,
             "0)");
   }
   if (!E)
-    return {};
-  return {*E};
+    return std::nullopt;
+  return std::set<Edit>{*E};
 }
 
 void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
@@ -296,8 +298,12 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                   "(smpart_a...); else " + Rewritten + Close
             : Open + Rewritten + Close);
   if (S->MacroName.empty())
-    L.Confined = confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(),
-                               SM, Result.Context->getLangOpts());
+    if (std::optional<std::set<Edit>> C =
+            confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(), SM,
+                          Result.Context->getLangOpts())) {
+      L.Confined = std::move(*C);
+      L.Confinable = true;
+    }
   Ctx.facts().Launches.push_back(std::move(L));
 }
 
