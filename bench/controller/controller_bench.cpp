@@ -1,10 +1,13 @@
 // The controller's own cost per epoch (BM_Epoch: progress reads and the
-// samples of N running kernels, with and without an online hook) and per
+// samples of N running kernels, with and without an online hook;
+// BM_EpochOnline: the same with each online policy deciding) and per
 // event: one arrival re-plan (progress reads
 // of every kernel, the policy's decision, knob writes) with N kernels
 // already running, on fake kernels (knob writes and progress reads cost a
 // virtual call here; on a GPU add the runtime's cost of each).
 #include "../../runtime/controller/tests/fake_kernel.hpp"
+
+#include "online_policies.hpp"
 
 #include "smpart/controller.hpp"
 #include "smpart/policy/profile_loader.hpp"
@@ -144,6 +147,50 @@ void BM_Epoch(benchmark::State &S, bool Online) {
                                                 benchmark::Counter::kInvert);
   benchmark::DoNotOptimize(W->Sum);
 }
+
+/// One epoch with N kernels running under an online policy: what BM_Epoch
+/// measures plus the policy's decision and, when it steps, the re-plan and
+/// knob writes. The kernels run at a steady rate, so each policy converges
+/// and then holds: the figure is the steady state, its first steps
+/// included.
+void BM_EpochOnline(benchmark::State &S, const online::OnlinePolicyInfo *Info) {
+  const int N = static_cast<int>(S.range(0));
+  std::vector<unsigned> Ids;
+  for (unsigned I = 0; I < 132; ++I)
+    Ids.push_back(I);
+  ControllerOptions O;
+  O.warn = [](const std::string &) {};
+  O.online = online::makeOnlinePolicy(*Info, profiles(N), O.policy_options);
+  Controller C(*policy::findPolicy(Info->base), profiles(N), Ids, O);
+  std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
+  for (int I = 0; I < N; ++I) {
+    Ks.push_back(std::make_shared<testing::FakeKernel>(
+        I + 1, CoRun::name(I), 1ull << 60, 8, Ids, nullptr));
+    C.onArrival(Ks.back());
+  }
+  double Now = 0;
+  C.epoch(Now);
+  for (auto _ : S) {
+    for (auto &K : Ks)
+      K->advance();
+    Now += 1000;
+    C.epoch(Now);
+  }
+  S.counters["epochs"] = benchmark::Counter(static_cast<double>(S.iterations()),
+                                            benchmark::Counter::kIsRate |
+                                                benchmark::Counter::kInvert);
+}
+
+/// One BM_EpochOnline per online policy, named after it.
+[[maybe_unused]] const bool Registered = [] {
+  for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
+    benchmark::RegisterBenchmark(
+        ("BM_EpochOnline/" + std::string(I.name)).c_str(), BM_EpochOnline, &I)
+        ->Arg(2)
+        ->Arg(4)
+        ->Arg(8);
+  return true;
+}();
 
 } // namespace
 
