@@ -96,7 +96,13 @@ public:
 
   /// A launch boundary, then the stream the next work goes on. Call it for
   /// each piece of work (each library call or batch): a share the plan
-  /// changed is applied here and only here.
+  /// changed is applied here and only here. Enqueue the work before the
+  /// next boundary: a stream kept across another thread's boundary may
+  /// belong to the previous green context, whose SMs are held only for
+  /// the work enqueued before the switch. launch() takes the stream and
+  /// enqueues under the partition's lock; smpart::confined enqueues right
+  /// after its boundary, so only another thread's boundary in between can
+  /// put it on the previous SMs.
   cudaStream_t stream();
   /// A launch boundary without taking the stream (e.g. before a call that
   /// finds it through a handle set earlier: then call stream() again).
