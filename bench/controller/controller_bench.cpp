@@ -113,21 +113,21 @@ public:
   double Sum = 0;
 };
 
-/// One epoch with N kernels running: a progress read per kernel, the
-/// samples (rate, isolated rate from the profile curves, NP, sampling
-/// period), and the online hook when \p Online. The kernels advance
-/// between epochs so every sample has blocks; no trace.
-void BM_Epoch(benchmark::State &S, bool Online) {
+/// Times one epoch with N = S.range(0) kernels running under \p Base and
+/// \p Online (may be null): a progress read per kernel, the samples (rate,
+/// isolated rate from the profile curves, NP, sampling period) and the
+/// online policy. The kernels advance between epochs so every sample has
+/// blocks; no trace.
+void timeEpochs(benchmark::State &S, const std::string &Base,
+                std::shared_ptr<OnlinePolicy> Online) {
   const int N = static_cast<int>(S.range(0));
   std::vector<unsigned> Ids;
   for (unsigned I = 0; I < 132; ++I)
     Ids.push_back(I);
   ControllerOptions O;
   O.warn = [](const std::string &) {};
-  auto W = std::make_shared<Watcher>();
-  if (Online)
-    O.online = W;
-  Controller C(*policy::findPolicy("even"), profiles(N), Ids, O);
+  O.online = std::move(Online);
+  Controller C(*policy::findPolicy(Base), profiles(N), Ids, O);
   std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
   for (int I = 0; I < N; ++I) {
     Ks.push_back(std::make_shared<testing::FakeKernel>(
@@ -145,40 +145,23 @@ void BM_Epoch(benchmark::State &S, bool Online) {
   S.counters["epochs"] = benchmark::Counter(static_cast<double>(S.iterations()),
                                             benchmark::Counter::kIsRate |
                                                 benchmark::Counter::kInvert);
+}
+
+/// Measurement alone, and with a hook that only reads the samples.
+void BM_Epoch(benchmark::State &S, bool Online) {
+  auto W = std::make_shared<Watcher>();
+  timeEpochs(S, "even", Online ? W : nullptr);
   benchmark::DoNotOptimize(W->Sum);
 }
 
-/// One epoch with N kernels running under an online policy: what BM_Epoch
-/// measures plus the policy's decision and, when it steps, the re-plan and
-/// knob writes. The kernels run at a steady rate, so each policy converges
-/// and then holds: the figure is the steady state, its first steps
-/// included.
+/// Under an online policy: its decision and, when it steps, the re-plan
+/// and knob writes. The kernels run at a steady rate, so each policy
+/// converges and then holds: the figure is the steady state, its first
+/// steps included.
 void BM_EpochOnline(benchmark::State &S, const online::OnlinePolicyInfo *Info) {
   const int N = static_cast<int>(S.range(0));
-  std::vector<unsigned> Ids;
-  for (unsigned I = 0; I < 132; ++I)
-    Ids.push_back(I);
-  ControllerOptions O;
-  O.warn = [](const std::string &) {};
-  O.online = online::makeOnlinePolicy(*Info, profiles(N), O.policy_options);
-  Controller C(*policy::findPolicy(Info->base), profiles(N), Ids, O);
-  std::vector<std::shared_ptr<testing::FakeKernel>> Ks;
-  for (int I = 0; I < N; ++I) {
-    Ks.push_back(std::make_shared<testing::FakeKernel>(
-        I + 1, CoRun::name(I), 1ull << 60, 8, Ids, nullptr));
-    C.onArrival(Ks.back());
-  }
-  double Now = 0;
-  C.epoch(Now);
-  for (auto _ : S) {
-    for (auto &K : Ks)
-      K->advance();
-    Now += 1000;
-    C.epoch(Now);
-  }
-  S.counters["epochs"] = benchmark::Counter(static_cast<double>(S.iterations()),
-                                            benchmark::Counter::kIsRate |
-                                                benchmark::Counter::kInvert);
+  timeEpochs(S, std::string(Info->base),
+             online::makeOnlinePolicy(*Info, profiles(N), {}));
 }
 
 /// One BM_EpochOnline per online policy, named after it.
