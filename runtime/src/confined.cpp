@@ -2,24 +2,14 @@
 // kernel's partition before its launch and the join after it.
 #include "smpart/confined.hpp"
 
+#include "kernel.hpp"
+
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
-
-#include <cstdlib>
-#include <cstring>
 
 namespace smpart {
 
 namespace {
-
-/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
-bool disabled() {
-  static const bool Disabled = [] {
-    const char *V = std::getenv("SMPART_DISABLE");
-    return V && *V && std::strcmp(V, "0") != 0;
-  }();
-  return Disabled;
-}
 
 /// One event for each direction per thread: a wait takes the event's
 /// state when it is enqueued, so re-recording it for the next launch is
@@ -45,7 +35,7 @@ Fences &fences() {
 
 ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
     : user_(Stream), launch_(Stream) {
-  if (disabled() || !processPlanner())
+  if (detail::disabledByEnvironment() || !processPlanner())
     return;
   std::shared_ptr<Partition> P;
   if (!Partition::open(Kernel ? Kernel : "", PartitionOptions{}, P).ok() ||

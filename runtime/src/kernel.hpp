@@ -184,6 +184,8 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out);
 Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
                             cudaStream_t &s, cudaEvent_t &idle);
 bool eventDone(cudaEvent_t e);
+/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
+bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a
 /// few per call, or every kernel when `all` (the pool is empty).
 void reclaimLocked(Runtime &r, bool all);

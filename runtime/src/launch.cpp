@@ -15,6 +15,15 @@
 namespace smpart {
 namespace detail {
 
+/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
+bool disabledByEnvironment() {
+  static const bool disabled = [] {
+    const char *v = std::getenv("SMPART_DISABLE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return disabled;
+}
+
 namespace {
 
 thread_local Status t_last_error;
@@ -23,15 +32,6 @@ KernelHandle failed(std::shared_ptr<Kernel> k, Status st) {
   k->status = st;
   t_last_error = std::move(st);
   return KernelHandle(std::move(k));
-}
-
-/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
-bool disabledByEnvironment() {
-  static const bool disabled = [] {
-    const char *v = std::getenv("SMPART_DISABLE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return disabled;
 }
 
 /// The launch the rewritten `<<<>>>` was, unchanged: the closure launches

@@ -18,8 +18,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <thread>
 
@@ -80,15 +78,6 @@ Registry &registry() {
 
 unsigned popcount(std::uint64_t m) {
   return static_cast<unsigned>(std::bitset<64>(m).count());
-}
-
-/// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
-bool disabledByEnvironment() {
-  static const bool disabled = [] {
-    const char *v = std::getenv("SMPART_DISABLE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return disabled;
 }
 
 } // namespace
