@@ -78,15 +78,15 @@ TEST(TlpDynamic, AtMostTwoKnobChangesPerKernelPerTenEpochsOnceConverged) {
     return A.ctas_per_sm != B.ctas_per_sm ||
            A.bypass_ctas_per_sm != B.bypass_ctas_per_sm;
   };
-  int Runs = 0;
+  int Converged = 0;
   for (const char *Name : AllMixes)
     for (double Error : {0.0, 0.3}) {
       const OnlineRun R = runOnline(mix(Name, Error));
-      expectChangeBound(R.watch->Log, KnobsChanged, 10, 2,
-                        Name + (" error " + std::to_string(Error)));
-      ++Runs;
+      Converged +=
+          expectChangeBound(R.watch->Log, KnobsChanged, 10, 2,
+                            Name + (" error " + std::to_string(Error)));
     }
-  EXPECT_GT(Runs, 0);
+  EXPECT_GT(Converged, 50); // the bound was checked on converged epochs
 }
 
 TEST(TlpDynamic, BypassLearningBypassesTheStreamingKernelWhereItPays) {
