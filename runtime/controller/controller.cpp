@@ -240,9 +240,7 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
   const int Budget = N - Reserved;
 
   Plan Out;
-  Out.num_sms = N;
-  if (!Opaques.empty())
-    Out.gpu_sms = static_cast<int>(SmIds.size());
+  Out.num_sms = N; // gpu_sms: appendOpaque
   Out.policy = std::string(Pol->name());
 
   if (!Prof.empty()) {
@@ -369,6 +367,7 @@ void Controller::decideAndApply(const char *Trigger) {
       if (Ok && Body(*A) != Body(P)) {
         P = std::move(*A);
         P.policy = std::string(Opts.online->name());
+        P.num_sms = static_cast<int>(FreeIds.size()); // as runOnline does
       } else if (!Ok)
         warnOnce("online-replan:" + std::string(Opts.online->name()),
                  "online policy " + std::string(Opts.online->name()) +
