@@ -51,6 +51,28 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
   return {};
 }
 
+/// Why a kernel making \p Call must run on every SM even when refused, or
+/// empty: its CTAs must all be resident at once (grid-wide sync), form
+/// clusters, or launch from the device.
+static std::string runsFreeFor(const CallExpr &Call) {
+  const FunctionDecl *Callee = Call.getDirectCallee();
+  if (!Callee || !Callee->getIdentifier())
+    return {};
+  const llvm::StringRef Name = Callee->getName();
+  llvm::StringRef Class;
+  if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee))
+    Class = Method->getParent()->getName();
+  if (((Class == "grid_group" || Class == "multi_grid_group") &&
+       Name == "sync") ||
+      Name == "this_grid" || Name == "this_multi_grid")
+    return KernelHazards::WholeGrid;
+  if (Class == "cluster_group" || Name == "this_cluster")
+    return KernelHazards::Clusters;
+  if (Name == "cudaLaunchDevice" || Name == "cudaLaunchDeviceV2")
+    return KernelHazards::DeviceLaunches;
+  return {};
+}
+
 bool KernelHazards::readsPhysicalBlockId(llvm::StringRef AsmString) {
   return AsmString.contains("ctaid") || AsmString.contains("nctaid") ||
          AsmString.contains("clusterid") || AsmString.contains("cluster_ctaid");
@@ -195,7 +217,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
                                ": the hardware co-schedules a cluster's CTAs, "
                                "which the persistent form does not keep",
                            RewriteContext::placeOf(SM, Pattern->getLocation()),
-                           {{At, "cluster attribute set here"}}});
+                           {{At, "cluster attribute set here"}},
+                           Clusters});
       return;
     }
     // Every launch API, also the spellings the "apilaunch" matcher does
@@ -212,7 +235,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
                                Api->getDirectCallee()->getNameAsString() +
                                ", whose argument list smpart cannot rewrite",
                            RewriteContext::placeOf(SM, Where),
-                           {}});
+                           {},
+                           ApiLaunches});
       return;
     }
     if (Kind != NameUse::Escape)
@@ -236,7 +260,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
         {"thread-block cluster (__cluster_dims__): the hardware co-schedules "
          "a cluster's CTAs, which the persistent form does not keep",
          RewriteContext::placeOf(SM, K->getLocation()),
-         {}});
+         {},
+         Clusters});
     return;
   }
   if (const auto *Api = Result.Nodes.getNodeAs<CallExpr>("apilaunch")) {
@@ -248,7 +273,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
                              Api->getDirectCallee()->getNameAsString() +
                              ", whose argument list smpart cannot rewrite",
                          RewriteContext::placeOf(SM, Api->getBeginLoc()),
-                         {}});
+                         {},
+                         ApiLaunches});
     return;
   }
   if (!Fn || !Ctx.isRewritable(SM, Fn->getLocation()))
@@ -258,6 +284,7 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
           Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch")) {
     H.Reason = "device-side kernel launch (dynamic parallelism)";
     H.Where = RewriteContext::placeOf(SM, Launch->getBeginLoc());
+    H.RunsFree = DeviceLaunches;
     // The launched kernel keeps its signature for this launch to compile.
     if (const FunctionDecl *Child = Launch->getDirectCallee())
       if (Ctx.isRewritable(SM, RewriteContext::patternOf(Child)->getLocation()))
@@ -265,7 +292,8 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
             {"launched from device code in '" + Fn->getQualifiedNameAsString() +
                  "' (dynamic parallelism)",
              H.Where,
-             {}});
+             {},
+             DeviceLaunches});
   } else if (const auto *Asm = Result.Nodes.getNodeAs<GCCAsmStmt>("asm")) {
     if (exitsThread(Asm->getAsmString())) {
       H.Reason = "inline asm executes `exit` (the thread would leave the "
@@ -282,6 +310,7 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
     H.Reason = gridDependentCall(*Call);
     if (H.Reason.empty())
       return;
+    H.RunsFree = runsFreeFor(*Call);
     H.Where = RewriteContext::placeOf(SM, Call->getBeginLoc());
   }
   Ctx.functionFacts(SM, Fn).Hazards.insert(H);

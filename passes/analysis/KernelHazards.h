@@ -22,6 +22,18 @@ public:
   static std::string gridDependentCall(const clang::CallExpr &Call);
   /// True if an inline asm string reads the physical block or grid index.
   static bool readsPhysicalBlockId(llvm::StringRef AsmString);
+  /// Hazard::RunsFree: why a refused kernel stays on every SM.
+  static constexpr const char *WholeGrid =
+      "it synchronises its whole grid, whose CTAs must all be resident at "
+      "once: a partition smaller than the GPU may not hold them";
+  static constexpr const char *Clusters =
+      "its thread-block clusters need co-scheduled SMs that a partition may "
+      "not offer";
+  static constexpr const char *DeviceLaunches =
+      "it launches or is launched from device code, where a partition's "
+      "stream does not reach";
+  static constexpr const char *ApiLaunches =
+      "it is launched through a launch API, which smpart does not rewrite";
   /// True if the asm runs PTX `exit` (the thread ends for good).
   static bool exitsThread(llvm::StringRef AsmString);
 

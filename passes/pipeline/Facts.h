@@ -47,6 +47,10 @@ struct Hazard {
   std::string Reason;
   Place Where;
   std::vector<std::pair<Place, std::string>> Notes;
+  /// Why a kernel refused for this hazard must still run on every SM
+  /// rather than on its partition (--confine-refused); empty: it may be
+  /// confined.
+  std::string RunsFree = {};
   bool operator<(const Hazard &O) const {
     return std::tie(Reason, Where) < std::tie(O.Reason, O.Where);
   }

@@ -62,26 +62,9 @@ TransformPlanner::reachable(const std::string &Key) const {
 }
 
 std::string TransformPlanner::confinementObstacle(const KernelDecision &D) {
-  // The reasons KernelHazards gives for grid-wide synchronisation
-  // ("grid-wide synchronisation", "... spans the physical grid"), clusters,
-  // dynamic parallelism and launch APIs.
-  for (const Hazard &H : D.Reasons) {
-    llvm::StringRef R(H.Reason);
-    if (R.contains("grid-wide") || R.contains("physical grid") ||
-        R.contains("this_multi_grid"))
-      return "it synchronises its whole grid, whose CTAs must all be "
-             "resident at once: a partition smaller than the GPU may not "
-             "hold them";
-    if (R.contains("cluster"))
-      return "its thread-block clusters need co-scheduled SMs that a "
-             "partition may not offer";
-    if (R.contains("dynamic parallelism"))
-      return "it launches or is launched from device code, where a "
-             "partition's stream does not reach";
-    if (R.starts_with("launched through "))
-      return "it is " + R.str().substr(0, R.find(',')) +
-             ", which smpart does not rewrite";
-  }
+  for (const Hazard &H : D.Reasons)
+    if (!H.RunsFree.empty())
+      return H.RunsFree;
   return {};
 }
 
@@ -123,7 +106,8 @@ TransformPlan TransformPlanner::plan() const {
           D.Reasons.push_back(
               {H.Reason + " in '" + C.Name + "', called from it",
                F.Where,
-               {{H.Where, H.Reason}}});
+               {{H.Where, H.Reason}},
+               H.RunsFree});
       }
       // The same construct seen by both parses, or twice on one line.
       std::set<std::string> Seen;

@@ -55,10 +55,9 @@ public:
 
   TransformPlan plan() const;
 
-  /// Why a refused kernel must run on every SM, or empty if it may be held
-  /// to a partition: a kernel that synchronises its whole grid or forms
-  /// clusters needs CTAs resident together that a smaller partition may
-  /// not hold at once.
+  /// Why a refused kernel must run on every SM (the first of its hazards
+  /// that says so, Hazard::RunsFree), or empty if it may be held to a
+  /// partition.
   static std::string confinementObstacle(const KernelDecision &D);
 
   /// The text inserted after a kernel body's `{` and before its `}`.
