@@ -50,6 +50,10 @@ struct Partition::Impl {
   cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
   unsigned long long boundaries = 0, switches = 0;
   bool held = false, warned_hold = false, warned_ids = false;
+  /// The ids a hold last timed out on: later boundaries with the same ids
+  /// ask again without waiting (a kernel that never acknowledges must not
+  /// cost every launch the timeout).
+  std::vector<unsigned> timed_out_ids;
 
   cudaStream_t streamLocked() const { return cur ? cur->stream : plain; }
   Status boundaryLocked();
@@ -156,10 +160,15 @@ void Partition::Impl::holdLocked() {
       prev_ids.clear();
     }
   }
+  if (ids == timed_out_ids) {
+    held = planner->hold(name, ids);
+    return;
+  }
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(opts.hold_timeout_ms);
   while (!(held = planner->hold(name, ids))) {
     if (std::chrono::steady_clock::now() >= deadline) {
+      timed_out_ids = ids;
       warn(warned_hold,
            "rewritten kernels did not leave its SMs within " +
                std::to_string(opts.hold_timeout_ms) +

@@ -411,7 +411,12 @@ TEST_F(PartitionGpu, FallbackWithoutGreenContextsSaysSoAndRuns) {
   r.launch(a->stream(), 8 * info_.num_sms, 2000);
   CHECK_CUDA(syncStream(a->currentStream()));
   EXPECT_FALSE(r.ids().empty());
-  // Refused kernels then run on the caller's stream, unconfined.
+  // Refused kernels then run on the caller's stream, unconfined, also on
+  // a partition opened under their name (which launchConfined uses).
+  std::shared_ptr<smpart::Partition> named;
+  ASSERT_TRUE(smpart::Partition::open("gpu_fallback_refused", {}, named).ok());
+  ASSERT_TRUE(named);
+  EXPECT_FALSE(named->confined());
   cudaStream_t user;
   CHECK_CUDA(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
   cudaStream_t used = nullptr;

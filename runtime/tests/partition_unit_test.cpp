@@ -274,11 +274,11 @@ TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
   ASSERT_EQ(launchTagged("held", old_stream), cudaSuccess);
 
   // The plan grows the tenant: nothing changes until the next boundary.
+  const std::size_t holds = plan->holds.size();
   plan->target_sms = 15; // nearest allowed: 16
   EXPECT_EQ(p->state().sms, 8u);
   EXPECT_EQ(p->currentStream(), old_stream);
   const auto switches = p->state().switches;
-  const std::size_t holds = plan->holds.size();
   EXPECT_EQ(plan->holds.size(), holds); // no boundary, no hold
 
   cudaStream_t new_stream = p->stream(); // the boundary
@@ -335,7 +335,10 @@ TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {
   auto p = open("stubborn", o);
   ASSERT_TRUE(p && p->confined());
   (void)p->stream();
+  // The same ids again: asked once more, not waited for a second time.
+  const std::size_t asked = plan->holds.size();
   (void)p->stream();
+  EXPECT_EQ(plan->holds.size(), asked + 1);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("launching anyway"), std::string::npos) << err;
