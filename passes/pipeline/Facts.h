@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -111,11 +112,10 @@ struct LaunchFacts {
   std::set<Edit> WithOriginal, WithoutOriginal;
   /// The launch left unchanged but put on the SMs of the kernel's
   /// partition (`smpart::confined`), applied if the kernel is refused and
-  /// may be confined. Confinable is false when the launch cannot be edited
-  /// (a macro body that serves several kernels); Confined is empty when the
-  /// launch is confined already (a header rewritten by an earlier run).
-  std::set<Edit> Confined;
-  bool Confinable = false;
+  /// may be confined: nullopt when the launch cannot be edited (a macro
+  /// body that serves several kernels), no edit when it is confined
+  /// already (a header rewritten by an earlier run).
+  std::optional<std::set<Edit>> Confined;
 };
 
 /// Everything learnt from the parses of one main file.

@@ -240,7 +240,7 @@ TransformPlan TransformPlanner::plan() const {
       D.FreeBecause = "no <<<>>> launch of it in the rewritten files";
     if (D.FreeBecause.empty())
       for (const LaunchFacts *L : Launches)
-        if (!L->Confinable)
+        if (!L->Confined)
           D.FreeBecause = "its launch at line " +
                           std::to_string(L->Where.Line) +
                           " cannot be edited (a macro body or spelled across "
@@ -249,7 +249,7 @@ TransformPlan TransformPlanner::plan() const {
       continue;
     D.Confined = true;
     for (const LaunchFacts *L : Launches)
-      for (const Edit &E : L->Confined)
+      for (const Edit &E : *L->Confined)
         Plan.EditsByFile[E.File].insert(E);
   }
 

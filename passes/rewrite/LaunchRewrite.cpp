@@ -298,12 +298,8 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                   "(smpart_a...); else " + Rewritten + Close
             : Open + Rewritten + Close);
   if (S->MacroName.empty())
-    if (std::optional<std::set<Edit>> C =
-            confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(), SM,
-                          Result.Context->getLangOpts())) {
-      L.Confined = std::move(*C);
-      L.Confinable = true;
-    }
+    L.Confined = confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(),
+                               SM, Result.Context->getLangOpts());
   Ctx.facts().Launches.push_back(std::move(L));
 }
 
