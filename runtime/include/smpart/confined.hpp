@@ -11,7 +11,8 @@
 // partition's stream for the launch; destroyed after it, it orders
 // `stream` after the kernel. So later work on `stream` waits for the
 // kernel exactly as if it had been launched there, and stream capture
-// sees an ordinary fork and join.
+// sees an ordinary fork and join (the partition's stream stays in the
+// capture until it ends, as Partition::launch says).
 //
 // Only a process with a plan (SMPART_POLICY, SMPART_SERVICE: see
 // smpart::processPlanner()) confines: without one nothing would keep rewritten

@@ -114,8 +114,10 @@ public:
   /// A launch boundary, then an unchanged kernel on the partition, ordered
   /// with `stream` exactly like a launch on it (an event on `stream` that
   /// the partition waits for, the kernel, an event that `stream` waits
-  /// for); tracked like smpart::launchOpaque. Legal under stream capture.
-  /// Unconfined: launchOpaque on `stream`.
+  /// for); tracked like smpart::launchOpaque. Legal under stream capture,
+  /// which then takes in the partition's stream until the capture ends:
+  /// other work on the partition meanwhile is captured too (one capturing
+  /// thread per partition). Unconfined: launchOpaque on `stream`.
   KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
                       std::size_t smem, cudaStream_t stream,
                       OpaqueLaunch launcher);
