@@ -236,28 +236,41 @@ std::vector<StaticConfig> staticGrid(const Mix &M) {
   return Out;
 }
 
-SearchResult searchBestStatic(const Mix &M, const RunOptions &O,
-                              Objective Goal) {
-  auto Score = [Goal](const RunResult &R) {
-    return Goal == Objective::Stp ? R.metrics.stp : R.metrics.fairness;
-  };
-  SearchResult Best;
-  bool Any = false;
+std::vector<SearchResult>
+searchBestStatics(const Mix &M, const RunOptions &O,
+                  const std::vector<Objective> &Goals) {
+  std::vector<SearchResult> Best(Goals.size());
+  std::vector<ObjectiveValue> Score(Goals.size());
+  std::vector<bool> Any(Goals.size(), false);
+  std::size_t Evaluated = 0;
   for (const StaticConfig &C : staticGrid(M)) {
     StaticPolicy P(C);
     RunOptions RO = O;
     RO.trace = nullptr;
     RO.online = nullptr;
     RO.spatial = !C.sharing;
-    RunResult R = runMix(M, P, RO);
-    ++Best.evaluated;
-    if (R.completed && (!Any || Score(R) > Score(Best.result))) {
-      Best.best = C;
-      Best.result = std::move(R);
-      Any = true;
+    const RunResult R = runMix(M, P, RO);
+    ++Evaluated;
+    if (!R.completed)
+      continue;
+    for (std::size_t G = 0; G < Goals.size(); ++G) {
+      const ObjectiveValue V = evaluate(M, R, Goals[G]);
+      if (!Any[G] || better(V, Score[G])) {
+        Best[G].best = C;
+        Best[G].result = R;
+        Score[G] = V;
+        Any[G] = true;
+      }
     }
   }
+  for (SearchResult &B : Best)
+    B.evaluated = Evaluated;
   return Best;
+}
+
+SearchResult searchBestStatic(const Mix &M, const RunOptions &O,
+                              Objective Goal) {
+  return searchBestStatics(M, O, {Goal}).front();
 }
 
 } // namespace smpart::sim

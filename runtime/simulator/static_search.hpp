@@ -11,6 +11,7 @@
 #pragma once
 
 #include "corun.hpp"
+#include "objective.hpp"
 
 #include <map>
 
@@ -49,11 +50,14 @@ struct SearchResult {
 };
 
 /// Every configuration of the grid (README) run on the model with the same
-/// noise as the policies; the best by STP.
-/// What "best" means: STP, or fairness (min NP / max NP, HSM-Fair's goal).
-enum class Objective { Stp, Fairness };
+/// noise as the policies; the best by \p Goal (objective.hpp).
 SearchResult searchBestStatic(const Mix &M, const RunOptions &O = {},
                               Objective Goal = Objective::Stp);
+/// The same, the grid run once for several objectives: one result per
+/// entry of \p Goals, in order.
+std::vector<SearchResult>
+searchBestStatics(const Mix &M, const RunOptions &O,
+                  const std::vector<Objective> &Goals);
 
 /// The grid itself (for tests and the README's count).
 std::vector<StaticConfig> staticGrid(const Mix &M);

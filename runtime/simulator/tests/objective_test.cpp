@@ -1,0 +1,86 @@
+// Each policy is judged by its own objective (objective.hpp): STP,
+// fairness, or HSM-QoS's target first and the others' STP then; the static
+// search finds the best configuration by each from one pass over its grid.
+#include "objective.hpp"
+#include "static_search.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace smpart;
+using namespace smpart::sim;
+
+namespace {
+
+Mix mix(const std::string &Name) {
+  return loadMix(std::string(SMPART_MIXES) + "/" + Name + ".json");
+}
+
+/// A finished run with one NP per kernel of \p M's launches, in order.
+RunResult runWith(const Mix &M, const std::vector<double> &Np) {
+  RunResult R;
+  for (std::size_t I = 0; I < Np.size(); ++I) {
+    KernelResult K;
+    K.name = M.launches[I].kernel;
+    K.np = Np[I];
+    R.kernels.push_back(K);
+  }
+  R.metrics = metricsOf(R.kernels);
+  R.completed = true;
+  return R;
+}
+
+TEST(SimObjective, EachPolicyIsJudgedByWhatItOptimises) {
+  EXPECT_EQ(objectiveOf("hsm-fair"), Objective::Fairness);
+  EXPECT_EQ(objectiveOf("hsm-fair-online"), Objective::Fairness);
+  EXPECT_EQ(objectiveOf("hsm-qos-online"), Objective::Qos);
+  EXPECT_EQ(objectiveOf("cd-search-online"), Objective::Stp);
+  EXPECT_EQ(objectiveOf("tlp-dynamic"), Objective::Stp);
+}
+
+TEST(SimObjective, QosMeetsTheHighPriorityTargetFirst) {
+  // memory + compute: sgemm is high priority with np_target 0.8.
+  const Mix M = mix("mc_sgemm_stream");
+  ASSERT_EQ(M.launches[0].kernel, "sgemm");
+  const ObjectiveValue Met =
+      evaluate(M, runWith(M, {0.85, 0.5}), Objective::Qos);
+  EXPECT_TRUE(Met.met());
+  EXPECT_DOUBLE_EQ(Met.value, 0.5); // the others' STP only
+  const ObjectiveValue Short =
+      evaluate(M, runWith(M, {0.72, 0.9}), Objective::Qos);
+  EXPECT_FALSE(Short.met());
+  EXPECT_NEAR(Short.qos_ratio, 0.9, 1e-12);
+  // More STP of the others does not make up for a missed target.
+  EXPECT_TRUE(better(Met, Short));
+  EXPECT_FALSE(better(Short, Met));
+  EXPECT_FALSE(within(Short, Met, 0.05));
+  EXPECT_TRUE(
+      within(evaluate(M, runWith(M, {0.9, 0.48}), Objective::Qos), Met, 0.05));
+  EXPECT_FALSE(
+      within(evaluate(M, runWith(M, {0.9, 0.47}), Objective::Qos), Met, 0.05));
+  // Fairness and STP are the run's metrics.
+  EXPECT_NEAR(evaluate(M, runWith(M, {0.8, 0.4}), Objective::Fairness).value,
+              0.5, 1e-12);
+  EXPECT_NEAR(evaluate(M, runWith(M, {0.8, 0.4}), Objective::Stp).value, 1.2,
+              1e-12);
+}
+
+TEST(SimObjective, OneSearchFindsTheBestStaticByEachObjective) {
+  const Mix M = mix("mc_sgemm_stream");
+  RunOptions O;
+  O.noise = false;
+  const std::vector<SearchResult> Best = searchBestStatics(
+      M, O, {Objective::Stp, Objective::Fairness, Objective::Qos});
+  ASSERT_EQ(Best.size(), 3u);
+  EXPECT_EQ(Best[0].evaluated, staticGrid(M).size());
+  // Each is the best of the grid by its own objective.
+  EXPECT_DOUBLE_EQ(Best[0].result.metrics.stp,
+                   searchBestStatic(M, O).result.metrics.stp);
+  EXPECT_GE(Best[0].result.metrics.stp, Best[1].result.metrics.stp);
+  EXPECT_GE(Best[1].result.metrics.fairness, Best[0].result.metrics.fairness);
+  const ObjectiveValue Qos = evaluate(M, Best[2].result, Objective::Qos);
+  EXPECT_TRUE(Qos.met());
+  for (std::size_t G : {0u, 1u})
+    EXPECT_FALSE(better(evaluate(M, Best[G].result, Objective::Qos), Qos));
+}
+
+} // namespace
