@@ -9,7 +9,6 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include <memory>
@@ -181,21 +180,13 @@ public:
   }
 
 private:
-  /// The toolkit's own declarations: its headers and clang's wrappers
-  /// (system headers), and the compatibility header smpart-transform
-  /// pre-includes (-include, from the <built-in> buffer), which declares
-  /// nvcc's intrinsics (__stcs, __ldg, ...) without bodies. None of them
-  /// synchronises unless isBlockBarrier or isWarpCollective names it.
+  /// The toolkit's own declarations: its headers, clang's wrappers and the
+  /// compatibility header smpart-transform pre-includes (which declares
+  /// nvcc's intrinsics such as __stcs without bodies), all of them system
+  /// headers to the parse. None of them synchronises unless isBlockBarrier
+  /// or isWarpCollective names it.
   bool declaredByToolkit(SourceLocation Loc) const {
-    const SourceManager &SM = Ctx.getSourceManager();
-    if (SM.isInSystemHeader(Loc))
-      return true;
-    const FileID File = SM.getFileID(SM.getExpansionLoc(Loc));
-    OptionalFileEntryRef Entry = SM.getFileEntryRefForID(File);
-    const SourceLocation IncludedFrom = SM.getIncludeLoc(File);
-    return Entry &&
-           llvm::sys::path::filename(Entry->getName()) == "nvcc_compat.h" &&
-           IncludedFrom.isValid() && SM.isWrittenInBuiltinFile(IncludedFrom);
+    return Ctx.getSourceManager().isInSystemHeader(Loc);
   }
 
   const ASTContext &Ctx;
