@@ -1,5 +1,7 @@
 #include "analysis/KernelHazards.h"
 
+#include "analysis/AgreedParents.h"
+
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/Stmt.h"
@@ -182,21 +184,9 @@ static NameUse classifyParent(const Stmt &Child, const Stmt *P, ASTContext &AST,
 
 static NameUse classifyNameUse(const Stmt &Child, ASTContext &AST,
                                const CallExpr *&Api) {
-  // Template instantiation reuses the pattern's non-dependent expressions
-  // (a <<<>>> launch's callee among them), so a node may have a parent in
-  // the pattern and one in each instantiation: the use is what all of them
-  // agree on.
-  DynTypedNodeList Parents = AST.getParents(Child);
-  if (Parents.empty())
-    return NameUse::Escape;
-  std::optional<NameUse> Agreed;
-  for (const DynTypedNode &Parent : Parents) {
-    const NameUse Kind = classifyParent(Child, Parent.get<Stmt>(), AST, Api);
-    if (Agreed && *Agreed != Kind)
-      return NameUse::Escape;
-    Agreed = Kind;
-  }
-  return *Agreed;
+  return agreedOverParents(Child, AST, NameUse::Escape, [&](const Stmt *P) {
+    return classifyParent(Child, P, AST, Api);
+  });
 }
 
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {

@@ -1,5 +1,7 @@
 #include "rewrite/KernelQueryRewrite.h"
 
+#include "analysis/AgreedParents.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -35,32 +37,24 @@ static bool isKernelQuery(const FunctionDecl &Callee) {
 /// casts: \p Operand, or `&name` for the address; else null.
 static const Expr *queriedKernelExpr(const Stmt &Child, const Expr &Operand,
                                      ASTContext &AST) {
-  // Instantiating a template reuses the pattern's non-dependent
-  // expressions, so a node may have a parent in the pattern and one in
-  // each instantiation: it is a query argument if all of them agree.
-  DynTypedNodeList Parents = AST.getParents(Child);
-  const Expr *Agreed = nullptr;
-  for (const DynTypedNode &Parent : Parents) {
-    const Stmt *P = Parent.get<Stmt>();
-    const Expr *Found = nullptr;
-    if (!P)
-      return nullptr;
-    if (const auto *Call = dyn_cast<CallExpr>(P)) {
-      const FunctionDecl *Callee = Call->getDirectCallee();
-      if (Callee && Call->getCallee() != &Child && isKernelQuery(*Callee))
-        Found = &Operand;
-    } else if (const auto *Unary = dyn_cast<UnaryOperator>(P)) {
-      if (Unary->getOpcode() == UO_AddrOf && &Child == &Operand)
-        Found = queriedKernelExpr(*P, *Unary, AST);
-    } else if (isa<ImplicitCastExpr, ParenExpr, CStyleCastExpr,
-                   CXXNamedCastExpr, CXXFunctionalCastExpr>(P)) {
-      Found = queriedKernelExpr(*P, Operand, AST);
-    }
-    if (!Found || (Agreed && Agreed != Found))
-      return nullptr;
-    Agreed = Found;
-  }
-  return Agreed;
+  return agreedOverParents(
+      Child, AST, static_cast<const Expr *>(nullptr),
+      [&](const Stmt *P) -> const Expr * {
+        if (const auto *Call = dyn_cast_or_null<CallExpr>(P)) {
+          const FunctionDecl *Callee = Call->getDirectCallee();
+          return Callee && Call->getCallee() != &Child && isKernelQuery(*Callee)
+                     ? &Operand
+                     : nullptr;
+        }
+        if (const auto *Unary = dyn_cast_or_null<UnaryOperator>(P))
+          return Unary->getOpcode() == UO_AddrOf && &Child == &Operand
+                     ? queriedKernelExpr(*P, *Unary, AST)
+                     : nullptr;
+        if (isa_and_nonnull<ImplicitCastExpr, ParenExpr, CStyleCastExpr,
+                            CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
+          return queriedKernelExpr(*P, Operand, AST);
+        return nullptr;
+      });
 }
 
 /// Where \p E is written when all of it comes from one macro's body
