@@ -57,21 +57,6 @@ static const Expr *queriedKernelExpr(const Stmt &Child, const Expr &Operand,
       });
 }
 
-/// Where \p E is written when all of it comes from one macro's body
-/// (contiguous in one file); invalid otherwise.
-static CharSourceRange spelledRange(const Expr &E, const SourceManager &SM,
-                                    const LangOptions &LO) {
-  const SourceLocation Begin = SM.getSpellingLoc(E.getBeginLoc());
-  const SourceLocation End =
-      Lexer::getLocForEndOfToken(SM.getSpellingLoc(E.getEndLoc()), 0, SM, LO);
-  if (Begin.isInvalid() || End.isInvalid() ||
-      SM.getFileID(Begin) != SM.getFileID(End) ||
-      SM.isWrittenInScratchSpace(Begin) ||
-      SM.getFileOffset(End) < SM.getFileOffset(Begin))
-    return {};
-  return CharSourceRange::getCharRange(Begin, End);
-}
-
 void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Ref = Result.Nodes.getNodeAs<DeclRefExpr>("ref");
   const SourceManager &SM = *Result.SourceManager;
@@ -88,18 +73,24 @@ void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
   // macro's body names the kernel in every expansion: the body is edited,
   // once, where the file may be rewritten.
   const LangOptions &LO = Result.Context->getLangOpts();
-  CharSourceRange Range = Lexer::makeFileCharRange(
+  const CharSourceRange Range = Lexer::makeFileCharRange(
       CharSourceRange::getTokenRange(Operand->getSourceRange()), SM, LO);
-  if (Range.isInvalid())
-    Range = spelledRange(*Operand, SM, LO);
-  const llvm::StringRef Text = Lexer::getSourceText(Range, SM, LO);
-  if (Range.isInvalid() || Text.empty() ||
-      !Ctx.isRewritable(SM, Range.getBegin()))
+  const SourceLocation Begin =
+      Range.isValid() ? Range.getBegin() : Operand->getBeginLoc();
+  const SourceLocation End =
+      Range.isValid() ? Range.getEnd()
+                      : Lexer::getLocForEndOfToken(
+                            SM.getSpellingLoc(Operand->getEndLoc()), 0, SM, LO);
+  const SourceLocation Spelled = SM.getSpellingLoc(Begin);
+  std::optional<Edit> E =
+      RewriteContext::replace(SM, Begin, End, "", /*AllowMacro=*/true);
+  if (!E || E->Length == 0 || SM.isWrittenInScratchSpace(Spelled) ||
+      !Ctx.isRewritable(SM, Spelled))
     return;
-  if (std::optional<Edit> E =
-          RewriteContext::replace(SM, Range.getBegin(), Range.getEnd(),
-                                  "smpart::rewritten(" + Text.str() + ")"))
-    Ctx.functionFacts(SM, Pattern).Edits.insert(*E);
+  const llvm::StringRef Text =
+      SM.getBufferData(SM.getFileID(Spelled)).substr(E->Offset, E->Length);
+  E->Text = "smpart::rewritten(" + Text.str() + ")";
+  Ctx.functionFacts(SM, Pattern).Edits.insert(*E);
 }
 
 } // namespace smpart
