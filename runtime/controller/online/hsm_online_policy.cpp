@@ -78,6 +78,21 @@ void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
     K = S.np;
 }
 
+std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {
+  auto It = Seen.find(S.id);
+  if (It == Seen.end())
+    return std::nullopt;
+  FirstSeen &F = It->second;
+  if (!F.arrival_us && S.steady && S.rate > 0) {
+    // It ran its first blocks at about the rate it runs now; a kernel that
+    // ran none in its first epoch waited (preempted) for half of it.
+    const double Ran = F.done > 0 ? static_cast<double>(F.done) / S.rate
+                                  : 0.5 * (F.end_us - F.start_us);
+    F.arrival_us = std::clamp(F.end_us - Ran, F.start_us, F.end_us);
+  }
+  return F.arrival_us;
+}
+
 std::optional<std::optional<Plan>>
 HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
   const std::size_t K = R.kernels.size();
@@ -99,16 +114,42 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
       Kappa[P->name] = 1; // nothing to learn: do not probe again
     Probed.insert(P->name);
     Probing.reset();
-    // Back to the plan it interrupted, if the kernels are the same.
-    if (Resume.kernels.size() == K)
-      return std::optional<Plan>(Resume);
-    return std::optional<Plan>();
+    // The next memory-bound kernel alone at once: a return to the co-run
+    // in between would cost two epochs and measure nothing new.
+    if (std::optional<Plan> Next = startProbe(R, N, true))
+      return std::optional<Plan>(std::move(Next));
+    if (Resume.kernels.size() != K)
+      return std::optional<Plan>();
+    // Every level measured: decide from the co-run measured before the
+    // calibration epochs (same kernels, rates at the resumed allocation),
+    // with the progress made since; back to that allocation otherwise.
+    if (CoRun && kernelIds(*CoRun) == kernelIds(R)) {
+      EpochReport M = *CoRun;
+      for (std::size_t J = 0; J < K; ++J) {
+        M.kernels[J].done = R.kernels[J].done;
+        M.kernels[J].total = R.kernels[J].total;
+      }
+      M.index = R.index;
+      M.start_us = R.start_us;
+      M.end_us = R.end_us;
+      if (std::optional<Plan> P = decide(M, N))
+        return std::optional<Plan>(std::move(P));
+    }
+    return std::optional<Plan>(Resume);
   }
   if (!Opts.probe || K < 2)
     return std::nullopt;
   for (const EpochSample &S : R.kernels)
     if (!S.steady || S.preempted || S.sms == 0)
       return std::nullopt;
+  if (std::optional<Plan> Probe = startProbe(R, N, false))
+    return std::optional<Plan>(std::move(Probe));
+  return std::nullopt;
+}
+
+std::optional<Plan> HsmOnlinePolicy::startProbe(const EpochReport &R,
+                                                unsigned N, bool Chained) {
+  const std::size_t K = R.kernels.size();
   for (std::size_t I = 0; I < K; ++I) {
     const policy::KernelProfile *P = profileOf(R.kernels[I].name);
     if (!P || !memoryBound(*P, N) || Probed.count(P->name) ||
@@ -116,25 +157,31 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
       continue;
     // Every other kernel preempted for this epoch and the next: the
     // kernel's rate is its private-mode rate (no DRAM co-runner).
-    Resume = Plan();
-    Resume.policy = std::string(name());
-    Resume.mode = "resume";
-    Resume.num_sms = static_cast<int>(N);
-    Plan Probe = Resume;
+    Plan Probe;
+    Probe.policy = std::string(name());
     Probe.mode = "calibrate";
+    Probe.num_sms = static_cast<int>(N);
     Probe.notes.push_back(policy::formatNote(
         "%s: measuring %s alone for its private-mode rate",
         std::string(name()).c_str(), R.kernels[I].name.c_str()));
+    if (!Chained) { // the allocation to return to
+      Resume = Probe;
+      Resume.mode = "resume";
+      Resume.notes.clear();
+      Resume.kernels.clear();
+    }
     for (std::size_t J = 0; J < K; ++J) {
       KernelDecision D =
           keepCtas(R.kernels[J], static_cast<int>(R.kernels[J].sms));
-      Resume.kernels.push_back(D);
+      if (!Chained)
+        Resume.kernels.push_back(D);
       D.sms = J == I ? static_cast<int>(N) : 0;
       Probe.kernels.push_back(D);
     }
-    policy::layOutContiguously(Resume);
+    if (!Chained)
+      policy::layOutContiguously(Resume);
     Probing = R.kernels[I].id;
-    return std::optional<Plan>(Probe);
+    return Probe;
   }
   return std::nullopt;
 }
@@ -147,19 +194,39 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     Ids = std::move(Now);
     Converged.reset();
     Expected.reset();
+    // The event's re-plan ended a calibration epoch early: it measured
+    // nothing, and the kernel may be measured in a later one.
+    Probing.reset();
     Changes.keepOnly(Ids);
   }
+  for (const EpochSample &S : R.kernels)
+    if (S.epochs == 1)
+      Seen[S.id] = {R.start_us, R.end_us, S.done, std::nullopt};
+  for (auto It = Seen.begin(); It != Seen.end();)
+    It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
+             ? Seen.erase(It)
+             : std::next(It);
   if (K < 2 && !Probing)
     return std::nullopt;
   const unsigned N = Current.num_sms > 0
                          ? static_cast<unsigned>(Current.num_sms)
                          : static_cast<unsigned>(Profiles.gpu.num_sms);
+  if (!Probing && K >= 2 &&
+      std::all_of(R.kernels.begin(), R.kernels.end(), [](const EpochSample &S) {
+        return S.steady && !S.preempted && S.sms > 0;
+      }))
+    CoRun = R;
   if (std::optional<std::optional<Plan>> C = calibrate(R, N))
     return *C;
   for (const EpochSample &S : R.kernels)
     learnFrom(S);
   if (K < 2)
     return std::nullopt;
+  return decide(R, N);
+}
+
+std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
+  const std::size_t K = R.kernels.size();
   // Decide only on epochs that measured the current allocation.
   std::vector<double> Np(K, 0);
   std::vector<const policy::KernelProfile *> Prof(K, nullptr);
@@ -241,6 +308,120 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     }
   };
 
+  // SiM's remaining time (adaptive-multitenancy-sim Sec. 3): blocks left
+  // over the rate an allocation is predicted to give. Each kernel's work
+  // left and time alone are in units of its private-mode rate, rate / NP;
+  // Speed[I][S] is its predicted NP on S SMs (Predict, tabulated once).
+  std::vector<double> WorkLeft(K, 0), Alone(K, 0), Elapsed(K, 0);
+  std::vector<std::vector<double>> Speed(K);
+  bool Project = Opts.project && !Opts.qos;
+  for (std::size_t I : Opt) {
+    const EpochSample &S = R.kernels[I];
+    const std::optional<double> At = arrivalOf(S);
+    if (!At || !(S.rate > 0) || !(Np[I] > 0)) {
+      Project = false;
+      break;
+    }
+    const double Private = S.rate / Np[I]; // blocks per us alone
+    WorkLeft[I] =
+        static_cast<double>(S.total - std::min(S.done, S.total)) / Private;
+    Alone[I] = static_cast<double>(S.total) / Private;
+    Elapsed[I] = R.end_us - *At;
+    Speed[I].resize(N + 1, 0);
+    for (unsigned X = 1; X <= N; ++X)
+      Speed[I][X] = Predict(I, static_cast<int>(X));
+  }
+  // Projected final NP of every optimised kernel under \p A: the kernels
+  // co-run at their predicted NP until the first finishes, its SMs go to
+  // the others in proportion to theirs (as the re-plan at its departure
+  // and the next steps would), and the last runs alone.
+  std::vector<double> Left(K), Finish(K), Share(K);
+  std::vector<std::size_t> Active;
+  auto Finals = [&](const std::vector<int> &A, std::vector<double> &F) {
+    Active.assign(Opt.begin(), Opt.end());
+    for (std::size_t I : Opt) {
+      Left[I] = WorkLeft[I];
+      Share[I] = A[I];
+    }
+    double T = 0;
+    while (!Active.empty()) {
+      auto SpeedOf = [&](std::size_t I) {
+        const unsigned X = static_cast<unsigned>(
+            std::clamp(std::lround(Share[I]), 1l, static_cast<long>(N)));
+        if (Active.size() > 1)
+          return std::max(1e-6, Speed[I][X]);
+        // Alone: no co-runner's contention; its curve at X SMs.
+        return policy::perfAtSms(*Prof[I], X) /
+               policy::perfAtSms(*Prof[I], static_cast<double>(N));
+      };
+      std::size_t First = 0;
+      double Dt = 1e300;
+      for (std::size_t J = 0; J < Active.size(); ++J)
+        if (const double D = Left[Active[J]] / SpeedOf(Active[J]); D < Dt) {
+          Dt = D;
+          First = J;
+        }
+      for (std::size_t I : Active)
+        Left[I] -= SpeedOf(I) * Dt;
+      T += Dt;
+      const std::size_t Done = Active[First];
+      Finish[Done] = T;
+      Active.erase(Active.begin() + static_cast<long>(First));
+      double Rest = 0;
+      for (std::size_t I : Active)
+        Rest += Share[I];
+      for (std::size_t I : Active)
+        Share[I] += Share[Done] * Share[I] / Rest;
+    }
+    F.assign(K, 0);
+    for (std::size_t I : Opt)
+      F[I] = Alone[I] / (Elapsed[I] + Finish[I]);
+  };
+  std::vector<double> Final;
+  auto FinalFairness = [&](const std::vector<int> &A) {
+    Finals(A, Final);
+    double Lo = 1e300, Hi = 0;
+    for (std::size_t I : Opt) {
+      Lo = std::min(Lo, Final[I]);
+      Hi = std::max(Hi, Final[I]);
+    }
+    return Hi > 0 ? Lo / Hi : 1.0;
+  };
+  // HSM-Fair's max/min step on projected final NP: SMs move from a kernel
+  // projected above the lowest to the lowest while min / max improves,
+  // in halving steps.
+  auto Equalise = [&](std::vector<int> &A) {
+    double Best = FinalFairness(A);
+    std::vector<int> Try;
+    for (int Step : {16, 8, 4, 2, 1})
+      for (int Round = 0; Round < 32; ++Round) {
+        Finals(A, Final);
+        std::size_t Lo = Opt.front();
+        for (std::size_t I : Opt)
+          if (Final[I] < Final[Lo])
+            Lo = I;
+        const std::vector<double> Now = Final;
+        std::vector<int> Pick;
+        double PickF = Best;
+        for (std::size_t J : Opt) {
+          if (J == Lo || A[J] - Step < 1 || Now[J] <= Now[Lo])
+            continue;
+          Try = A;
+          Try[J] -= Step;
+          Try[Lo] += Step;
+          if (const double F = FinalFairness(Try); F > PickF + 1e-9) {
+            PickF = F;
+            Pick = Try;
+          }
+        }
+        if (Pick.empty())
+          break;
+        A = Pick;
+        Best = PickF;
+      }
+    return Best;
+  };
+
   std::vector<int> Next = Sms;
   std::string Why;
   double Level = 0; // the objective measured now
@@ -303,7 +484,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
                              R.kernels[H].name.c_str(), Np[H], Why.c_str(),
                              Target, Hs);
   } else {
-    const double Now = Fairness(Sms);
+    const double Now = Project ? FinalFairness(Sms) : Fairness(Sms);
     Level = Now;
     if (Expected) {
       const auto [Before, Predicted] = *Expected;
@@ -317,14 +498,21 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     if (Now >= Opts.fair_threshold) {
       return Settle();
     }
-    Distribute(Opt, Free, true, Next);
-    if (Fairness(Next) < Now + Opts.min_gain) {
+    double Predicted = 0;
+    if (Project) {
+      Predicted = Equalise(Next);
+    } else {
+      Distribute(Opt, Free, true, Next);
+      Predicted = Fairness(Next);
+    }
+    if (Predicted < Now + Opts.min_gain) {
       return Settle();
     }
-    Expect = std::make_pair(Now, Fairness(Next));
-    Why = policy::formatNote("%s: fairness %.3f below %.2f, predicted %.3f",
-                             std::string(name()).c_str(), Now,
-                             Opts.fair_threshold, Fairness(Next));
+    Expect = std::make_pair(Now, Predicted);
+    Why = policy::formatNote("%s: %s fairness %.3f below %.2f, predicted %.3f",
+                             std::string(name()).c_str(),
+                             Project ? "projected final" : "epoch", Now,
+                             Opts.fair_threshold, Predicted);
   }
   int Moved = 0;
   for (std::size_t I = 0; I < K; ++I)

@@ -14,6 +14,7 @@
 #include "smpart/policy/profile.hpp"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,10 +38,17 @@ struct HsmOnlineOptions {
   unsigned window = 10;
   unsigned max_changes = 2;
   /// Measure each memory-bound kernel's private-mode rate once, in one
-  /// steady epoch alone on the GPU (README, "Calibration"). Off by
-  /// default: the others lose two epochs, more than a 10-epoch co-run
-  /// gains from it on the bundled mixes.
+  /// steady epoch alone on the GPU (README, "Calibration"). The registry
+  /// turns it on for hsm-fair-online: its projected final NP needs each
+  /// kernel's time alone, and the profile's may be wrong.
   bool probe = false;
+  /// HSM-Fair equalises each kernel's projected *final* NP (its time
+  /// alone over its projected turnaround: time so far plus blocks left
+  /// over the rate the allocation is predicted to give, SiM's remaining
+  /// time) rather than the epoch's NP, so that a kernel left alone on the
+  /// GPU after its co-runner finished does not break fairness (README,
+  /// "Online HSM").
+  bool project = true;
 };
 
 class HsmOnlinePolicy final : public OnlinePolicy {
@@ -70,10 +78,28 @@ private:
   /// Starts, waits for or ends a calibration epoch; nullopt when none.
   std::optional<std::optional<policy::Plan>> calibrate(const EpochReport &R,
                                                        unsigned NumSms);
+  /// The plan that measures the next memory-bound kernel not yet measured
+  /// alone (nullopt: none); \p Chained: from another one's calibration
+  /// epoch, so the allocation to resume stays the co-run's.
+  std::optional<policy::Plan> startProbe(const EpochReport &R, unsigned NumSms,
+                                         bool Chained);
+  /// One repartitioning decision from a report of steady co-run samples.
+  std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms);
   /// A steady rate above the isolated rate proves the profile too slow.
   void learnFrom(const EpochSample &S);
 
+  /// Where a kernel was first seen, to estimate its arrival time.
+  struct FirstSeen {
+    double start_us = 0, end_us = 0;
+    unsigned long long done = 0;
+    std::optional<double> arrival_us; ///< estimated from the first rate
+  };
+  /// The kernel's arrival: its first epoch's end less the time its
+  /// blocks done then took at the first measured rate.
+  std::optional<double> arrivalOf(const EpochSample &S);
+
   policy::ProfileSet Profiles;
+  std::map<unsigned long long, FirstSeen> Seen;
   HsmOnlineOptions Opts;
   std::vector<unsigned long long> Ids; // the kernel set being optimised
   std::optional<unsigned long long> Converged;
@@ -92,6 +118,9 @@ private:
   /// measured drop below it by min_gain starts a new step (hysteresis).
   double Band = 0;
   policy::Plan Resume;
+  /// The last epoch in which every kernel co-ran steadily: what a decision
+  /// after calibration epochs measures the resumed allocation by.
+  std::optional<EpochReport> CoRun;
 };
 
 } // namespace smpart::online

@@ -51,7 +51,16 @@ makeOnlinePolicy(const OnlinePolicyInfo &Info, policy::ProfileSet Profiles,
     return std::make_shared<PriorityPolicy>(std::move(Profiles));
   HsmOnlineOptions O;
   O.qos = Info.base == "hsm-qos";
-  O.fair_threshold = Options.fair_threshold;
+  // HSM-Fair's projected final NP needs each kernel's time alone, which a
+  // memory-bound kernel's co-run cannot show (README, "Calibration"); for
+  // HSM-QoS the epoch alone would take the SMs of the high-priority kernel
+  // or give it a co-runner's, so it keeps the profile's level.
+  O.probe = !O.qos;
+  // The paper's 0.9 spares preemptions; online a step costs one chunk, so
+  // the online default is HsmOnlineOptions's (controller README, "Online
+  // HSM"), unless a threshold was asked for.
+  if (Options.fair_threshold != policy::PolicyOptions{}.fair_threshold)
+    O.fair_threshold = Options.fair_threshold;
   O.qos_target = Options.qos_target;
   auto Hsm = std::make_shared<HsmOnlinePolicy>(Profiles, O);
   if (!O.qos)

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 using namespace smpart;
@@ -35,11 +36,14 @@ using smpart::sim::testing::mix;
 using Watch = smpart::sim::testing::Watch<online::HsmOnlinePolicy>;
 using OnlineRun = smpart::sim::testing::OnlineRun<online::HsmOnlinePolicy>;
 
+/// \p Probe: calibration epochs; by default the registry's (fair only).
 OnlineRun runOnline(const Mix &M, bool Qos, bool Noise = true,
-                    bool Probe = false) {
+                    std::optional<bool> Probe = std::nullopt,
+                    bool Project = true) {
   online::HsmOnlineOptions HO;
   HO.qos = Qos;
-  HO.probe = Probe;
+  HO.probe = Probe.value_or(!Qos);
+  HO.project = Project;
   OnlineRun R;
   R.watch = std::make_shared<Watch>(
       std::make_shared<online::HsmOnlinePolicy>(M.controller, HO));
@@ -79,15 +83,68 @@ TEST(HsmOnline, FairerThanOfflineAndNearTheFairestStaticOnMixedPairs) {
           << Name;
     }
   }
-  // Where HSM's objective (equal NP while co-running) is the final NP's:
-  // within 5 % of the fairest static configuration of the model. The
-  // other mixes' gaps are in the README.
-  for (const char *Name : {"mc_sgemm_stream"}) {
+}
+
+TEST(HsmOnline, ProjectedFinalNpReachesTheFairestStatic) {
+  // Fairness is of the final NP, turnaround included: equalising the
+  // projected final NP (time so far plus blocks left over the predicted
+  // rate) reaches the fairest static configuration of the model within
+  // 5 % on every bundled mix but memory + memory (README: the model's
+  // DRAM split is max-min fair, so SMs do not buy bandwidth share as
+  // HSM's linear model predicts), under the name the table runs (registry
+  // options: calibration epochs).
+  const char *const Mixes[] = {"mc_sgemm_stream",
+                               "cc_sgemm_conv",
+                               "mc_kmeans_stream",
+                               "three_sgemm_stream_spmv",
+                               "four_sgemm_conv_stream_lbm",
+                               "arrival_sgemm_stream",
+                               "arrival3_lbm_sgemm_histo",
+                               "demo"};
+  for (const char *Name : Mixes) {
     const Mix M = mix(Name);
     const SearchResult Best = searchBestStatic(M, {}, Objective::Fairness);
-    const OnlineRun R = runOnline(M, false);
-    EXPECT_GE(R.result.metrics.fairness, 0.95 * Best.result.metrics.fairness)
+    RunOptions O;
+    O.spatial = true;
+    const RunResult R = runPolicy(M, "hsm-fair-online", O);
+    EXPECT_GE(R.metrics.fairness, 0.95 * Best.result.metrics.fairness)
         << Name << ": fairest static " << Best.best.describe();
+  }
+  // The epoch's NP instead: equal while the kernels co-run, but the
+  // kernel that finishes last ran its tail alone (compute + compute), and
+  // the tail is what decides.
+  const Mix M = mix("cc_sgemm_conv");
+  const SearchResult Best = searchBestStatic(M, {}, Objective::Fairness);
+  EXPECT_GE(runOnline(M, false).result.metrics.fairness,
+            0.95 * Best.result.metrics.fairness);
+  EXPECT_LT(runOnline(M, false, true, false, false).result.metrics.fairness,
+            0.95 * Best.result.metrics.fairness);
+}
+
+TEST(HsmOnline, ProjectsTheKernelsThatArriveMidRun) {
+  // sgemm from 0 ms, stream_triad from 4 ms: the second kernel set's
+  // steps equalise projected final NP, from the arrival it estimated.
+  const OnlineRun R = runOnline(mix("arrival_sgemm_stream"), false);
+  int Steps = 0;
+  for (const Watch::Entry &E : R.watch->Log)
+    if (E.plan && E.report.start_us >= 4000)
+      for (const std::string &N : E.plan->notes)
+        Steps += N.find("projected final fairness") != std::string::npos;
+  EXPECT_GT(Steps, 0);
+}
+
+TEST(HsmOnline, FairerThanOfflineWithProfilesThirtyPercentWrong) {
+  // The calibration epochs measure each memory-bound kernel's time alone,
+  // which the projection of final NP needs and a wrong profile gets wrong.
+  for (const char *Name :
+       {"mc_sgemm_stream", "mc_kmeans_stream", "three_sgemm_stream_spmv",
+        "cc_sgemm_conv", "arrival_sgemm_stream", "arrival3_lbm_sgemm_histo"}) {
+    const Mix M = mix(Name, 0.3);
+    RunOptions O;
+    O.spatial = true;
+    const RunResult Offline = runPolicy(M, "hsm-fair", O);
+    const RunResult Online = runPolicy(M, "hsm-fair-online", O);
+    EXPECT_GT(Online.metrics.fairness, Offline.metrics.fairness) << Name;
   }
 }
 
