@@ -41,27 +41,21 @@ bool OutputSet::checkCollisions() const {
 }
 
 bool OutputSet::write(llvm::StringRef OutputDir) const {
-  if (Writes.empty())
-    return true;
-  if (!OutputDir.empty())
-    if (std::error_code EC = llvm::sys::fs::create_directories(OutputDir)) {
-      llvm::errs() << "smpart-transform: error: cannot create '" << OutputDir
-                   << "': " << EC.message() << "\n";
-      return false;
-    }
   bool Ok = true;
-  std::set<std::string> Done;
+  std::set<std::string> Done, Unmade;
   for (const PendingWrite &W : Writes) {
     if (W.Destination != "-" &&
         !Done.insert(canonicalPath(W.Destination)).second)
       continue;
-    // A header below its main file's folder lands in a subfolder of
-    // OutputDir (out/inc/k.cuh), made here too.
+    // Under OutputDir, the folder of each destination is made here: OutputDir
+    // itself, or the subfolder of a header below its main file's folder
+    // (out/inc/k.cuh). A folder that cannot be made is named once.
     llvm::StringRef Parent = llvm::sys::path::parent_path(W.Destination);
     if (!OutputDir.empty() && W.Destination != "-" && !Parent.empty())
       if (std::error_code EC = llvm::sys::fs::create_directories(Parent)) {
-        llvm::errs() << "smpart-transform: error: cannot create '" << Parent
-                     << "': " << EC.message() << "\n";
+        if (Unmade.insert(Parent.str()).second)
+          llvm::errs() << "smpart-transform: error: cannot create '" << Parent
+                       << "': " << EC.message() << "\n";
         Ok = false;
         continue;
       }

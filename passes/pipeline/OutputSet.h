@@ -33,8 +33,9 @@ public:
   /// false if there was one.
   bool checkCollisions() const;
 
-  /// Creates \p OutputDir (if given) and writes every destination once.
-  /// The folder is made only now, so that a failed run leaves none behind.
+  /// Writes every destination once; under \p OutputDir (if given), makes
+  /// the folder of each first. The folders are made only now, so that a
+  /// failed run leaves none behind.
   bool write(llvm::StringRef OutputDir) const;
 
   /// `out.cu: in.cu header.cuh ...`, as the compiler's -MD writes it, so a

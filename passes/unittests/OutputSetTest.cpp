@@ -1,0 +1,77 @@
+#include "pipeline/OutputSet.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+namespace smpart {
+namespace {
+
+/// A fresh folder, removed with everything in it at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("outputset", Path));
+  }
+  ~TempDir() { llvm::sys::fs::remove_directories(Path); }
+  std::string operator/(llvm::StringRef Name) const {
+    llvm::SmallString<256> P(Path);
+    llvm::sys::path::append(P, Name);
+    return std::string(P);
+  }
+
+private:
+  llvm::SmallString<256> Path;
+};
+
+std::string contents(const std::string &Path) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  return Buffer ? (*Buffer)->getBuffer().str() : "<missing>";
+}
+
+TEST(OutputSet, OutputDirAndHeaderFoldersAreMade) {
+  TempDir Tmp;
+  OutputSet Outputs;
+  Outputs.add(Tmp / "out/inc/k.cuh", "header", "/src/inc/k.cuh", "/src/k.cu");
+  Outputs.add(Tmp / "out/k.cu", "main", "/src/k.cu", "/src/k.cu");
+  EXPECT_TRUE(Outputs.write(Tmp / "out"));
+  EXPECT_EQ(contents(Tmp / "out/k.cu"), "main");
+  EXPECT_EQ(contents(Tmp / "out/inc/k.cuh"), "header");
+}
+
+TEST(OutputSet, OutputDirThatCannotBeMadeIsAnErrorNamingItOnce) {
+  TempDir Tmp;
+  OutputSet Outputs;
+  Outputs.add(Tmp / "file/out/k.cu", "main", "/src/k.cu", "/src/k.cu");
+  Outputs.add(Tmp / "file/out/j.cu", "main", "/src/j.cu", "/src/j.cu");
+  {
+    OutputSet File;
+    File.add(Tmp / "file", "a file, not a folder", "/src/f", "/src/f");
+    ASSERT_TRUE(File.write(""));
+  }
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(Outputs.write(Tmp / "file/out"));
+  const std::string Errors = testing::internal::GetCapturedStderr();
+  const std::string Error =
+      "smpart-transform: error: cannot create '" + Tmp / "file/out" + "'";
+  const std::size_t At = Errors.find(Error);
+  EXPECT_NE(At, std::string::npos) << Errors;
+  EXPECT_EQ(Errors.find(Error, At + 1), std::string::npos) << Errors;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp / "file/out/k.cu"));
+}
+
+TEST(OutputSet, NoOutputDirMakesNoFolder) {
+  TempDir Tmp;
+  OutputSet Outputs;
+  Outputs.add(Tmp / "no/such/x.cu", "main", "/src/k.cu", "/src/k.cu");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(Outputs.write(""));
+  testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp / "no"));
+}
+
+} // namespace
+} // namespace smpart
