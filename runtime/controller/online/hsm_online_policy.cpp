@@ -311,11 +311,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
   // SiM's remaining time (adaptive-multitenancy-sim Sec. 3): blocks left
   // over the rate an allocation is predicted to give. Each kernel's work
   // left and time alone are in units of its private-mode rate, rate / NP;
-  // Speed[I][S] is its predicted NP on S SMs (Predict, tabulated once).
+  // Speed[I][S] is its predicted NP on S SMs (Predict, memoised).
   std::vector<double> WorkLeft(K, 0), Alone(K, 0), Elapsed(K, 0);
   std::vector<std::vector<double>> Speed(K);
   bool Project = Opts.project && !Opts.qos;
   for (std::size_t I : Opt) {
+    if (!Project)
+      break;
     const EpochSample &S = R.kernels[I];
     const std::optional<double> At = arrivalOf(S);
     if (!At || !(S.rate > 0) || !(Np[I] > 0)) {
@@ -327,9 +329,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
         static_cast<double>(S.total - std::min(S.done, S.total)) / Private;
     Alone[I] = static_cast<double>(S.total) / Private;
     Elapsed[I] = R.end_us - *At;
-    Speed[I].resize(N + 1, 0);
-    for (unsigned X = 1; X <= N; ++X)
-      Speed[I][X] = Predict(I, static_cast<int>(X));
+    Speed[I].assign(N + 1, -1); // filled as the search asks
   }
   // Projected final NP of every optimised kernel under \p A: the kernels
   // co-run at their predicted NP until the first finishes, its SMs go to
@@ -348,8 +348,11 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       auto SpeedOf = [&](std::size_t I) {
         const unsigned X = static_cast<unsigned>(
             std::clamp(std::lround(Share[I]), 1l, static_cast<long>(N)));
-        if (Active.size() > 1)
+        if (Active.size() > 1) {
+          if (Speed[I][X] < 0)
+            Speed[I][X] = Predict(I, static_cast<int>(X));
           return std::max(1e-6, Speed[I][X]);
+        }
         // Alone: no co-runner's contention; its curve at X SMs.
         return policy::perfAtSms(*Prof[I], X) /
                policy::perfAtSms(*Prof[I], static_cast<double>(N));
