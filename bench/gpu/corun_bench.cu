@@ -44,6 +44,7 @@
 //   bench-corun --ncu-pass [--max-seconds S]
 #include "bounded_wait.hpp"
 #include "corun_common.cuh"
+#include "corun_timing.cuh"
 #include "gpu_inputs.hpp"
 
 #include "online_policies.hpp"
@@ -69,30 +70,24 @@
 namespace {
 
 using smpart::policy::BlockShape;
+using smpart_bench::Clock;
+using smpart_bench::Event;
 using smpart_bench::Figures;
 using smpart_bench::figures;
 using smpart_bench::gpuSpec;
+using smpart_bench::kDeadlineS;
 using smpart_bench::mergeNcu;
-using Clock = std::chrono::steady_clock;
-
-/// Deadline of one co-run (every job of a scenario): a healthy one takes
-/// well under a second.
-constexpr double kDeadlineS = 10;
 
 /// End of the run (--max-seconds), and why it stopped early: a wait that
 /// timed out (its kernels may still hold the GPU), a CUDA error, or the
 /// time limit. Once set, nothing more is launched.
-Clock::time_point g_end = Clock::time_point::max();
+smpart_bench::RunDeadline g_run;
 std::string g_stopped;
 bool g_hung = false;
 
-double secondsLeft() {
-  return std::chrono::duration<double>(g_end - Clock::now()).count();
-}
-
 /// False (after saying once why) when nothing more may be measured.
 bool mayRun(const std::string &what) {
-  if (g_stopped.empty() && secondsLeft() <= 0)
+  if (g_stopped.empty() && g_run.secondsLeft() <= 0)
     g_stopped = "time limit (--max-seconds) reached";
   if (g_stopped.empty())
     return true;
@@ -235,48 +230,22 @@ std::vector<double> runTogether(const std::vector<const App *> &jobs,
   if (!earlierWorkDone(what))
     return {};
   std::vector<cudaStream_t> streams(jobs.size());
-  std::vector<cudaEvent_t> ends(jobs.size());
-  cudaEvent_t start;
-  cudaEventCreate(&start);
+  std::vector<smpart_bench::Lane> lanes(jobs.size());
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking);
-    cudaEventCreate(&ends[i]);
+    const cudaStream_t s = streams[i];
+    lanes[i] = {jobs[i]->launches,
+                [&, i](cudaStream_t on) { jobs[i]->launchOnce(rewritten, on); },
+                [s] { return s; }, [s] { return s; }};
   }
-  cudaEventRecord(start, streams[0]);
-  for (std::size_t i = 1; i < jobs.size(); ++i)
-    cudaStreamWaitEvent(streams[i], start, 0);
-  // Interleave the launches so that every job has work queued early.
-  int maxLaunches = 0;
-  for (const App *a : jobs)
-    maxLaunches = std::max(maxLaunches, a->launches);
-  for (int l = 0; l < maxLaunches; ++l)
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      if (l < jobs[i]->launches)
-        jobs[i]->launchOnce(rewritten, streams[i]);
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    cudaEventRecord(ends[i], streams[i]);
-  std::vector<double> ms(jobs.size());
   // One deadline for the whole co-run, never past the end of the run.
-  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
-  const Clock::time_point t0 = Clock::now();
-  cudaError_t failed = cudaSuccess;
-  for (std::size_t i = 0; i < jobs.size(); ++i) {
-    if (failed == cudaSuccess) {
-      const double used =
-          std::chrono::duration<double>(Clock::now() - t0).count();
-      failed = smpart_test::syncEvent(ends[i], std::max(0.0, limit - used));
-      float t = 0;
-      cudaEventElapsedTime(&t, start, ends[i]);
-      ms[i] = t;
-    }
-    cudaEventDestroy(ends[i]); // released once recorded: never blocks
-    cudaStreamDestroy(streams[i]);
-  }
-  cudaEventDestroy(start);
-  if (failed == cudaSuccess)
-    return ms;
-  stopFailed(what, failed, limit,
-             limit < kDeadlineS ? " (the end of --max-seconds)" : "");
+  const smpart_bench::CorunTimes t = runLanes(lanes, g_run, kDeadlineS);
+  for (cudaStream_t s : streams)
+    cudaStreamDestroy(s);
+  if (t.error == cudaSuccess)
+    return t.ms;
+  stopFailed(what, t.error, t.limit,
+             t.limit < kDeadlineS ? " (the end of --max-seconds)" : "");
   return {};
 }
 
@@ -376,14 +345,8 @@ LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
   cudaStream_t lcStream = nullptr, beStream = nullptr;
   cudaStreamCreateWithPriority(&lcStream, cudaStreamNonBlocking, lcPriority);
   cudaStreamCreateWithPriority(&beStream, cudaStreamNonBlocking, bePriority);
-  std::vector<cudaEvent_t> starts(count), ends(count);
-  for (int i = 0; i < count; ++i) {
-    cudaEventCreate(&starts[i]);
-    cudaEventCreate(&ends[i]);
-  }
-  cudaEvent_t beStart, beEnd;
-  cudaEventCreate(&beStart);
-  cudaEventCreate(&beEnd);
+  std::vector<Event> starts(count), ends(count);
+  Event beStart, beEnd;
   if (be) {
     cudaEventRecord(beStart, beStream);
     for (int l = 0; l < be->launches; ++l)
@@ -391,7 +354,7 @@ LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
     cudaEventRecord(beEnd, beStream);
   }
   // One deadline for the whole run, never past the end of the run.
-  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
+  const double limit = g_run.limit(kDeadlineS);
   const Clock::time_point t0 = Clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -426,12 +389,6 @@ LatencyRun runLatency(const App &lc, const App *be, bool rewritten,
     if (be && cudaEventElapsedTime(&t, beStart, beEnd) == cudaSuccess)
       out.bestEffortMs = t;
   }
-  for (int i = 0; i < count; ++i) { // released once recorded: never blocks
-    cudaEventDestroy(starts[i]);
-    cudaEventDestroy(ends[i]);
-  }
-  cudaEventDestroy(beStart);
-  cudaEventDestroy(beEnd);
   cudaStreamDestroy(lcStream);
   cudaStreamDestroy(beStream);
   if (failed == cudaSuccess)
@@ -463,9 +420,9 @@ void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
   int least = 0, greatest = 0;
   cudaDeviceGetStreamPriorityRange(&least, &greatest);
   // About 1.5 s of GPU work: the co-runs above come first.
-  if (secondsLeft() < 5) {
+  if (g_run.secondsLeft() < 5) {
     std::printf("\nlatency-critical: skipped: %.1f s left of --max-seconds\n",
-                std::max(0.0, secondsLeft()));
+                std::max(0.0, g_run.secondsLeft()));
     return;
   }
 
@@ -577,8 +534,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  g_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(maxSeconds));
+  g_run.start(maxSeconds);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
     std::printf("no GPU: skipped (%s)\n",
@@ -597,7 +553,7 @@ int main(int argc, char **argv) {
     // ncu profiles each kernel inside its launch call, so this wait is
     // short; the deadline is the rest of the run.
     const cudaError_t e =
-        smpart_test::syncStream(0, std::max(0.0, secondsLeft()));
+        smpart_test::syncStream(0, std::max(0.0, g_run.secondsLeft()));
     if (e == cudaSuccess)
       return 0;
     g_stopped = std::string("ncu pass: ") + cudaGetErrorName(e);

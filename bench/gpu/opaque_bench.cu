@@ -24,6 +24,7 @@
 //   bench-opaque [--ncu ncu.csv] [--max-seconds S]
 #include "bounded_wait.hpp"
 #include "corun_common.cuh"
+#include "corun_timing.cuh"
 #include "gpu_inputs.hpp"
 
 #include "smpart/controller_runtime.hpp"
@@ -34,7 +35,6 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,20 +50,15 @@ namespace {
 using smpart_bench::Figures;
 using smpart_bench::figures;
 using smpart_bench::gpuSpec;
+using smpart_bench::kDeadlineS;
 using smpart_bench::mergeNcu;
-using Clock = std::chrono::steady_clock;
-constexpr double kDeadlineS = 10;
-Clock::time_point g_end;
+smpart_bench::RunDeadline g_run;
 std::string g_stopped; // why the run stopped early
-
-double secondsLeft() {
-  return std::chrono::duration<double>(g_end - Clock::now()).count();
-}
 
 bool mayRun(const std::string &what) {
   if (!g_stopped.empty())
     return false;
-  if (secondsLeft() <= 0) {
+  if (g_run.secondsLeft() <= 0) {
     g_stopped = "--max-seconds reached before " + what;
     return false;
   }
@@ -101,47 +96,22 @@ std::vector<double> runTogether(std::vector<Job *> jobs,
                                 const std::string &what) {
   if (!mayRun(what))
     return {};
-  cudaEvent_t start;
-  std::vector<cudaEvent_t> ends(jobs.size());
-  cudaEventCreate(&start);
-  for (auto &e : ends)
-    cudaEventCreate(&e);
-  cudaStream_t first = where[0].next();
-  cudaEventRecord(start, first);
-  for (std::size_t i = 1; i < jobs.size(); ++i)
-    cudaStreamWaitEvent(where[i].next(), start, 0);
-  int most = 0;
-  for (Job *j : jobs)
-    most = std::max(most, j->launches);
-  for (int l = 0; l < most; ++l)
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      if (l < jobs[i]->launches)
-        jobs[i]->once(rewritten, l == 0 && i == 0 ? first : where[i].next());
-  for (std::size_t i = 0; i < jobs.size(); ++i)
-    cudaEventRecord(ends[i], where[i].last());
-  std::vector<double> ms(jobs.size());
-  const double limit = std::max(0.0, std::min(kDeadlineS, secondsLeft()));
-  const Clock::time_point t0 = Clock::now();
-  cudaError_t failed = cudaSuccess;
-  for (std::size_t i = 0; i < jobs.size() && failed == cudaSuccess; ++i) {
-    const double used =
-        std::chrono::duration<double>(Clock::now() - t0).count();
-    failed = smpart_test::syncEvent(ends[i], std::max(0.0, limit - used));
-    float t = 0;
-    cudaEventElapsedTime(&t, start, ends[i]);
-    ms[i] = t;
+  std::vector<smpart_bench::Lane> lanes(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Placement *p = &where[i];
+    lanes[i] = {jobs[i]->launches,
+                [&, i](cudaStream_t on) { jobs[i]->once(rewritten, on); },
+                [p] { return p->next(); }, [p] { return p->last(); }};
   }
-  if (failed != cudaSuccess) {
+  const smpart_bench::CorunTimes t = runLanes(lanes, g_run, kDeadlineS);
+  if (t.error != cudaSuccess) {
     std::printf("%s: FAILED: %s\n", what.c_str(),
-                failed == cudaErrorTimeout ? "not finished in time"
-                                           : cudaGetErrorName(failed));
+                t.error == cudaErrorTimeout ? "not finished in time"
+                                            : cudaGetErrorName(t.error));
     g_stopped = what + " failed";
     return {};
   }
-  for (auto &e : ends)
-    cudaEventDestroy(e);
-  cudaEventDestroy(start);
-  return ms;
+  return t.ms;
 }
 
 double aloneMs(Job &j, bool rewritten, Placement p) {
@@ -187,8 +157,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  g_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(max_s));
+  g_run.start(max_s);
   if (const smpart::Status st = smpart::init(); !st.ok()) {
     std::printf("no GPU: skipped (%s)\n", st.message().c_str());
     return 0;
