@@ -75,6 +75,12 @@ static std::string runsFreeFor(const CallExpr &Call) {
   return {};
 }
 
+bool KernelHazards::isKernelQuery(llvm::StringRef CalleeName) {
+  return CalleeName.starts_with("cudaOccupancy") ||
+         CalleeName.starts_with("cudaFuncGet") ||
+         CalleeName.starts_with("cudaFuncSet");
+}
+
 bool KernelHazards::readsPhysicalBlockId(llvm::StringRef AsmString) {
   return AsmString.contains("ctaid") || AsmString.contains("nctaid") ||
          AsmString.contains("clusterid") || AsmString.contains("cluster_ctaid");
@@ -167,8 +173,7 @@ static NameUse classifyParent(const Stmt &Child, const Stmt *P, ASTContext &AST,
       return NameUse::ClusterAttribute;
     // cudaGetFuncBySymbol is not a query: the handle it returns launches
     // through cuLaunchKernel with the original argument list.
-    if (Name.starts_with("cudaOccupancy") || Name.starts_with("cudaFuncGet") ||
-        Name.starts_with("cudaFuncSet"))
+    if (KernelHazards::isKernelQuery(Name))
       return NameUse::Query;
     Api = Call;
     if (Name.starts_with("cudaLaunch") || Name.starts_with("cuLaunch") ||

@@ -20,6 +20,11 @@ public:
 
   /// Why a call depends on the physical grid, or empty if it does not.
   static std::string gridDependentCall(const clang::CallExpr &Call);
+  /// True for the runtime API calls that take a kernel to query or
+  /// configure it without launching it (cudaOccupancy*, cudaFuncGet*,
+  /// cudaFuncSet*): such a use of a kernel's name is no hazard, and
+  /// KernelQueryRewrite names the rewritten kernel there.
+  static bool isKernelQuery(llvm::StringRef CalleeName);
   /// True if an inline asm string reads the physical block or grid index.
   static bool readsPhysicalBlockId(llvm::StringRef AsmString);
   /// Hazard::RunsFree: why a refused kernel stays on every SM.

@@ -1,6 +1,7 @@
 #include "rewrite/KernelQueryRewrite.h"
 
 #include "analysis/AgreedParents.h"
+#include "analysis/KernelHazards.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -22,16 +23,6 @@ void KernelQueryRewrite::registerMatchers(MatchFinder &Finder) {
       this);
 }
 
-/// True for the runtime API calls that take a kernel to query or configure
-/// it, without launching it (KernelHazards calls the same uses queries).
-static bool isKernelQuery(const FunctionDecl &Callee) {
-  if (!Callee.getIdentifier())
-    return false;
-  llvm::StringRef Name = Callee.getName();
-  return Name.starts_with("cudaOccupancy") || Name.starts_with("cudaFuncGet") ||
-         Name.starts_with("cudaFuncSet");
-}
-
 /// The expression to replace when \p Child (the name, or a cast or `&`
 /// around it) is an argument of a kernel query, through parentheses and
 /// casts: \p Operand, or `&name` for the address; else null.
@@ -42,7 +33,9 @@ static const Expr *queriedKernelExpr(const Stmt &Child, const Expr &Operand,
       [&](const Stmt *P) -> const Expr * {
         if (const auto *Call = dyn_cast_or_null<CallExpr>(P)) {
           const FunctionDecl *Callee = Call->getDirectCallee();
-          return Callee && Call->getCallee() != &Child && isKernelQuery(*Callee)
+          return Callee && Callee->getIdentifier() &&
+                         Call->getCallee() != &Child &&
+                         KernelHazards::isKernelQuery(Callee->getName())
                      ? &Operand
                      : nullptr;
         }
