@@ -21,6 +21,7 @@
 #include "static_search.hpp"
 
 #include "smpart/policy/input_error.hpp"
+#include "smpart/policy/policy.hpp"
 #include "smpart/trace.hpp"
 
 #include <algorithm>
@@ -111,6 +112,13 @@ struct Tally {
   int within = 0, mixes = 0, beats = 0, compared = 0;
 };
 
+/// One row of the per-mix table of the online policies.
+struct OnlineRow {
+  std::string mix, policy, objective, value, best, wrong, offline;
+  double ratio = 0;
+  bool within = false, beats = false;
+};
+
 int table(const std::vector<std::string> &Files, bool Noise) {
   std::printf("| mix | policy | STP | ANTT | fairness | STP / even | STP / "
               "best static | objective | value | / its best static | within "
@@ -120,6 +128,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
                                         Objective::Qos};
   std::map<std::string, Tally> Tallies;
   Tally Priority;
+  std::vector<OnlineRow> Rows;
   for (const std::string &F : Files) {
     sim::Mix M = load(F);
     sim::RunOptions O;
@@ -132,41 +141,55 @@ int table(const std::vector<std::string> &Files, bool Noise) {
       return Best[static_cast<std::size_t>(
           std::find(Goals.begin(), Goals.end(), G) - Goals.begin())];
     };
+    std::map<std::string, OnlineRow> Online; // this mix's, by policy
     auto Row = [&](const std::string &Name, const sim::RunResult &R,
-                   std::optional<Objective> G) {
+                   std::optional<Objective> G) -> OnlineRow {
       const sim::Metrics &X = R.metrics;
       std::printf("| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f |",
                   M.name.c_str(), Name.c_str(), X.stp, X.antt, X.fairness,
                   X.stp / Even.metrics.stp,
                   X.stp / BestBy(Objective::Stp).result.metrics.stp);
+      OnlineRow Out;
+      Out.mix = M.name;
+      Out.policy = Name;
       if (!G) {
         std::printf(" latency (`--latency`) | | | |\n");
-        return false;
+        return Out;
       }
       const sim::ObjectiveValue V = sim::evaluate(M, R, *G);
       const sim::ObjectiveValue B = sim::evaluate(M, BestBy(*G).result, *G);
-      const bool In = sim::within(V, B, Tolerance);
-      std::printf(" %s | %s | %.3f | %s |\n", sim::objectiveName(*G),
-                  V.describe().c_str(), B.value > 0 ? V.value / B.value : 0.0,
-                  In ? "yes" : "no");
-      return In;
+      Out.objective = sim::objectiveName(*G);
+      Out.value = V.describe();
+      Out.best = B.describe();
+      Out.ratio = B.value > 0 ? V.value / B.value : 0.0;
+      Out.within = sim::within(V, B, Tolerance);
+      std::printf(" %s | %s | %.3f | %s |\n", Out.objective.c_str(),
+                  Out.value.c_str(), Out.ratio, Out.within ? "yes" : "no");
+      return Out;
     };
     for (const std::string &Name : sim::policyNames()) {
       O.spatial = sim::isSpatialPolicy(Name);
       const sim::RunResult R = sim::runPolicy(M, Name, O);
       Ok = healthy(R, M.source + " under " + Name) && Ok;
       const bool Latency = Name == "priority";
-      const bool In = Row(
+      OnlineRow X = Row(
           Name, R, Latency ? std::nullopt : std::optional(objectiveOf(Name)));
       if (Latency && sim::hasLatencyCriticalStream(M)) {
+        const sim::LatencyReport L = sim::latencyOf(M, R);
         ++Priority.mixes;
-        Priority.within += sim::latencyOf(M, R).meetsTargets();
+        Priority.within += L.meetsTargets();
+        X.objective = "latency targets";
+        X.value = L.meetsTargets() ? "met" : "missed";
+        X.best = "—";
+        X.within = L.meetsTargets();
+        Online[Name] = X;
       }
       if (Latency || !online::findOnlinePolicy(Name))
         continue;
       Tally &T = Tallies[Name];
       ++T.mixes;
-      T.within += In;
+      T.within += X.within;
+      Online[Name] = X;
     }
     for (Objective G : Goals)
       Row(std::string(G == Objective::Stp        ? "best static"
@@ -176,21 +199,28 @@ int table(const std::vector<std::string> &Files, bool Noise) {
               " tried: " + BestBy(G).best.describe() + ")",
           BestBy(G).result, G);
 
-    // Each online policy against its offline base, profiles 30 % wrong.
+    auto this_mix = [&](std::string_view Name) -> OnlineRow & {
+      return Online[std::string(Name)];
+    };
+    // Each online policy against its offline version, profiles 30 % wrong.
     sim::Mix Wrong = sim::loadMix(F);
     sim::misprofile(Wrong, WrongProfiles);
     for (const online::OnlinePolicyInfo &I : online::onlinePolicies()) {
       sim::RunOptions W;
       W.noise = Noise;
       W.spatial = sim::isSpatialPolicy(I.name);
-      const sim::RunResult Online = sim::runPolicy(Wrong, I.name, W);
-      Ok = healthy(Online, M.source + " under " + std::string(I.name) +
-                               ", profiles wrong") &&
+      const sim::RunResult OnlineRun = sim::runPolicy(Wrong, I.name, W);
+      Ok = healthy(OnlineRun, M.source + " under " + std::string(I.name) +
+                                  ", profiles wrong") &&
            Ok;
       if (I.name == "priority") {
         if (sim::hasLatencyCriticalStream(Wrong)) {
+          const bool Met = sim::latencyOf(Wrong, OnlineRun).meetsTargets();
           ++Priority.compared;
-          Priority.beats += sim::latencyOf(Wrong, Online).meetsTargets();
+          Priority.beats += Met;
+          OnlineRow &X = this_mix(I.name);
+          X.wrong = Met ? "met" : "missed";
+          X.offline = "—";
         }
         continue;
       }
@@ -199,11 +229,35 @@ int table(const std::vector<std::string> &Files, bool Noise) {
       const sim::RunResult Offline = sim::runPolicy(Wrong, Base, W);
       const Objective G = objectiveOf(I.name);
       Tally &T = Tallies[std::string(I.name)];
+      const sim::ObjectiveValue On = sim::evaluate(Wrong, OnlineRun, G);
+      const sim::ObjectiveValue Off = sim::evaluate(Wrong, Offline, G);
       ++T.compared;
-      T.beats += sim::better(sim::evaluate(Wrong, Online, G),
-                             sim::evaluate(Wrong, Offline, G));
+      T.beats += sim::better(On, Off);
+      OnlineRow &X = this_mix(I.name);
+      X.wrong = On.describe();
+      X.offline = "`" + Base + "` " + Off.describe();
+      X.beats = sim::better(On, Off);
     }
+    for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
+      if (auto It = Online.find(std::string(I.name)); It != Online.end())
+        Rows.push_back(It->second);
   }
+  // Per mix, each online policy against the best static configuration by
+  // its objective, and against its offline version with wrong profiles.
+  std::printf("\n| mix | online policy | objective | value | best static "
+              "by it | / best static | within 5 %% | %.0f %% wrong: online | "
+              "%.0f %% wrong: offline | beats offline |\n"
+              "|---|---|---|---:|---:|---:|:-:|---:|---:|:-:|\n",
+              WrongProfiles * 100, WrongProfiles * 100);
+  for (const OnlineRow &X : Rows)
+    std::printf(
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", X.mix.c_str(),
+        X.policy.c_str(), X.objective.c_str(), X.value.c_str(), X.best.c_str(),
+        X.best == "—" ? "—" : policy::formatNote("%.3f", X.ratio).c_str(),
+        X.within ? "yes" : "no", X.wrong.c_str(), X.offline.c_str(),
+        X.offline == "—" ? "—"
+        : X.beats        ? "yes"
+                         : "no");
   std::printf("\n");
   for (const online::OnlinePolicyInfo &I : online::onlinePolicies()) {
     if (I.name == "priority") {
