@@ -486,6 +486,27 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
                              std::string(name()).c_str(),
                              R.kernels[H].name.c_str(), Np[H], Why.c_str(),
                              Target, Hs);
+  } else if (Opts.qos) {
+    // No high-priority kernel runs (it left, or none arrived): every SM is
+    // "the remaining resources", given for the largest predicted sum of NP.
+    const double Now = Stp(Sms, K);
+    Level = Now;
+    if (Expected) {
+      const auto [Before, Predicted] = *Expected;
+      Expected.reset();
+      if (Now < Before + 0.5 * (Predicted - Before))
+        return Settle();
+    }
+    if (Converged && Now >= Band * (1 - Opts.min_gain))
+      return std::nullopt;
+    Distribute(Opt, Free, false, Next);
+    const double Predicted = Stp(Next, K);
+    if (Predicted < Now * (1 + Opts.min_gain))
+      return Settle();
+    Expect = std::make_pair(Now, Predicted);
+    Why = policy::formatNote(
+        "%s: no high-priority kernel: predicted STP %.3f -> %.3f",
+        std::string(name()).c_str(), Now, Predicted);
   } else {
     const double Now = Project ? FinalFairness(Sms) : Fairness(Sms);
     Level = Now;

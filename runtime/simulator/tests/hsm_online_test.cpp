@@ -209,6 +209,21 @@ TEST(HsmOnline, QosKeepsTheHighPriorityKernelNearItsTarget) {
   EXPECT_GT(Checked, 3);
 }
 
+TEST(HsmOnline, QosGivesEverySmForStpOnceNoHighPriorityKernelRuns) {
+  // 3 kernels: sgemm (high priority) finishes first; HSM-QoS's remaining
+  // resources, now every SM, go for the largest sum of NP, not fairness.
+  const OnlineRun R = runOnline(mix("three_sgemm_stream_spmv"), true);
+  int Stp = 0, Fair = 0;
+  for (const Watch::Entry &E : R.watch->Log)
+    if (E.plan)
+      for (const std::string &N : E.plan->notes) {
+        Stp += N.find("no high-priority kernel") != std::string::npos;
+        Fair += N.find("fairness") != std::string::npos;
+      }
+  EXPECT_GT(Stp, 0);
+  EXPECT_EQ(Fair, 0);
+}
+
 TEST(HsmOnline, SelectableByNameInTheEnvironment) {
   const std::string Profiles = Mixes + "/mc_sgemm_stream.json";
   std::vector<unsigned> Sms;
