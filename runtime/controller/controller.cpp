@@ -103,6 +103,19 @@ void Controller::onLastBlockTaken(unsigned long long Id) {
     }
 }
 
+void Controller::readProgress(Tracked &T) {
+  Status S = T.control->progress(T.progress);
+  if (!S.ok())
+    check(T, S, "progress");
+  if (T.alloc.last_block_taken ||
+      !(T.progress.finished ||
+        (T.progress.total > 0 && T.progress.taken >= T.progress.total)))
+    return;
+  T.alloc.last_block_taken = true;
+  if (Opts.trace)
+    Opts.trace->lastBlockTaken(T.alloc.id, T.alloc.name);
+}
+
 void Controller::onDeparture(unsigned long long Id) {
   std::lock_guard<std::mutex> L(Mu);
   auto It = std::find_if(Kernels.begin(), Kernels.end(),
@@ -325,12 +338,7 @@ void Controller::decideAndApply(const char *Trigger) {
   // Progress first: finished kernels leave, the rest feed Eq. 1.
   std::vector<Tracked *> Active;
   for (Tracked &T : Kernels) {
-    Status S = T.control->progress(T.progress);
-    if (!S.ok())
-      check(T, S, "progress");
-    if (T.progress.finished ||
-        (T.progress.total > 0 && T.progress.taken >= T.progress.total))
-      T.alloc.last_block_taken = true;
+    readProgress(T);
     if (!T.alloc.last_block_taken)
       Active.push_back(&T);
   }

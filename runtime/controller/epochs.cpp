@@ -116,12 +116,7 @@ void Controller::epoch(double NowUs) {
   ReportKernels.clear();
   std::size_t N = 0;
   for (Tracked &T : Kernels) {
-    Status St = T.control->progress(T.progress);
-    if (!St.ok())
-      check(T, St, "progress");
-    if (T.progress.finished ||
-        (T.progress.total > 0 && T.progress.taken >= T.progress.total))
-      T.alloc.last_block_taken = true;
+    readProgress(T);
     if (Opening || T.alloc.last_block_taken)
       continue; // no change of knobs can help it any more (SiM Sec. 3.2)
     if (Report.kernels.size() <= N)

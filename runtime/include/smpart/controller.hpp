@@ -223,6 +223,10 @@ private:
   };
 
   void decideAndApply(const char *Trigger);
+  /// Reads \p T's progress. A kernel whose blocks are all taken (claimed
+  /// ahead of the device's notification, or finished) has its last block
+  /// taken from now on, traced as if it had been notified.
+  void readProgress(Tracked &T);
   /// Sets every opaque tenant's target for the current kernels (opaque.cpp).
   void planOpaque(const std::vector<Tracked *> &Active,
                   std::vector<std::string> &Notes);
