@@ -188,6 +188,20 @@ void recordLoad(bool bypass) {
     m.fail("a load's bypass flag differs from its CTA's tag");
 }
 
+void claimed(unsigned sm, unsigned long long base, unsigned count,
+             unsigned epoch) {
+  em::Machine &m = *em::g_m;
+  em::Cta &c = *m.cta;
+  if (base >= m.ctl.total_blocks)
+    return; // decided() will not take it
+  c.claim_pending = true;
+  c.claim_base = base;
+  if (m.co)
+    em::coTake(m, c, sm, epoch,
+               static_cast<unsigned>(std::min<unsigned long long>(
+                   count, m.ctl.total_blocks - base)));
+}
+
 void decided(unsigned sm, int slot, bool go, unsigned long long base,
              unsigned count, bool bypass, unsigned epoch, bool outside) {
   em::Machine &m = *em::g_m;
@@ -251,6 +265,10 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
     c.tag = false;
     if (bypass)
       return m.fail(where + " is tagged outside its allocation");
+    // A co-run counts it among the kernel's takes; a reported stall is
+    // outside every allocation by design, so no exclusivity check.
+    if (m.co)
+      m.co_report->takes.push_back({m.co->step, sm, epoch, count});
     return;
   }
   if (!((k.sm_mask[sm / 32] >> (sm % 32)) & 1u))
@@ -266,7 +284,10 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   for (const auto &o : m.resident)
     if (o.get() != &c && o->sm == c.sm && o->slot == slot && !o->freed)
       return m.fail(where + " shared with another CTA");
-  if (m.co)
+  const bool claimed = c.claim_pending && c.claim_base == base;
+  if (claimed)
+    c.claim_pending = false;
+  else if (m.co)
     em::coTake(m, c, sm, epoch, count);
   if (bypass != (static_cast<unsigned>(slot) < k.bypass_ctas_per_sm))
     return m.fail(where + ": bypass tag does not follow the slot");
@@ -279,7 +300,11 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   // Once the SM has settled (every CTA holding a slot on it took its last
   // chunk under this epoch, after the last slot release anywhere that it
   // has acted on and after the last hole opened on this SM), slots are
-  // dense: exactly min(bypass, CTAs) CTAs are tagged.
+  // dense: exactly min(bypass, CTAs) CTAs are tagged. Not under an epoch
+  // the device has replaced: a chunk claimed ahead under it is still run
+  // (decide()) by a CTA that is on its way out of its slot.
+  if (epoch != m.state.knobs.epoch)
+    return;
   const unsigned slot_epoch = m.state.knobs.slot_epoch;
   unsigned holders = 0, tagged = 0, word = 0;
   for (const auto &o : m.resident) {

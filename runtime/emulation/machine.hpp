@@ -84,6 +84,9 @@ struct Cta {
   bool tag = false;
   bool left = false; ///< decided to leave (counted out of first_live)
   unsigned long long decided_seq = 0; ///< Machine::seq at its last go
+  /// A chunk claimed ahead (claimed()) that decided() has not seen yet.
+  bool claim_pending = false;
+  unsigned long long claim_base = 0;
   /// Knob epoch and slot epoch its last go decision acted on.
   unsigned decided_epoch = 0, decided_slot_epoch = 0;
   /// State::resident_ctas when thread 0 resumed at its last two protocol

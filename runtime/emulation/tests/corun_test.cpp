@@ -213,12 +213,14 @@ void PrintTo(const Param &p, std::ostream *os) {
 
 /// Epoch length of the online runs: the shortest the controller accepts
 /// from SMPART_EPOCH_US, 500 steps of the emulation's clock. Online runs
-/// use four times the blocks (`scale`): the progress mirror moves only at a
-/// CTA's poll between chunks, and a block takes ~2,000 steps here (dozens
+/// use eight times the blocks (`scale`): the progress mirror moves only at
+/// a CTA's poll between chunks, and a block takes ~2,000 steps here (dozens
 /// of CTAs interleave), so with the small grids each kernel's count moved
 /// in 2-3 epochs and tlp-dynamic, which needs every kernel progressing in
-/// one epoch, never acted. At scale 4 a run takes 8,000-23,000 steps (16-46
-/// epochs) at little more cost.
+/// one epoch, never acted. At scale 4 the runs (16-30 epochs once every
+/// CTA claims its next chunk ahead, which also moves each kernel's last
+/// block taken a chunk per CTA earlier) end before tlp-dynamic's first trial
+/// is worth its epoch; scale 8 gives it 30-60 epochs at little more cost.
 constexpr double kEpochUs = MinEpochUs;
 
 /// One co-run of `n` kernels under `p`'s policy with `seed`; EXPECTs its
@@ -546,7 +548,7 @@ std::vector<Param> params() {
       out.push_back({pol, n, ""});
   for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
     for (unsigned n : {2u, 3u, 4u})
-      out.push_back({std::string(I.base), n, std::string(I.name), 4});
+      out.push_back({std::string(I.base), n, std::string(I.name), 8});
   return out;
 }
 

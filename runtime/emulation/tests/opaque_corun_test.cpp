@@ -169,9 +169,10 @@ TEST_P(OpaqueCoRun, PartitionSmsAreNeverTakenWhileItRuns) {
     Observer Obs(C, Ids, Seed);
     Cfg.observer = &Obs;
 
-    // 480 and 576 blocks.
-    emu::corun::RowSumsJob A(4);
-    emu::corun::Smooth3dJob B(4);
+    // 960 and 1,152 blocks: enough for the partition to be granted and
+    // resized while both kernels still run.
+    emu::corun::RowSumsJob A(8);
+    emu::corun::Smooth3dJob B(8);
     const emu::Report OrigA = emu::corun::prepare(A);
     const emu::Report OrigB = emu::corun::prepare(B);
     ASSERT_TRUE(OrigA.ok) << OrigA.error;

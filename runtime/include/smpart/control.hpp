@@ -77,7 +77,7 @@ struct alignas(16) KnobImage {
 /// Dynamic shared memory the runtime adds at the end of every transformed
 /// launch: the protocol's decisions, thread 0's state and the landing place
 /// of the host's knob image (device.cuh, detail::Tail).
-inline constexpr unsigned kTailBytes = 128 + sizeof(KnobImage);
+inline constexpr unsigned kTailBytes = 144 + sizeof(KnobImage);
 
 /// The device's knob state. The first 16 bytes are what thread 0 of every
 /// CTA reads at every chunk; `copy` is read only when `epoch` moved.

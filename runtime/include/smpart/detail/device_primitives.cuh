@@ -252,6 +252,18 @@ __device__ __forceinline__ void noteDecided(unsigned sm, int slot, bool go,
 #endif
 }
 
+/// Thread 0 claimed blocks [base, base + count) for its CTA's next chunk
+/// with the current one (Protocol::take, reserve).
+__device__ __forceinline__ void noteClaimed(unsigned sm,
+                                            unsigned long long base,
+                                            unsigned count, unsigned epoch) {
+#if defined(SMPART_EMULATION)
+  emulation::claimed(sm, base, count, epoch);
+#else
+  (void)sm, (void)base, (void)count, (void)epoch;
+#endif
+}
+
 /// Thread 0 is about to say that its CTA's blocks are finished (`what`).
 __device__ __forceinline__ void noteGivesBack(const char *what) {
 #if defined(SMPART_EMULATION)

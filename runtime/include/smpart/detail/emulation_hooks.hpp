@@ -40,6 +40,12 @@ void recordLoad(bool bypass);
 /// `outside`: it took them without a slot, as the anchor of a reported stall.
 void decided(unsigned sm, int slot, bool go, unsigned long long base,
              unsigned count, bool bypass, unsigned epoch, bool outside);
+/// Called by thread 0 when it claims blocks [base, base + count) for its
+/// CTA's next chunk (Protocol::take's reserve), on `sm` under `epoch`: for
+/// a co-run, the moment its kernel takes them; decided() for the same base
+/// then only checks the decision.
+void claimed(unsigned sm, unsigned long long base, unsigned count,
+             unsigned epoch);
 
 } // namespace emulation
 } // namespace detail

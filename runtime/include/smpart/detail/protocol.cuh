@@ -55,6 +55,10 @@ struct alignas(16) Tail {
   unsigned allowed, bypass, mask_word, preempt;
   unsigned k, target_ns, grace_ns, flags;
   unsigned long long chunk_start_ns, local_done;
+  /// The next chunk, claimed with the current one: [reserve, reserve +
+  /// reserve_count), none if reserve_count is 0.
+  unsigned long long reserve;
+  unsigned reserve_count, pad2;
   /// Where the polling CTA lands the host's knob image (fetchHostImage).
   unsigned long long stage[kKnobImageWords];
 };
@@ -94,6 +98,7 @@ public:
     t_.k = 1;
     t_.target_ns = t_.grace_ns = 0;
     t_.flags = c_.first_instance ? kFirst : 0u;
+    t_.reserve_count = 0;
     t_.chunk_start_ns = globalTimerNs();
     t_.local_done = 0;
     if (!handshake())
@@ -101,10 +106,18 @@ public:
   }
 
   /// Decides, before the barrier that ends the current chunk, the CTA's
-  /// next chunk into t.chunk[out]: takes one if the CTA keeps its slot;
-  /// anything that gives something back is left to settle() (kSettle).
-  /// Nothing here makes the chunk's blocks count as done: other warps may
-  /// still be storing in its last block.
+  /// next chunk into t.chunk[out] if the CTA keeps its slot; anything that
+  /// gives something back is left to settle() (kSettle). Nothing here makes
+  /// the chunk's blocks count as done: other warps may still be storing in
+  /// its last block.
+  ///
+  /// Every other chunk needs no atomic: the block counter's atomic claims
+  /// two chunks, and the second one waits in the tail (reserve). A chunk
+  /// claimed before the knobs moved is never given back (the counter only
+  /// grows): the CTA runs it under the knobs it was claimed under, still
+  /// holding its slot, so the acknowledgement of the new knobs waits for
+  /// it, and settles after it. That is one chunk more, at most, before a
+  /// CTA leaves on preemption or an SM move.
   __device__ void decide(unsigned out) {
     ChunkDecision &d = t_.chunk[out];
     d = ChunkDecision{0, 0, 0};
@@ -116,8 +129,19 @@ public:
       adaptChunk(now);
     }
     const KnobHead h = knobHead(now);
-    if (keepsSlot(h) && take(d, now, false))
+    const unsigned epoch = t_.epoch, bypass = t_.bypass; // the reserve's
+    if (keepsSlot(h)) {
+      if (t_.reserve_count ? useReserve(d, now, tagUnder(t_.bypass), t_.epoch)
+                           : take(d, now, false, true))
+        return;
+    } else if (t_.reserve_count) {
+      useReserve(d, now, tagUnder(bypass), epoch);
+      // The knobs just read do not allow the slot, and keepsSlot() trusts
+      // knobs it has cached: read them again at the next decision (odd:
+      // never read), which then settles, unless they allow it again.
+      t_.epoch = 1u;
       return;
+    }
     d.flags = kSettle;
   }
 
@@ -219,9 +243,9 @@ private:
 
   /// The device knob head, after a poll of the host if one is due.
   __device__ KnobHead knobHead(unsigned long long now) {
-    const KnobHead h = loadKnobHead(&c_.state->knobs);
+    const KnobHead h = loadKnobHead(&knobs());
     if (pollDue(now, h) && pollIfDue(now, h))
-      return loadKnobHead(&c_.state->knobs);
+      return loadKnobHead(&knobs());
     return h;
   }
 
@@ -284,24 +308,54 @@ private:
   }
 
   /// Takes the next chunk. `outside`: the anchor of a stall, with no slot.
-  __device__ bool take(ChunkDecision &d, unsigned long long now, bool outside) {
+  /// `reserve`: claims the chunk after it too, kept in the tail.
+  __device__ bool take(ChunkDecision &d, unsigned long long now, bool outside,
+                       bool reserve = false) {
+    const unsigned long long k = t_.k;
     protocolStep();
     const unsigned long long b =
-        atomicAdd(&c_.state->next_block, static_cast<unsigned long long>(t_.k));
+        atomicAdd(&c_.state->next_block, reserve ? 2 * k : k);
+    if (reserve && b + k < c_.total_blocks) {
+      const unsigned long long left = c_.total_blocks - (b + k);
+      t_.reserve = b + k;
+      t_.reserve_count = left < k ? static_cast<unsigned>(left) : t_.k;
+      noteClaimed(t_.sm, t_.reserve, t_.reserve_count, t_.epoch);
+    }
+    return use(d, b, t_.k, now, outside ? 0u : tagUnder(t_.bypass), t_.epoch);
+  }
+
+  /// Runs the reserved chunk next, tagged by `flags`, under `epoch`.
+  __device__ bool useReserve(ChunkDecision &d, unsigned long long now,
+                             unsigned flags, unsigned epoch) {
+    const unsigned count = t_.reserve_count;
+    t_.reserve_count = 0;
+    return use(d, t_.reserve, count, now, flags, epoch);
+  }
+
+  /// kBypass if this CTA's slot is one of `bypass` tagged ones.
+  __device__ unsigned tagUnder(unsigned bypass) const {
+    return static_cast<unsigned>(t_.slot) < bypass ? kBypass : 0u;
+  }
+
+  /// Makes blocks [b, b + k) (cut at the end of the grid) the next chunk,
+  /// with `flags` (kBypass) and the knob epoch it is taken under; false if
+  /// b is past the grid.
+  __device__ bool use(ChunkDecision &d, unsigned long long b, unsigned k,
+                      unsigned long long now, unsigned flags, unsigned epoch) {
     if (b >= c_.total_blocks)
       return false;
     const unsigned long long left = c_.total_blocks - b;
-    const unsigned count = left < t_.k ? static_cast<unsigned>(left) : t_.k;
+    const unsigned count = left < k ? static_cast<unsigned>(left) : k;
     // The SiM paper's early notification: once the last block is taken no
     // change of CTAs can help this kernel any more. One PCIe store.
     if (b + count == c_.total_blocks && c_.notices)
       c_.notices->last_block_taken = 1u;
-    const bool tag = !outside && static_cast<unsigned>(t_.slot) < t_.bypass;
-    d = ChunkDecision{b, count, kGo | (tag ? kBypass : 0u)};
+    d = ChunkDecision{b, count, kGo | flags};
     t_.chunk_start_ns = now;
     t_.flags |= kHasChunk;
-    noteDecided(t_.sm, outside ? -1 : t_.slot, true, b, count, tag, t_.epoch,
-                outside);
+    // Only the anchor of a stall takes blocks without a slot (outside).
+    noteDecided(t_.sm, t_.slot, true, b, count, (flags & kBypass) != 0, epoch,
+                t_.slot < 0);
     return true;
   }
 
