@@ -44,6 +44,9 @@ struct Slot {
   KernelResult result;
   int last_block_events = 0, departures = 0;
   double done_seen = 0;
+  const Launch *launch = nullptr;
+  bool rerun = false;      ///< a re-launch (RunOptions::relaunch): no result
+  bool relaunched = false; ///< launched again once it finished
 };
 } // namespace
 
@@ -87,25 +90,36 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
   std::vector<std::size_t> Running;
   std::size_t Next = 0;
   double NextEpoch = 0;
+  auto Arrive = [&](const Launch &L, bool Rerun) {
+    Slot X;
+    const KernelTraits &T = TraitsOf(L.kernel);
+    const double Blocks = L.blocks > 0 ? L.blocks : T.total;
+    X.kernel = std::make_shared<SimKernel>(Slots.size() + 1, L.kernel, T,
+                                           Blocks, All, Now, S.ack_us);
+    X.launch = &L;
+    X.rerun = Rerun;
+    X.result.name = L.kernel;
+    X.result.id = Slots.size() + 1;
+    X.result.arrival_us = Now;
+    X.result.alone_us = T.aloneUs() * Blocks / T.total;
+    Slots.push_back(X);
+    C.onArrival(Slots.back().kernel);
+    Slots.back().kernel->started();
+  };
+  // A first run is still going (or yet to come): a re-launch has
+  // co-runners to keep company.
+  auto FirstRunsLeft = [&] {
+    return Next < M.launches.size() ||
+           std::any_of(
+               Slots.begin(), Slots.end(),
+               [](const Slot &X) { return !X.rerun && X.departures == 0; });
+  };
   C.epoch(0);
   NextEpoch = O.epoch_us;
   while (Now < S.max_us) {
     // Arrivals: announced before their first CTA, as libsmpart does.
-    while (Next < M.launches.size() && M.launches[Next].at_us <= Now) {
-      const Launch &L = M.launches[Next++];
-      Slot X;
-      const KernelTraits &T = TraitsOf(L.kernel);
-      const double Blocks = L.blocks > 0 ? L.blocks : T.total;
-      X.kernel = std::make_shared<SimKernel>(Slots.size() + 1, L.kernel, T,
-                                             Blocks, All, Now, S.ack_us);
-      X.result.name = L.kernel;
-      X.result.id = Slots.size() + 1;
-      X.result.arrival_us = Now;
-      X.result.alone_us = T.aloneUs() * Blocks / T.total;
-      Slots.push_back(X);
-      C.onArrival(Slots.back().kernel);
-      Slots.back().kernel->started();
-    }
+    while (Next < M.launches.size() && M.launches[Next].at_us <= Now)
+      Arrive(M.launches[Next++], false);
     // Acknowledgements the device sends (libsmpart's notice thread).
     for (Slot &X : Slots)
       if (X.departures == 0 && X.kernel->settle())
@@ -170,16 +184,22 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
         C.onDeparture(K.id());
       }
     }
+    // The papers' methodology: a one-shot kernel that finished while a
+    // first run goes on is launched again. Slots grows: by index.
+    if (O.relaunch)
+      for (std::size_t I = 0, N = Slots.size(); I < N; ++I)
+        if (Slots[I].departures == 1 && !Slots[I].relaunched &&
+            !Slots[I].launch->periodic && FirstRunsLeft()) {
+          Slots[I].relaunched = true;
+          Arrive(*Slots[I].launch, true);
+        }
     if (Now >= NextEpoch) {
       C.epoch(Now);
       ++R.epochs;
       NextEpoch += O.epoch_us;
     }
-    const bool AllDone =
-        Next == M.launches.size() &&
-        std::all_of(Slots.begin(), Slots.end(),
-                    [](const Slot &X) { return X.departures > 0; });
-    if (AllDone) {
+    // Re-launches still running then are cut off.
+    if (!FirstRunsLeft()) {
       R.completed = true;
       break;
     }
@@ -192,7 +212,8 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
     const double Took = X.result.finish_us - X.result.arrival_us;
     X.result.np =
         X.kernel->finished() && Took > 0 ? X.result.alone_us / Took : 0;
-    R.kernels.push_back(X.result);
+    if (!X.rerun)
+      R.kernels.push_back(X.result);
   }
   R.metrics = metricsOf(R.kernels);
   R.end_us = Now;

@@ -27,6 +27,16 @@ struct RunOptions {
   /// Check that kernels that may take blocks never share an SM (spatial
   /// policies).
   bool spatial = false;
+  /// The papers' methodology (CD-search Sec. 6; power-aware SM
+  /// allocation, its execution scenario): a one-shot launch that finishes while
+  /// a first run of the mix goes on is launched again (a departure, then an
+  /// arrival of the same kernel, as a program's next launch is), so every first
+  /// run has its co-runners from its arrival to its end; only first runs are
+  /// reported, and the run ends with the last of them. Off: each launch runs
+  /// once, and a kernel that finishes early leaves its SMs to the others (the
+  /// tail of the mix runs alone). Periodic streams are never re-launched:
+  /// they are a schedule of their own.
+  bool relaunch = false;
 };
 
 struct KernelResult {

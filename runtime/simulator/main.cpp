@@ -2,8 +2,9 @@
 // controller (README).
 //
 //   smpart_corun_sim MIX.json --policy NAME [--trace OUT.json] [--no-noise]
-//                    [--profile-error F]
+//                    [--profile-error F] [--relaunch]
 //   smpart_corun_sim --table MIX.json... [--no-noise] [--profile-error F]
+//                    [--relaunch]
 //   smpart_corun_sim --latency MIX.json... [--no-noise] [--profile-error F]
 //
 // The first prints each kernel's turnaround and NP, then STP, ANTT and
@@ -13,7 +14,9 @@
 // against alone (latency.hpp), also printed under a single run of a mix
 // with a stream of high-priority launches.
 // --profile-error F gives the controller profiles wrong by F (mix.hpp,
-// misprofile()); the model keeps the truth.
+// misprofile()); the model keeps the truth. --relaunch measures as the
+// papers do (RunOptions::relaunch): a kernel that finishes first is
+// launched again until every first run has finished.
 #include "corun.hpp"
 #include "latency.hpp"
 #include "objective.hpp"
@@ -53,9 +56,9 @@ sim::Mix load(const std::string &Path) {
 int usage(const char *Argv0) {
   std::fprintf(stderr,
                "usage: %s MIX.json --policy NAME [--trace OUT.json] "
-               "[--no-noise] [--profile-error F]\n"
+               "[--no-noise] [--profile-error F] [--relaunch]\n"
                "       %s --table MIX.json... [--no-noise] "
-               "[--profile-error F]\n"
+               "[--profile-error F] [--relaunch]\n"
                "       %s --latency MIX.json... [--no-noise] "
                "[--profile-error F]\n",
                Argv0, Argv0, Argv0);
@@ -119,7 +122,7 @@ struct OnlineRow {
   bool within = false, beats = false;
 };
 
-int table(const std::vector<std::string> &Files, bool Noise) {
+int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
   std::printf("| mix | policy | STP | ANTT | fairness | STP / even | STP / "
               "best static | objective | value | / its best static | within "
               "5 %% |\n|---|---|---:|---:|---:|---:|---:|---|---:|---:|:-:|\n");
@@ -133,6 +136,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
     sim::Mix M = load(F);
     sim::RunOptions O;
     O.noise = Noise;
+    O.relaunch = Relaunch;
     O.spatial = true;
     const sim::RunResult Even = sim::runMix(M, *policy::findPolicy("even"), O);
     const std::vector<sim::SearchResult> Best =
@@ -208,6 +212,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
     for (const online::OnlinePolicyInfo &I : online::onlinePolicies()) {
       sim::RunOptions W;
       W.noise = Noise;
+      W.relaunch = Relaunch;
       W.spatial = sim::isSpatialPolicy(I.name);
       const sim::RunResult OnlineRun = sim::runPolicy(Wrong, I.name, W);
       Ok = healthy(OnlineRun, M.source + " under " + std::string(I.name) +
@@ -284,7 +289,7 @@ int table(const std::vector<std::string> &Files, bool Noise) {
 int main(int Argc, char **Argv) {
   std::vector<std::string> Files;
   std::string Policy, TracePath;
-  bool Table = false, Noise = true, Latency = false;
+  bool Table = false, Noise = true, Latency = false, Relaunch = false;
   for (int I = 1; I < Argc; ++I) {
     const std::string A = Argv[I];
     if (A == "--policy" && I + 1 < Argc)
@@ -297,6 +302,8 @@ int main(int Argc, char **Argv) {
       Latency = Table = true; // a table of its own
     else if (A == "--no-noise")
       Noise = false;
+    else if (A == "--relaunch")
+      Relaunch = true;
     else if (A == "--profile-error" && I + 1 < Argc) {
       char *End = nullptr;
       ProfileError = std::strtod(Argv[++I], &End);
@@ -323,7 +330,7 @@ int main(int Argc, char **Argv) {
       return sim::printLatencyTable(Mixes, Noise) ? 0 : 1;
     }
     if (Table)
-      return table(Files, Noise);
+      return table(Files, Noise, Relaunch);
     const std::vector<std::string> Names = sim::policyNames();
     if (std::find(Names.begin(), Names.end(), Policy) == Names.end()) {
       std::fprintf(stderr, "smpart_corun_sim: unknown policy %s\n",
@@ -340,6 +347,7 @@ int main(int Argc, char **Argv) {
     }
     sim::RunOptions O;
     O.noise = Noise;
+    O.relaunch = Relaunch;
     O.trace = Trace.get();
     O.spatial = sim::isSpatialPolicy(Policy);
     const sim::RunResult R = sim::runPolicy(M, Policy, O);

@@ -72,6 +72,7 @@ Mix loadMix(const std::string &Path) {
     if (Count > 1 && Period <= 0)
       throw InputError(Path, P + ".period_ms",
                        "expected a period > 0 with count > 1");
+    X.periodic = Count > 1;
     for (int N = 0; N < static_cast<int>(Count); ++N) {
       M.launches.push_back(X);
       X.at_us += Period;

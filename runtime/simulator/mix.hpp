@@ -14,7 +14,8 @@ namespace smpart::sim {
 struct Launch {
   std::string kernel;
   double at_us = 0;
-  double blocks = 0; ///< logical blocks; 0: the profile's total_blocks
+  double blocks = 0;     ///< logical blocks; 0: the profile's total_blocks
+  bool periodic = false; ///< one of a `count` > 1 stream
 };
 
 struct SimSettings {

@@ -391,6 +391,61 @@ TEST(SimCoRun, ExhaustiveBestStaticIsAtLeastEveryPolicyInStp) {
   }
 }
 
+/// STP of compute + compute under a static split of the SMs, sgemm's
+/// share \p Sgemm of 4.
+double computeSplitStp(double Sgemm, bool Relaunch) {
+  StaticConfig C;
+  C.shares["sgemm"] = {Sgemm, 0, 0};
+  C.shares["conv"] = {4 - Sgemm, 0, 0};
+  RunOptions O;
+  O.noise = false;
+  O.spatial = true;
+  O.relaunch = Relaunch;
+  const RunResult R = runMix(mix("cc_sgemm_conv"), StaticPolicy(C), O);
+  EXPECT_TRUE(R.completed);
+  EXPECT_EQ(R.exactly_once_violations, 0u);
+  EXPECT_EQ(R.shared_sm_steps, 0u);
+  EXPECT_EQ(R.kernels.size(), 2u); // first runs only
+  return R.metrics.stp;
+}
+
+// CD-search Sec. 3.3 (Fig. 5a): moving SMs between two compute-bound
+// kernels is performance-neutral, under the paper's methodology (a kernel
+// that finishes first is re-launched). Run once each, the kernel given
+// more SMs finishes early and leaves them all to the other: uneven splits
+// then win by shortening the tail, which no co-run in the papers has.
+TEST(SimCoRun, RelaunchMakesComputeSplitsPerformanceNeutral) {
+  const double Even = computeSplitStp(2, true);
+  for (double Sgemm : {1.0, 3.0, 3.6})
+    EXPECT_NEAR(computeSplitStp(Sgemm, true), Even, 0.03 * Even) << Sgemm;
+  EXPECT_GT(computeSplitStp(3.6, false), 1.2 * computeSplitStp(2, false));
+}
+
+// Every first run is measured from its own arrival to its end, re-launches
+// keep its co-runners busy and are not reported, and the run ends with the
+// last first run.
+TEST(SimCoRun, RelaunchReportsFirstRunsOnly) {
+  for (const char *Name : AllMixes) {
+    const Mix M = mix(Name);
+    RunOptions O;
+    O.relaunch = true;
+    O.spatial = true;
+    const RunResult R = runMix(M, *policy::findPolicy("even"), O);
+    SCOPED_TRACE(Name);
+    EXPECT_TRUE(R.completed);
+    EXPECT_EQ(R.exactly_once_violations, 0u);
+    EXPECT_EQ(R.shared_sm_steps, 0u);
+    ASSERT_EQ(R.kernels.size(), M.launches.size());
+    double Last = 0;
+    for (std::size_t I = 0; I < R.kernels.size(); ++I) {
+      EXPECT_EQ(R.kernels[I].name, M.launches[I].kernel);
+      EXPECT_GT(R.kernels[I].np, 0);
+      Last = std::max(Last, R.kernels[I].finish_us);
+    }
+    EXPECT_NEAR(R.end_us, Last, M.sim.dt_us);
+  }
+}
+
 TEST(SimStatic, SharesFollowWeightsAndALoneKernelGetsTheGpu) {
   StaticConfig C;
   C.shares["a"] = {1, 2, 0};
