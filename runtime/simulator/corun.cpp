@@ -191,6 +191,7 @@ RunResult runMix(const Mix &M, const policy::Policy &P, const RunOptions &O) {
         if (Slots[I].departures == 1 && !Slots[I].relaunched &&
             !Slots[I].launch->periodic && FirstRunsLeft()) {
           Slots[I].relaunched = true;
+          ++R.relaunches;
           Arrive(*Slots[I].launch, true);
         }
     if (Now >= NextEpoch) {

@@ -59,6 +59,7 @@ struct RunResult {
   Metrics metrics;
   double end_us = 0;
   unsigned long long decisions = 0, epochs = 0, deferred_grants = 0;
+  unsigned long long relaunches = 0; ///< RunOptions::relaunch
   /// Steps where two kernels that could take blocks shared an SM
   /// (checked when RunOptions::spatial).
   unsigned long long shared_sm_steps = 0;

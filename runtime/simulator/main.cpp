@@ -68,9 +68,10 @@ int usage(const char *Argv0) {
 void printRun(const sim::Mix &M, const std::string &Policy,
               const sim::RunResult &R) {
   std::printf("%s (%s) under %s: %.3f ms, %llu decisions, %llu epochs, "
-              "%llu deferred grants\n",
+              "%llu deferred grants, %llu re-launches\n",
               M.source.c_str(), M.name.c_str(), Policy.c_str(),
-              R.end_us / 1000.0, R.decisions, R.epochs, R.deferred_grants);
+              R.end_us / 1000.0, R.decisions, R.epochs, R.deferred_grants,
+              R.relaunches);
   for (const sim::KernelResult &K : R.kernels)
     std::printf("  %s #%llu: %.3f .. %.3f ms, alone %.3f ms, NP %.3f\n",
                 K.name.c_str(), K.id, K.arrival_us / 1000.0,
@@ -320,7 +321,7 @@ int main(int Argc, char **Argv) {
       Files.push_back(A);
   }
   if (Files.empty() || (Table == !Policy.empty()) ||
-      (!Table && Files.size() != 1))
+      (!Table && Files.size() != 1) || (Latency && Relaunch))
     return usage(Argv[0]);
   try {
     if (Latency) {

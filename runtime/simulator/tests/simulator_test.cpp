@@ -436,6 +436,12 @@ TEST(SimCoRun, RelaunchReportsFirstRunsOnly) {
     EXPECT_EQ(R.exactly_once_violations, 0u);
     EXPECT_EQ(R.shared_sm_steps, 0u);
     ASSERT_EQ(R.kernels.size(), M.launches.size());
+    // Two one-shot launches never finish in the same step here: the first
+    // to finish is launched again.
+    const auto OneShot =
+        std::count_if(M.launches.begin(), M.launches.end(),
+                      [](const Launch &L) { return !L.periodic; });
+    EXPECT_EQ(R.relaunches > 0, OneShot > 1);
     double Last = 0;
     for (std::size_t I = 0; I < R.kernels.size(); ++I) {
       EXPECT_EQ(R.kernels[I].name, M.launches[I].kernel);
