@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace smpart::online {
 
@@ -146,6 +147,7 @@ Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
   P.notes = std::move(Notes);
   int Used = 0;
   for (std::size_t I = 0; I < R.kernels.size(); ++I) {
+    Kernels[I].target = Sms[I];
     KernelDecision D = keepCtas(R.kernels[I], Sms[I]);
     if (Kernels[I].klass != Class::Unknown)
       D.klass = className(Kernels[I].klass);
@@ -154,26 +156,149 @@ Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
   }
   P.gated_sms = std::max(0, NumSms - Used);
   policy::layOutContiguously(P);
+  if (At == Phase::Done)
+    Learned[Set.key] = {Mode, sorted(Kernels, Set)};
+  return P;
+}
+
+CdSearchOnlinePolicy::NameSet
+CdSearchOnlinePolicy::nameSet(const std::vector<std::string> &Names) {
+  std::vector<std::string> Base;
+  for (const std::string &N : Names)
+    Base.push_back(N.substr(0, N.find('#')));
+  NameSet S;
+  S.order.resize(Base.size());
+  std::iota(S.order.begin(), S.order.end(), std::size_t{0});
+  std::stable_sort(S.order.begin(), S.order.end(),
+                   [&](std::size_t A, std::size_t B) { return Base[A] < Base[B]; });
+  for (std::size_t I : S.order)
+    S.key += Base[I] + '\n';
+  return S;
+}
+
+std::vector<CdSearchOnlinePolicy::State>
+CdSearchOnlinePolicy::sorted(const std::vector<State> &From,
+                             const NameSet &Set) {
+  std::vector<State> To;
+  for (std::size_t I : Set.order)
+    To.push_back(From[I]);
+  return To;
+}
+
+std::vector<CdSearchOnlinePolicy::State>
+CdSearchOnlinePolicy::unsorted(const std::vector<State> &From,
+                               const NameSet &Set) {
+  std::vector<State> To(From.size());
+  for (std::size_t P = 0; P < Set.order.size(); ++P)
+    To[Set.order[P]] = From[P];
+  return To;
+}
+
+std::optional<Plan> CdSearchOnlinePolicy::backToTargets(const EpochReport &R,
+                                                        const char *Why) {
+  std::vector<int> Sms;
+  bool Moved = false;
+  for (std::size_t I = 0; I < Kernels.size(); ++I) {
+    if (Kernels[I].target <= 0)
+      return std::nullopt; // no plan made for this set yet
+    Sms.push_back(Kernels[I].target);
+    Moved |= R.kernels[I].sms != static_cast<unsigned>(Sms.back());
+  }
+  if (!Moved)
+    return std::nullopt;
+  return planFor(R, Sms,
+                 {policy::formatNote("%s: back to the %s partition", Why,
+                                     Mode.c_str())});
+}
+
+std::optional<Plan>
+CdSearchOnlinePolicy::onReplan(std::string_view Trigger, const Plan &Offline,
+                               const std::vector<FinishingKernel> &Finishing) {
+  (void)Finishing; // the controller defers SMs they still hold
+  if (Trigger != "arrival")
+    return std::nullopt;
+  std::vector<std::string> Names;
+  for (const KernelDecision &D : Offline.kernels)
+    Names.push_back(D.name);
+  const NameSet New = nameSet(Names);
+  std::vector<State> From;
+  std::string AtMode;
+  if (New.key == Set.key) {
+    From = sorted(Kernels, Set);
+    AtMode = Mode;
+  } else if (auto It = Learned.find(New.key); It != Learned.end()) {
+    AtMode = It->second.first;
+    From = It->second.second;
+  } else {
+    return std::nullopt; // kernels not searched together yet: even
+  }
+  const std::vector<State> To = unsorted(From, New);
+  Plan P = Offline;
+  const int N = Offline.num_sms > 0 ? Offline.num_sms : Profiles.gpu.num_sms;
+  int Used = 0;
+  for (std::size_t I = 0; I < To.size(); ++I) {
+    if (To[I].target <= 0)
+      return std::nullopt; // still classifying on the even share
+    P.kernels[I].sms = To[I].target;
+    if (To[I].klass != Class::Unknown)
+      P.kernels[I].klass = className(To[I].klass);
+    Used += To[I].target;
+  }
+  if (Used > N)
+    return std::nullopt;
+  P.mode = AtMode;
+  P.gated_sms = N - Used;
+  P.notes.push_back(policy::formatNote(
+      "arrival of kernels searched together before: their %s partition",
+      AtMode.c_str()));
+  policy::layOutContiguously(P);
   return P;
 }
 
 std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
                                                   const Plan &Current) {
   const std::size_t K = R.kernels.size();
+  NumSms = Current.num_sms > 0 ? Current.num_sms : Profiles.gpu.num_sms;
   if (std::vector<unsigned long long> Now = kernelIds(R); Now != Ids) {
-    // An arrival or a departure: the base policy (even) re-planned, and
-    // the paper restarts the classification phase on the new set.
     Ids = std::move(Now);
-    Kernels.assign(K, State());
+    std::vector<std::string> Names;
+    for (const EpochSample &S : R.kernels)
+      Names.push_back(S.name);
+    const NameSet New = nameSet(Names);
+    const bool Relaunch = New.key == Set.key;
+    const auto It = Learned.find(New.key);
+    if (Relaunch) {
+      // New launches of the kernels being searched (a re-launch, a loop):
+      // the same co-run, so classes and search go on.
+      Kernels = unsorted(sorted(Kernels, Set), New);
+    } else if (It != Learned.end()) {
+      // Kernels searched together before: converged at once.
+      Kernels = unsorted(It->second.second, New);
+      Mode = It->second.first;
+      At = Phase::Done;
+      Converged = R.index;
+    } else {
+      // An arrival or a departure: the base policy (even) re-planned, and
+      // the paper restarts the classification phase on the new set.
+      Kernels.assign(K, State());
+      At = Phase::Classify;
+      Mode = "classify";
+      Converged.reset();
+    }
+    Set = New;
     Classes.clear();
-    At = Phase::Classify;
-    Mode = "classify";
-    Converged.reset();
+    for (std::size_t I = 0; I < K; ++I)
+      if (Kernels[I].klass != Class::Unknown)
+        Classes[R.kernels[I].id] = Kernels[I].klass;
+    if (Relaunch || It != Learned.end())
+      if (std::optional<Plan> P = backToTargets(
+              R, Relaunch ? "new launches of the kernels searched"
+                          : "kernels searched together before"))
+        return P;
   }
   if (K < 2 || At == Phase::Done)
     return std::nullopt; // converged: the partition holds until the set
                          // changes (hysteresis: no knob changes at all)
-  NumSms = Current.num_sms > 0 ? Current.num_sms : Profiles.gpu.num_sms;
   Unit = std::max(1, static_cast<int>(std::lround(NumSms / 24.0)));
   // Decide only on epochs that measured one allocation of every kernel.
   for (const EpochSample &S : R.kernels)

@@ -37,6 +37,12 @@ public:
   std::string_view name() const override { return "cd-search-online"; }
   std::optional<policy::Plan> onEpoch(const EpochReport &Report,
                                       const policy::Plan &Current) override;
+  /// At an arrival of kernels this policy has searched (a re-launch, or a
+  /// program launching the same kernels in a loop): their partition at
+  /// once, instead of the even one (the search does not start over).
+  std::optional<policy::Plan>
+  onReplan(std::string_view Trigger, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &Finishing) override;
 
   /// The class of each kernel (by id) of the current kernel set, once
   /// classified.
@@ -59,7 +65,23 @@ private:
     int good = 0;     ///< the fewest SMs measured within the loss
     int probe = 0;    ///< SMs of the step being measured
     bool done = true; ///< its search ended (compute kernels: always)
+    int target = 0;   ///< SMs of the last plan made for it (0: none yet)
   };
+  /// A kernel set by what it runs, not by launch: its sorted base names
+  /// ("name#instance" is one launch of "name").
+  struct NameSet {
+    std::string key;                ///< the sorted names, joined
+    std::vector<std::size_t> order; ///< kernel indices in sorted order
+  };
+  static NameSet nameSet(const std::vector<std::string> &Names);
+  /// \p From (kernel order of \p Set) in the set's sorted order, and back.
+  static std::vector<State> sorted(const std::vector<State> &From,
+                                   const NameSet &Set);
+  static std::vector<State> unsorted(const std::vector<State> &From,
+                                     const NameSet &Set);
+  /// A plan that puts every kernel back on its target, if one moved.
+  std::optional<policy::Plan> backToTargets(const EpochReport &R,
+                                            const char *Why);
 
   const policy::KernelProfile *profileOf(const std::string &Name) const;
   Class classify(const EpochSample &S, int NumSms, std::string &Why) const;
@@ -72,7 +94,11 @@ private:
   policy::ProfileSet Profiles;
   CdSearchOnlineOptions Opts;
   std::vector<unsigned long long> Ids; // the kernel set being searched
+  NameSet Set;                         // ... by kernel name
   std::vector<State> Kernels;          // report order
+  /// What each converged search found, by NameSet::key, in sorted order:
+  /// a later run of the same kernels starts from it, converged.
+  std::map<std::string, std::pair<std::string, std::vector<State>>> Learned;
   std::map<unsigned long long, Class> Classes;
   Phase At = Phase::Classify;
   std::string Mode = "classify";
@@ -80,7 +106,8 @@ private:
   /// SMs of one of the paper's steps: 1 SM of its 24-SM GPU, scaled.
   int Unit = 1;
   /// Once converged the partition holds until the kernel set changes (the
-  /// paper searches again only on an arrival): no knob changes at all.
+  /// paper searches again only on an arrival of another kernel): no knob
+  /// changes at all.
   std::optional<unsigned long long> Converged;
   unsigned long long Steps = 0;
 };

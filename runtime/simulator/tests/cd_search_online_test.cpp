@@ -200,6 +200,99 @@ TEST(CdSearchOnline, HighLlcHitRateMemoryKernelIsCacheBound) {
   EXPECT_FALSE(P.onEpoch(R, *Back));
 }
 
+/// A steady epoch report of kernels (id, name, SMs, rate, NP).
+struct Sample {
+  unsigned long long id;
+  const char *name;
+  unsigned sms;
+  double rate, np;
+};
+EpochReport reportOf(unsigned long long Index, std::vector<Sample> Kernels) {
+  EpochReport R;
+  R.index = Index;
+  for (const Sample &K : Kernels) {
+    EpochSample S;
+    S.id = K.id;
+    S.name = K.name;
+    S.sms = K.sms;
+    S.ctas_per_sm = 4;
+    S.steady = true;
+    S.rate = K.rate;
+    S.np = K.np;
+    S.isolated_source = IsolatedSource::Profile;
+    R.kernels.push_back(S);
+  }
+  return R;
+}
+
+TEST(CdSearchOnline, NewLaunchesOfSearchedKernelsKeepTheirPartition) {
+  // A program that launches the same kernels again (a loop, or the
+  // papers' re-launch of a kernel that finished first) runs the same
+  // co-run: the search must not start over with every launch id.
+  const Mix M = mix("three_sgemm_stream_spmv");
+  online::CdSearchOnlinePolicy P(M.controller, {});
+  policy::Plan Current;
+  Current.num_sms = 132;
+  ASSERT_TRUE(P.onEpoch(reportOf(3, {{1, "sgemm", 66, 1, 1},
+                                     {2, "spmv", 66, 1, 0.6}}),
+                        Current));
+  ASSERT_TRUE(P.onEpoch(reportOf(5, {{1, "sgemm", 78, 1.2, 1},
+                                     {2, "spmv", 54, 0.97, 0.6}}),
+                        Current)); // within 5 %: probe 42
+  const std::optional<policy::Plan> Stop =
+      P.onEpoch(reportOf(7, {{1, "sgemm", 90, 1.4, 1},
+                             {2, "spmv", 42, 0.9, 0.6}}),
+                Current);
+  ASSERT_TRUE(Stop);
+  ASSERT_EQ(P.convergedAt(), 7u);
+  EXPECT_EQ(Stop->kernels[1].sms, 54);
+
+  // spmv finished and was launched again (id 3): at its arrival the
+  // offline plan is even; the policy puts the searched partition back,
+  // in the offline plan's order.
+  policy::Plan Even;
+  Even.num_sms = 132;
+  for (const char *Name : {"spmv", "sgemm"}) {
+    policy::KernelDecision D;
+    D.name = Name;
+    D.sms = 66;
+    Even.kernels.push_back(D);
+  }
+  policy::layOutContiguously(Even);
+  const std::optional<policy::Plan> Back = P.onReplan("arrival", Even, {});
+  ASSERT_TRUE(Back);
+  ASSERT_EQ(Back->kernels.size(), 2u);
+  EXPECT_EQ(Back->kernels[0].name, "spmv");
+  EXPECT_EQ(Back->kernels[0].sms, 54);
+  EXPECT_EQ(Back->kernels[1].sms, 78);
+  EXPECT_EQ(Back->kernels[1].sm_first, 54); // laid out, no overlap
+  EXPECT_EQ(Back->mode, "performance");
+  EXPECT_FALSE(P.onReplan("departure", Even, {}));
+  // Its first epoch: still converged, classes carried to the new id, and
+  // no knob moves.
+  EXPECT_FALSE(P.onEpoch(reportOf(9, {{1, "sgemm", 78, 1.2, 1},
+                                      {3, "spmv", 54, 0.97, 0.6}}),
+                         Current));
+  EXPECT_EQ(P.classes().at(3), Class::Cache);
+  EXPECT_EQ(P.mode(), "performance");
+
+  // Another kernel set is classified from scratch...
+  EXPECT_TRUE(P.onEpoch(reportOf(11, {{1, "sgemm", 66, 1, 1},
+                                      {4, "stream_triad", 66, 1, 0.7}}),
+                        Current));
+  EXPECT_EQ(P.classes().at(4), Class::Memory);
+  // ... and when sgemm and spmv run together again, even from an even
+  // start, they are back on their partition without a classification.
+  const std::optional<policy::Plan> Again =
+      P.onEpoch(reportOf(13, {{5, "sgemm", 66, 1, 1},
+                              {6, "spmv", 66, 1, 0.6}}),
+                Current);
+  ASSERT_TRUE(Again);
+  EXPECT_EQ(Again->kernels[0].sms, 78);
+  EXPECT_EQ(Again->kernels[1].sms, 54);
+  EXPECT_EQ(P.convergedAt(), 13u);
+}
+
 TEST(CdSearchOnline, ConvergesWithinTenEpochsOfEveryKernelSet) {
   int Total = 0;
   for (const char *Name : AllMixes) {
