@@ -114,6 +114,7 @@ std::string offlineVersion(const online::OnlinePolicyInfo &I) {
 /// Per online policy, over the mixes of a table.
 struct Tally {
   int within = 0, mixes = 0, beats = 0, compared = 0;
+  int space_within = 0; ///< within 5 % of the best of its own space
 };
 
 /// One row of the per-mix table of the online policies.
@@ -121,6 +122,11 @@ struct OnlineRow {
   std::string mix, policy, objective, value, best, wrong, offline;
   double ratio = 0;
   bool within = false, beats = false;
+  /// Against the best static configuration of the space the policy
+  /// decides in (SearchResult::spatial or ::sharing).
+  std::string space_best = "—";
+  double space_ratio = 0;
+  bool space_within = false;
 };
 
 int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
@@ -191,9 +197,21 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
       }
       if (Latency || !online::findOnlinePolicy(Name))
         continue;
+      const Objective G = objectiveOf(Name);
+      const bool Spatial = sim::isSpatialPolicy(Name);
+      if (const std::optional<sim::StaticRun> &Space =
+              Spatial ? BestBy(G).spatial : BestBy(G).sharing) {
+        const sim::ObjectiveValue V = sim::evaluate(M, R, G);
+        const sim::ObjectiveValue B = sim::evaluate(M, Space->result, G);
+        X.space_best =
+            std::string(Spatial ? "SM shares " : "shared SMs ") + B.describe();
+        X.space_ratio = B.value > 0 ? V.value / B.value : 0.0;
+        X.space_within = sim::within(V, B, Tolerance);
+      }
       Tally &T = Tallies[Name];
       ++T.mixes;
       T.within += X.within;
+      T.space_within += X.space_within;
       Online[Name] = X;
     }
     for (Objective G : Goals)
@@ -251,19 +269,28 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
   // Per mix, each online policy against the best static configuration by
   // its objective, and against its offline version with wrong profiles.
   std::printf("\n| mix | online policy | objective | value | best static "
-              "by it | / best static | within 5 %% | %.0f %% wrong: online | "
+              "by it | / best static | within 5 %% | best static of its "
+              "space | / it | within 5 %% | %.0f %% wrong: online | "
               "%.0f %% wrong: offline | beats offline |\n"
-              "|---|---|---|---:|---:|---:|:-:|---:|---:|:-:|\n",
+              "|---|---|---|---:|---:|---:|:-:|---:|---:|:-:|---:|---:|:-:|\n",
               WrongProfiles * 100, WrongProfiles * 100);
-  for (const OnlineRow &X : Rows)
+  for (const OnlineRow &X : Rows) {
+    const bool Space = X.space_best != "—";
     std::printf(
-        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", X.mix.c_str(),
-        X.policy.c_str(), X.objective.c_str(), X.value.c_str(), X.best.c_str(),
+        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+        X.mix.c_str(), X.policy.c_str(), X.objective.c_str(), X.value.c_str(),
+        X.best.c_str(),
         X.best == "—" ? "—" : policy::formatNote("%.3f", X.ratio).c_str(),
-        X.within ? "yes" : "no", X.wrong.c_str(), X.offline.c_str(),
+        X.within ? "yes" : "no", X.space_best.c_str(),
+        Space ? policy::formatNote("%.3f", X.space_ratio).c_str() : "—",
+        !Space           ? "—"
+        : X.space_within ? "yes"
+                         : "no",
+        X.wrong.c_str(), X.offline.c_str(),
         X.offline == "—" ? "—"
         : X.beats        ? "yes"
                          : "no");
+  }
   std::printf("\n");
   for (const online::OnlinePolicyInfo &I : online::onlinePolicies()) {
     if (I.name == "priority") {
@@ -278,9 +305,13 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
     }
     const Tally &T = Tallies[std::string(I.name)];
     std::printf("%s: within 5%% of its objective's best static on %d/%d "
-                "mixes; beats offline with %.0f%% wrong profiles on %d/%d\n",
+                "mixes (of the best %s: %d/%d); beats offline with %.0f%% "
+                "wrong profiles on %d/%d\n",
                 std::string(I.name).c_str(), T.within, T.mixes,
-                WrongProfiles * 100, T.beats, T.compared);
+                sim::isSpatialPolicy(I.name) ? "SM partition"
+                                             : "configuration sharing SMs",
+                T.space_within, T.mixes, WrongProfiles * 100, T.beats,
+                T.compared);
   }
   return Ok ? 0 : 1;
 }

@@ -14,6 +14,7 @@
 #include "objective.hpp"
 
 #include <map>
+#include <optional>
 
 namespace smpart::sim {
 
@@ -43,10 +44,21 @@ private:
   StaticConfig Config;
 };
 
+/// One configuration of the grid and what it ran to.
+struct StaticRun {
+  StaticConfig config;
+  RunResult result;
+};
+
 struct SearchResult {
   StaticConfig best;
   RunResult result;
   std::size_t evaluated = 0;
+  /// The best SM partition (no SM shared), and the best configuration
+  /// that shares every SM: a policy that decides in one of the two spaces
+  /// (CD-search and HSM partition SMs, TLP sets CTAs on shared SMs) is
+  /// also measured against the best its space holds.
+  std::optional<StaticRun> spatial, sharing;
 };
 
 /// Every configuration of the grid (README) run on the model with the same

@@ -169,8 +169,9 @@ CdSearchOnlinePolicy::nameSet(const std::vector<std::string> &Names) {
   NameSet S;
   S.order.resize(Base.size());
   std::iota(S.order.begin(), S.order.end(), std::size_t{0});
-  std::stable_sort(S.order.begin(), S.order.end(),
-                   [&](std::size_t A, std::size_t B) { return Base[A] < Base[B]; });
+  std::stable_sort(
+      S.order.begin(), S.order.end(),
+      [&](std::size_t A, std::size_t B) { return Base[A] < Base[B]; });
   for (std::size_t I : S.order)
     S.key += Base[I] + '\n';
   return S;
@@ -206,9 +207,9 @@ std::optional<Plan> CdSearchOnlinePolicy::backToTargets(const EpochReport &R,
   }
   if (!Moved)
     return std::nullopt;
-  return planFor(R, Sms,
-                 {policy::formatNote("%s: back to the %s partition", Why,
-                                     Mode.c_str())});
+  return planFor(
+      R, Sms,
+      {policy::formatNote("%s: back to the %s partition", Why, Mode.c_str())});
 }
 
 std::optional<Plan>
@@ -291,9 +292,9 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
       if (Kernels[I].klass != Class::Unknown)
         Classes[R.kernels[I].id] = Kernels[I].klass;
     if (Relaunch || It != Learned.end())
-      if (std::optional<Plan> P = backToTargets(
-              R, Relaunch ? "new launches of the kernels searched"
-                          : "kernels searched together before"))
+      if (std::optional<Plan> P =
+              backToTargets(R, Relaunch ? "new launches of the kernels searched"
+                                        : "kernels searched together before"))
         return P;
   }
   if (K < 2 || At == Phase::Done)

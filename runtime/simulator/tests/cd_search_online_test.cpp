@@ -233,16 +233,14 @@ TEST(CdSearchOnline, NewLaunchesOfSearchedKernelsKeepTheirPartition) {
   online::CdSearchOnlinePolicy P(M.controller, {});
   policy::Plan Current;
   Current.num_sms = 132;
-  ASSERT_TRUE(P.onEpoch(reportOf(3, {{1, "sgemm", 66, 1, 1},
-                                     {2, "spmv", 66, 1, 0.6}}),
-                        Current));
-  ASSERT_TRUE(P.onEpoch(reportOf(5, {{1, "sgemm", 78, 1.2, 1},
-                                     {2, "spmv", 54, 0.97, 0.6}}),
-                        Current)); // within 5 %: probe 42
-  const std::optional<policy::Plan> Stop =
-      P.onEpoch(reportOf(7, {{1, "sgemm", 90, 1.4, 1},
-                             {2, "spmv", 42, 0.9, 0.6}}),
-                Current);
+  ASSERT_TRUE(P.onEpoch(
+      reportOf(3, {{1, "sgemm", 66, 1, 1}, {2, "spmv", 66, 1, 0.6}}), Current));
+  ASSERT_TRUE(P.onEpoch(
+      reportOf(5, {{1, "sgemm", 78, 1.2, 1}, {2, "spmv", 54, 0.97, 0.6}}),
+      Current)); // within 5 %: probe 42
+  const std::optional<policy::Plan> Stop = P.onEpoch(
+      reportOf(7, {{1, "sgemm", 90, 1.4, 1}, {2, "spmv", 42, 0.9, 0.6}}),
+      Current);
   ASSERT_TRUE(Stop);
   ASSERT_EQ(P.convergedAt(), 7u);
   EXPECT_EQ(Stop->kernels[1].sms, 54);
@@ -270,23 +268,21 @@ TEST(CdSearchOnline, NewLaunchesOfSearchedKernelsKeepTheirPartition) {
   EXPECT_FALSE(P.onReplan("departure", Even, {}));
   // Its first epoch: still converged, classes carried to the new id, and
   // no knob moves.
-  EXPECT_FALSE(P.onEpoch(reportOf(9, {{1, "sgemm", 78, 1.2, 1},
-                                      {3, "spmv", 54, 0.97, 0.6}}),
-                         Current));
+  EXPECT_FALSE(P.onEpoch(
+      reportOf(9, {{1, "sgemm", 78, 1.2, 1}, {3, "spmv", 54, 0.97, 0.6}}),
+      Current));
   EXPECT_EQ(P.classes().at(3), Class::Cache);
   EXPECT_EQ(P.mode(), "performance");
 
   // Another kernel set is classified from scratch...
-  EXPECT_TRUE(P.onEpoch(reportOf(11, {{1, "sgemm", 66, 1, 1},
-                                      {4, "stream_triad", 66, 1, 0.7}}),
-                        Current));
+  EXPECT_TRUE(P.onEpoch(
+      reportOf(11, {{1, "sgemm", 66, 1, 1}, {4, "stream_triad", 66, 1, 0.7}}),
+      Current));
   EXPECT_EQ(P.classes().at(4), Class::Memory);
   // ... and when sgemm and spmv run together again, even from an even
   // start, they are back on their partition without a classification.
-  const std::optional<policy::Plan> Again =
-      P.onEpoch(reportOf(13, {{5, "sgemm", 66, 1, 1},
-                              {6, "spmv", 66, 1, 0.6}}),
-                Current);
+  const std::optional<policy::Plan> Again = P.onEpoch(
+      reportOf(13, {{5, "sgemm", 66, 1, 1}, {6, "spmv", 66, 1, 0.6}}), Current);
   ASSERT_TRUE(Again);
   EXPECT_EQ(Again->kernels[0].sms, 78);
   EXPECT_EQ(Again->kernels[1].sms, 54);

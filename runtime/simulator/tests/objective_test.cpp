@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 using namespace smpart;
 using namespace smpart::sim;
 
@@ -81,6 +83,33 @@ TEST(SimObjective, OneSearchFindsTheBestStaticByEachObjective) {
   EXPECT_TRUE(Qos.met());
   for (std::size_t G : {0u, 1u})
     EXPECT_FALSE(better(evaluate(M, Best[G].result, Objective::Qos), Qos));
+}
+
+TEST(SimObjective, TheSearchKeepsTheBestOfEachSpace) {
+  // Compute + compute under re-launches: the best configuration shares
+  // SMs; the best SM partition is another one, and the better of the two
+  // spaces' bests is the overall best.
+  const Mix M = mix("cc_sgemm_conv");
+  RunOptions O;
+  O.noise = false;
+  O.relaunch = true;
+  const SearchResult Best = searchBestStatic(M, O);
+  ASSERT_TRUE(Best.spatial && Best.sharing);
+  EXPECT_FALSE(Best.spatial->config.sharing);
+  EXPECT_TRUE(Best.sharing->config.sharing);
+  const double Spatial = Best.spatial->result.metrics.stp;
+  const double Sharing = Best.sharing->result.metrics.stp;
+  EXPECT_DOUBLE_EQ(Best.result.metrics.stp, std::max(Spatial, Sharing));
+  EXPECT_EQ(Best.best.sharing, Sharing > Spatial);
+  // Each is at least every configuration of its space.
+  for (const StaticConfig &C : staticGrid(M)) {
+    RunOptions RO = O;
+    RO.spatial = !C.sharing;
+    const RunResult R = runMix(M, StaticPolicy(C), RO);
+    if (R.completed) {
+      EXPECT_LE(R.metrics.stp, C.sharing ? Sharing : Spatial) << C.describe();
+    }
+  }
 }
 
 } // namespace
