@@ -17,6 +17,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,13 @@ private:
   std::map<unsigned long long, double> BestRate;
   /// Measured private rate over the profile's, per kernel name.
   std::map<std::string, double> Kappa;
+  /// Base names of the kernel set, and the sets (sorted names) seen to
+  /// come back: a kernel launched again beside the same co-runners (a
+  /// program's loop). Such a co-run is judged by its throughput now, not
+  /// by the STP it would reach if it ran once.
+  std::vector<std::string> Names;
+  std::set<std::vector<std::string>> Recurring;
+  bool recurring() const;
   /// The kernels' knob changes, for the hysteresis bound.
   ChangeBudget Changes;
   unsigned Drops = 0;
