@@ -499,10 +499,17 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
 } // namespace detail
 
 Status init() {
-  detail::Runtime &r = detail::runtime();
-  std::lock_guard<std::mutex> lock(r.mu);
-  detail::DeviceCtx *ctx = nullptr;
-  return detail::deviceCtxLocked(r, ctx);
+  {
+    detail::Runtime &r = detail::runtime();
+    std::lock_guard<std::mutex> lock(r.mu);
+    detail::DeviceCtx *ctx = nullptr;
+    SMPART_RETURN_IF_ERROR(detail::deviceCtxLocked(r, ctx));
+  }
+  // What the first transformed launch would do: a program that then starts
+  // kernels of its own that wait for the host (a gate, a persistent
+  // server) has nothing of smpart left to load beside them.
+  detail::preloadBeforeLaunch(nullptr);
+  return Status();
 }
 
 Status getLastError() {

@@ -340,6 +340,10 @@ void setLaunchObserver(std::shared_ptr<LaunchObserver> observer);
 
 /// Checks that a GPU and driver are usable (done once per process; every
 /// launch does it too). Without a GPU it says so, naming the failing call.
+/// Then loads every kernel rewritten translation units registered, as the
+/// first transformed launch does: under CUDA's default lazy module loading
+/// a load may wait for every running kernel, so a program that runs
+/// kernels of its own that wait for the host calls init() before them.
 Status init();
 
 /// The failure of the last launch on this thread, then ok (like

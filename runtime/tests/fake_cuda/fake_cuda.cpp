@@ -82,6 +82,10 @@ struct Fake {
   std::map<const void *, fake_cuda::KernelMaker> kernels;
   std::vector<std::vector<unsigned>> probe_runs{{0, 1, 2, 3}};
   unsigned probes = 0;
+  /// Kernels cudaFuncGetAttributes was asked about (what loads a kernel
+  /// under lazy module loading); kept across reset(), like the runtime's
+  /// own record of what it loaded.
+  std::set<const void *> loaded;
   bool hold_probes = false;
   unsigned long long tickets = 0, capture_ids = 0;
   std::vector<std::pair<cudaHostFn_t, void *>> to_destroy;
@@ -312,6 +316,11 @@ unsigned probeLaunches() {
   return fake().probes;
 }
 
+bool loaded(const void *fn) {
+  FAKE_LOCK;
+  return fake().loaded.count(fn) != 0;
+}
+
 } // namespace fake_cuda
 
 extern "C" {
@@ -323,6 +332,15 @@ cudaError_t cudaGetDeviceCount(int *count) {
 
 cudaError_t cudaGetDevice(int *dev) {
   *dev = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
+                                  const void *fn) {
+  FAKE_LOCK;
+  fake().loaded.insert(fn);
+  *attr = cudaFuncAttributes{};
+  attr->maxThreadsPerBlock = 1024;
   return cudaSuccess;
 }
 

@@ -24,6 +24,7 @@
 //   kernel address; an unregistered kernel of 1024-thread CTAs is taken
 //   for libsmpart's SM-id probe, which sets the configured %smid bits.
 //   Kernels and probes can be held (not finished) until released.
+//   cudaFuncGetAttributes records the kernel as loaded (loaded()).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -59,5 +60,7 @@ void pump();
 bool allocationLive(const void *p);
 /// Probe kernels launched so far.
 unsigned probeLaunches();
+/// Whether cudaFuncGetAttributes loaded `fn` (lazy module loading).
+bool loaded(const void *fn);
 
 } // namespace fake_cuda

@@ -245,6 +245,19 @@ TEST_F(FakeRuntime, FirstLaunchLeavesAnotherThreadsCaptureIntact) {
 
 // The pool's device memory is never zeroed by a legacy-stream memset: a
 // slot's first launch copies the whole State, zero slot words included.
+TEST_F(FakeRuntime, InitLoadsRegisteredKernelsBeforeAnyLaunch) {
+  // Under lazy module loading a load may wait for every running kernel: a
+  // program that starts kernels of its own that wait for the host right
+  // after init() must find nothing of smpart left to load. (ctest runs
+  // each test in a process of its own: no transformed launch before.)
+  static const char kernel = 0;
+  ASSERT_TRUE(smpart::detail::registerKernel(&kernel, "registered"));
+  ASSERT_FALSE(fake_cuda::loaded(&kernel))
+      << "loaded at registration: this process launched before the test";
+  ASSERT_TRUE(smpart::init().ok());
+  EXPECT_TRUE(fake_cuda::loaded(&kernel));
+}
+
 TEST_F(FakeRuntime, FreshSlotStartsWithZeroSlotWords) {
   for (int i = 0; i < 3; ++i) {
     smpart::KernelHandle h = launch(stream_);
