@@ -70,10 +70,10 @@ static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl,
 }
 
 /// What the rewritten launch of recordOriginal<<<grid, block, 0, s>>> is.
-inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block,
-                                         cudaStream_t s, BlockRecord *rec,
-                                         float *out,
-                                         unsigned long long spin_ns) {
+static inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block,
+                                                cudaStream_t s,
+                                                BlockRecord *rec, float *out,
+                                                unsigned long long spin_ns) {
   return smpart::launch(
       {"recordOriginal", reinterpret_cast<const void *>(&recordRewritten)},
       grid, block, 0, s,

@@ -114,6 +114,8 @@ protected:
     T *p = nullptr;
     EXPECT_EQ(cudaMalloc(&p, n * sizeof(T)), cudaSuccess);
     EXPECT_EQ(cudaMemset(p, 0, n * sizeof(T)), cudaSuccess);
+    // The legacy stream is not ordered with the non-blocking streams.
+    EXPECT_EQ(smpart_test::syncStream(0), cudaSuccess);
     allocs_.push_back(p);
     return p;
   }
@@ -200,8 +202,10 @@ TEST_F(GpuQueue, ResumeIsNotBlockedBehindAKernelWaitingOnAnEvent) {
   const unsigned blocks = static_cast<unsigned>(sms_) * 32 * 40;
   BlockRecord *rec = deviceArray<BlockRecord>(blocks);
   float *out = deviceArray<float>(std::size_t(blocks) * 64);
+  // 200 us blocks, ~8 ms of work: most of it is left when the preemption
+  // lands, after the host calls below, so the resume has blocks to relaunch.
   smpart::KernelHandle h =
-      smpart_test::launchRecord(dim3(blocks), 64, a_, rec, out, 20000);
+      smpart_test::launchRecord(dim3(blocks), 64, a_, rec, out, 200000);
   CHECK_OK(h.status());
   ASSERT_TRUE(smpart_test::pollFor(smpart_test::kWaitSeconds, [&] {
     smpart::Progress p;
