@@ -546,6 +546,14 @@ int main(int argc, char **argv) {
     std::printf("error: %s\n", s.message().c_str());
     return 1;
   }
+  // The plans name real %smid values: wait (bounded) for the probe.
+  if (!smpart_test::pollFor(std::min(5.0, g_run.secondsLeft()), [&] {
+        return smpart::deviceInfo(info).ok() && info.sm_ids_probed &&
+               !info.sm_ids.empty();
+      })) {
+    std::printf("error: the SM-id probe did not answer within 5 s\n");
+    return 1;
+  }
   std::vector<App> apps = makeApps();
   if (ncuPass) { // one launch of each original, for ncu to measure
     for (const App &a : apps)

@@ -16,11 +16,11 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 ENTRY = re.compile(r"Compiling entry function '([^']+)' for")
 USED = re.compile(r"Used (\d+) registers(?:, used \d+ barriers)?(?:, (\d+) bytes smem)?")
 STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-TAIL_BYTES = 128 + 176  # smpart::kTailBytes (128 + sizeof(KnobImage))
 
 
 def parse_resource_usage(text):
@@ -48,6 +48,21 @@ def usage(nvcc, arch, root, wrapper):
     if out.returncode != 0:
         sys.exit(f"error: {' '.join(cmd)}\n{out.stderr}")
     return parse_resource_usage(out.stderr)
+
+
+def tail_bytes(nvcc, root):
+    """smpart::kTailBytes, the dynamic shared memory the runtime adds per
+    CTA, from the header itself (its size follows the knob image's)."""
+    with tempfile.TemporaryDirectory() as d:
+        src = pathlib.Path(d) / "tail.cu"
+        src.write_text('#include "smpart/control.hpp"\n#include <cstdio>\n'
+                       'int main() { std::printf("%u", smpart::kTailBytes); }\n')
+        cmd = [nvcc, "-std=c++17", "-I", str(root / "runtime/include"), "-o", f"{d}/tail", str(src)]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"error: {' '.join(cmd)}\n{out.stderr}")
+        return int(subprocess.run([f"{d}/tail"], capture_output=True, text=True,
+                                  check=True).stdout)
 
 
 def demangle(names):
@@ -85,7 +100,11 @@ def main():
         (orig if i % 2 == 0 else xf).update(r)
     names = demangle(list(orig) + list(xf))
     o_by = {key(names[n]): v for n, v in orig.items()}
-    x_by = {key(names[n]): v for n, v in xf.items()}
+    # The rewritten file keeps the original kernel too (launched when
+    # SMPART_DISABLE=1 or the rewritten launch is refused): only the kernels
+    # that take the LaunchControl are the rewritten ones.
+    x_by = {key(names[n]): v for n, v in xf.items()
+            if "smpart::LaunchControl" in names[n]}
     print(f"{'kernel':58} {'regs':>9} {'smem (static)':>14} {'stack':>9} {'spill':>9}")
     deltas = []
     for k in sorted(x_by):
@@ -99,7 +118,8 @@ def main():
         print(f"{len(deltas)} kernels: register delta min {min(deltas)}, "
               f"median {sorted(deltas)[len(deltas) // 2]}, max {max(deltas)}; "
               f"static shared memory added: 0 by construction; dynamic shared memory "
-              f"added per CTA: {TAIL_BYTES} bytes (+ padding of the user's size to 16)")
+              f"added per CTA: {tail_bytes(args.nvcc, root)} bytes (+ padding of the user's "
+              f"size to 16)")
 
 
 if __name__ == "__main__":
