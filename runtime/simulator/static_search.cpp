@@ -3,7 +3,6 @@
 #include "smpart/policy/curves.hpp"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -243,8 +242,6 @@ searchBestStatics(const Mix &M, const RunOptions &O,
   std::vector<SearchResult> Best(Goals.size());
   std::vector<ObjectiveValue> Score(Goals.size());
   std::vector<bool> Any(Goals.size(), false);
-  // By space (0: SM partitions, 1: shared SMs), per goal.
-  std::vector<std::array<ObjectiveValue, 2>> SpaceScore(Goals.size());
   std::size_t Evaluated = 0;
   for (const StaticConfig &C : staticGrid(M)) {
     StaticPolicy P(C);
@@ -266,11 +263,8 @@ searchBestStatics(const Mix &M, const RunOptions &O,
       }
       std::optional<StaticRun> &Space =
           C.sharing ? Best[G].sharing : Best[G].spatial;
-      ObjectiveValue &SpaceBest = SpaceScore[G][C.sharing ? 1 : 0];
-      if (!Space || better(V, SpaceBest)) {
+      if (!Space || better(V, evaluate(M, Space->result, Goals[G])))
         Space = StaticRun{C, R};
-        SpaceBest = V;
-      }
     }
   }
   for (SearchResult &B : Best)

@@ -1,6 +1,7 @@
 // Plain priority mode (priority_policy.hpp; controller README,
 // "Latency-critical co-location").
 #include "priority_policy.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/policy/curves.hpp"
 #include "smpart/policy/policy.hpp"
@@ -13,9 +14,6 @@ using policy::KernelDecision;
 using policy::Plan;
 
 namespace {
-std::string baseName(const std::string &Name) {
-  return Name.substr(0, Name.find('#'));
-}
 const policy::KernelProfile *profileIn(const policy::ProfileSet &Set,
                                        const std::string &Name) {
   const std::string Base = baseName(Name);

@@ -11,12 +11,18 @@
 
 namespace smpart::online {
 
+/// The kernel a report or plan name stands for: "name#instance" names one
+/// launch of kernel "name" (the controller's policyInput()).
+inline std::string baseName(const std::string &Name) {
+  return Name.substr(0, Name.find('#'));
+}
+
 /// The profile of report kernel \p Name ("name#instance" names one launch
 /// of the profiled kernel) if it has an SM curve, which every online
 /// model needs; nullptr otherwise (the kernel keeps what it was given).
 inline const policy::KernelProfile *
 profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
-  const std::string Base = Name.substr(0, Name.find('#'));
+  const std::string Base = baseName(Name);
   for (const policy::KernelProfile &K : Profiles.kernels)
     if (K.name == Base && !K.by_sms.empty())
       return &K;

@@ -261,26 +261,20 @@ bool TlpDynamicPolicy::allowed(const EpochReport &R,
   return true;
 }
 
-bool TlpDynamicPolicy::recurring() const {
-  std::vector<std::string> Key = Names;
-  std::sort(Key.begin(), Key.end());
-  return Recurring.count(Key) > 0;
-}
-
 void TlpDynamicPolicy::reset(const EpochReport &R) {
   std::vector<std::string> Now;
   bool Again = false;
   for (const EpochSample &S : R.kernels) {
-    Now.push_back(S.name.substr(0, S.name.find('#')));
+    Now.push_back(baseName(S.name));
     Again = Again ||
             (!Arrived.count(S.id) &&
              std::find(Names.begin(), Names.end(), Now.back()) != Names.end());
   }
   Names = Now;
-  if (Again) {
-    std::sort(Now.begin(), Now.end());
+  std::sort(Now.begin(), Now.end());
+  if (Again)
     Recurring.insert(Now);
-  }
+  Recurs = Recurring.count(Now) > 0;
   Ids.clear();
   for (const EpochSample &S : R.kernels) {
     Ids.push_back(S.id);
@@ -389,7 +383,7 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
     LdstAlone += M;
     Measured[I] = {S.ctas_per_sm, S.bypass_ctas_per_sm};
   }
-  const double J = recurring() ? Sp + Ldst : projectedStp(R);
+  const double J = Recurs ? Sp + Ldst : projectedStp(R);
   if (!(J > 0))
     return std::nullopt;
   auto Name = [&](std::size_t I) { return R.kernels[I].name.c_str(); };

@@ -131,11 +131,12 @@ private:
   std::map<std::string, double> Kappa;
   /// Base names of the kernel set, and the sets (sorted names) seen to
   /// come back: a kernel launched again beside the same co-runners (a
-  /// program's loop). Such a co-run is judged by its throughput now, not
-  /// by the STP it would reach if it ran once.
+  /// program's loop). Such a co-run (Recurs: the current set is one) is
+  /// judged by its throughput now, not by the STP it would reach if it ran
+  /// once.
   std::vector<std::string> Names;
   std::set<std::vector<std::string>> Recurring;
-  bool recurring() const;
+  bool Recurs = false;
   /// The kernels' knob changes, for the hysteresis bound.
   ChangeBudget Changes;
   unsigned Drops = 0;
