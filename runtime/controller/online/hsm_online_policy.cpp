@@ -194,6 +194,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     Ids = std::move(Now);
     Converged.reset();
     Expected.reset();
+    QosBracket = {};
     // The event's re-plan ended a calibration epoch early: it measured
     // nothing, and the kernel may be measured in a later one.
     Probing.reset();
@@ -445,47 +446,91 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       }
   if (High) {
     const std::size_t H = *High;
-    const double Target = Prof[H]->np_target.value_or(Opts.qos_target);
+    const double Goal = Prof[H]->np_target.value_or(Opts.qos_target);
+    // The target is on the kernel's NP over its whole run: after epochs
+    // below it, the rest must run above it (SiM's remaining time: blocks
+    // left at the private rate, against the time left within the goal).
+    double Target = Goal;
+    const EpochSample &Hi = R.kernels[H];
+    if (const std::optional<double> At = arrivalOf(Hi);
+        At && Hi.rate > 0 && Np[H] > 0 && Hi.done < Hi.total) {
+      const double Private = Hi.rate / Np[H];
+      const double Left = static_cast<double>(Hi.total - Hi.done) / Private;
+      const double Within = static_cast<double>(Hi.total) / Private / Goal -
+                            (R.end_us - *At);
+      Target = Within > 0 ? std::clamp(Left / Within, Goal, 1.0) : 1.0;
+    }
     Level = Np[H];
+    const bool Short = Np[H] < Target;
+    const bool Over = Np[H] > Target + Opts.qos_slack;
+    Bracket &B = QosBracket;
     if (Expected) {
       const auto [Before, Predicted] = *Expected;
       Expected.reset();
-      if (Level < Before + 0.5 * (Predicted - Before))
-        return Settle();
+      if (Level < Before + 0.5 * (Predicted - Before)) {
+        // The model cannot see further. Met anyway: done. Short: the
+        // paper's check repeats every epoch, so the SMs go on moving, by
+        // measurement now.
+        if (!Short)
+          return Settle();
+        B.measured = true;
+      }
     }
     if (Converged && Level >= std::min(Band, Target) - Opts.min_gain)
       return std::nullopt;
-    const bool Short = Np[H] < Target;
-    const bool Over = Np[H] > Target + Opts.qos_slack;
+    if (Short)
+      B.short_at = std::max(B.short_at, Sms[H]);
+    else if (B.met_at == 0 || Sms[H] < B.met_at)
+      B.met_at = Sms[H];
     std::vector<std::size_t> Low;
     for (std::size_t I : Opt)
       if (I != H)
         Low.push_back(I);
+    const int Max = Free - static_cast<int>(Low.size());
     int Hs = Sms[H];
-    if (Short || Over) {
-      // The fewest SMs predicted to reach the target, marginally above.
-      const int Max = Free - static_cast<int>(Low.size());
-      Hs = Max;
-      for (int S = 1; S <= Max; ++S)
-        if (Predict(H, S) >= Target * (1 + Opts.min_gain)) {
-          Hs = S;
-          break;
-        }
+    if (B.measured) {
+      // Bisect between the most SMs measured short and the fewest measured
+      // at target (with none at target yet: all the others hold but one
+      // SM each), each step measured before the next.
+      const int Top = B.met_at > B.short_at ? B.met_at : Max;
+      if (Short || Over)
+        Hs = Top - B.short_at > 4 ? (B.short_at + Top + 1) / 2 : Top;
+      if (Hs == Sms[H])
+        return Settle();
+      Next[H] = Hs;
+      Distribute(Low, Free - Hs, false, Next);
+      Why = policy::formatNote(
+          "%s: %s NP %.3f %s target %.2f on %d SMs, beyond the model: "
+          "measured step to %d SMs (short at %d, met at %d)",
+          std::string(name()).c_str(), R.kernels[H].name.c_str(), Np[H],
+          Short ? "below" : Over ? "above" : "at", Target, Sms[H], Hs,
+          B.short_at, B.met_at);
+    } else {
+      if (Short || Over) {
+        // The fewest SMs predicted to reach the target, marginally above.
+        Hs = Max;
+        for (int S = 1; S <= Max; ++S)
+          if (Predict(H, S) >= Target * (1 + Opts.min_gain)) {
+            Hs = S;
+            break;
+          }
+      }
+      Next[H] = Hs;
+      Distribute(Low, Free - Hs, false, Next);
+      const bool StpGain =
+          Stp(Next, H) > Stp(Sms, H) * (1 + Opts.min_gain) && !Short;
+      if (!Short && !Over && !StpGain)
+        return Settle();
+      if (Short)
+        Expect = std::make_pair(Np[H], Predict(H, Hs));
+      Why = policy::formatNote("%s: %s NP %.3f %s target %.2f; %d SMs for it",
+                               std::string(name()).c_str(),
+                               R.kernels[H].name.c_str(), Np[H],
+                               Short  ? "below"
+                               : Over ? "above"
+                                      : "at",
+                               Target, Hs);
     }
-    Next[H] = Hs;
-    Distribute(Low, Free - Hs, false, Next);
-    const bool StpGain =
-        Stp(Next, H) > Stp(Sms, H) * (1 + Opts.min_gain) && !Short;
-    if (!Short && !Over && !StpGain) {
-      return Settle();
-    }
-    if (Short)
-      Expect = std::make_pair(Np[H], Predict(H, Hs));
-    Why = Short ? "below" : Over ? "above" : "at";
-    Why = policy::formatNote("%s: %s NP %.3f %s target %.2f; %d SMs for it",
-                             std::string(name()).c_str(),
-                             R.kernels[H].name.c_str(), Np[H], Why.c_str(),
-                             Target, Hs);
   } else if (Opts.qos) {
     // No high-priority kernel runs (it left, or none arrived): every SM is
     // "the remaining resources", given for the largest predicted sum of NP.

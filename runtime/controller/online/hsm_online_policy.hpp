@@ -117,6 +117,15 @@ private:
   /// The objective when the kernel set converged: once converged, only a
   /// measured drop below it by min_gain starts a new step (hysteresis).
   double Band = 0;
+  /// HSM-QoS once the model's step failed to lift a high-priority kernel
+  /// short of its target (its curve does not see what holds it back, e.g.
+  /// a co-runner's bandwidth): the SMs it was measured short and at target
+  /// on, which measured steps bisect instead (README, "Online HSM").
+  struct Bracket {
+    bool measured = false;
+    int short_at = 0; ///< the most SMs measured short (0: none)
+    int met_at = 0;   ///< the fewest SMs measured at target (0: none)
+  } QosBracket;
   policy::Plan Resume;
   /// The last epoch in which every kernel co-ran steadily: what a decision
   /// after calibration epochs measures the resumed allocation by.
