@@ -448,18 +448,25 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     const std::size_t H = *High;
     const double Goal = Prof[H]->np_target.value_or(Opts.qos_target);
     // The target is on the kernel's NP over its whole run: after epochs
-    // below it, the rest must run above it (SiM's remaining time: blocks
-    // left at the private rate, against the time left within the goal).
+    // below it the rest must run above it, after epochs above it (alone
+    // before its co-runners came) the rest may run below it. SiM's
+    // remaining time: blocks left at the private rate, against the time
+    // left within the goal.
     double Target = Goal;
     const EpochSample &Hi = R.kernels[H];
     if (const std::optional<double> At = arrivalOf(Hi);
         At && Hi.rate > 0 && Np[H] > 0 && Hi.done < Hi.total) {
       const double Private = Hi.rate / Np[H];
       const double Left = static_cast<double>(Hi.total - Hi.done) / Private;
-      const double Within = static_cast<double>(Hi.total) / Private / Goal -
-                            (R.end_us - *At);
-      Target = Within > 0 ? std::clamp(Left / Within, Goal, 1.0) : 1.0;
+      const double Within =
+          static_cast<double>(Hi.total) / Private / Goal - (R.end_us - *At);
+      Target = Within > 0 ? std::clamp(Left / Within, 0.05, 1.0) : 1.0;
     }
+    const std::string Aim =
+        std::abs(Target - Goal) < 0.005
+            ? policy::formatNote("target %.2f", Goal)
+            : policy::formatNote("target %.2f (%.2f for the rest of its run)",
+                                 Goal, Target);
     Level = Np[H];
     const bool Short = Np[H] < Target;
     const bool Over = Np[H] > Target + Opts.qos_slack;
@@ -500,11 +507,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       Next[H] = Hs;
       Distribute(Low, Free - Hs, false, Next);
       Why = policy::formatNote(
-          "%s: %s NP %.3f %s target %.2f on %d SMs, beyond the model: "
-          "measured step to %d SMs (short at %d, met at %d)",
+          "%s: %s NP %.3f %s %s on %d SMs, beyond the model: measured step "
+          "to %d SMs (short at %d, met at %d)",
           std::string(name()).c_str(), R.kernels[H].name.c_str(), Np[H],
-          Short ? "below" : Over ? "above" : "at", Target, Sms[H], Hs,
-          B.short_at, B.met_at);
+          Short  ? "below"
+          : Over ? "above"
+                 : "at",
+          Aim.c_str(), Sms[H], Hs, B.short_at, B.met_at);
     } else {
       if (Short || Over) {
         // The fewest SMs predicted to reach the target, marginally above.
@@ -523,13 +532,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
         return Settle();
       if (Short)
         Expect = std::make_pair(Np[H], Predict(H, Hs));
-      Why = policy::formatNote("%s: %s NP %.3f %s target %.2f; %d SMs for it",
+      Why = policy::formatNote("%s: %s NP %.3f %s %s; %d SMs for it",
                                std::string(name()).c_str(),
                                R.kernels[H].name.c_str(), Np[H],
                                Short  ? "below"
                                : Over ? "above"
                                       : "at",
-                               Target, Hs);
+                               Aim.c_str(), Hs);
     }
   } else if (Opts.qos) {
     // No high-priority kernel runs (it left, or none arrived): every SM is

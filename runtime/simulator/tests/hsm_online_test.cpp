@@ -230,6 +230,26 @@ TEST(HsmOnline, QosMeetsTheTargetByMeasuredStepsWhereTheModelFails) {
     }
 }
 
+TEST(HsmOnline, QosAimsAtTheTargetOverTheWholeRun) {
+  // arrival_sgemm_stream: sgemm (high priority, np_target 0.8) runs alone
+  // for 4 ms before stream_triad arrives. Ahead of its target, it needs
+  // less than 0.8 from then on: the rest goes to stream_triad, which gets
+  // more than under the offline hsm-qos, and sgemm still meets 0.8.
+  const Mix M = mix("arrival_sgemm_stream");
+  const OnlineRun R = runOnline(M, true);
+  const RunResult Offline = runPolicy(M, "hsm-qos");
+  ASSERT_TRUE(R.result.completed);
+  ASSERT_TRUE(Offline.completed);
+  auto Np = [](const RunResult &X, const char *Name) {
+    for (const KernelResult &K : X.kernels)
+      if (K.name == Name)
+        return K.np;
+    return 0.0;
+  };
+  EXPECT_GE(Np(R.result, "sgemm"), 0.8);
+  EXPECT_GT(Np(R.result, "stream_triad"), 1.03 * Np(Offline, "stream_triad"));
+}
+
 TEST(HsmOnline, QosGivesEverySmForStpOnceNoHighPriorityKernelRuns) {
   // 3 kernels: sgemm (high priority) finishes first; HSM-QoS's remaining
   // resources, now every SM, go for the largest sum of NP, not fairness.
