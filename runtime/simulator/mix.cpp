@@ -3,6 +3,7 @@
 #include "smpart/policy/profile_loader.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -122,6 +123,9 @@ void misprofile(Mix &M, double Error) {
       K.metrics.bw_util = std::clamp(*K.metrics.bw_util * Bw, 0.0, 1.0);
     if (K.shared && K.shared->bw_util)
       K.shared->bw_util = std::clamp(*K.shared->bw_util * Bw, 0.0, 1.0);
+    if (K.metrics.opt_ctas_per_sm)
+      K.metrics.opt_ctas_per_sm = std::max(
+          1, static_cast<int>(std::lround(*K.metrics.opt_ctas_per_sm * Time)));
     Sign = -Sign;
   }
 }

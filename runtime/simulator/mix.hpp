@@ -40,10 +40,12 @@ Mix loadMix(const std::string &Path);
 
 /// Makes the controller's profiles wrong by \p Error (0.3: 30 %) while the
 /// model keeps the truth: kernel i of the controller's set (alternating
-/// sign s = +1, -1, ...) has every isolated time scaled by 1 + s x Error and
+/// sign s = +1, -1, ...) has every isolated time scaled by 1 + s x Error,
 /// its bandwidth figures (metrics.bw_util, shared.bw_util) by 1 - s x Error
-/// (clamped to [0, 1]), so the kernels' relative speeds and their memory
-/// intensity both mislead the policies.
+/// (clamped to [0, 1]) and its best CTAs per SM (metrics.opt_ctas_per_sm,
+/// TLP's opt) by 1 + s x Error (rounded, at least 1), so the kernels'
+/// relative speeds, their memory intensity and the TLP they want all
+/// mislead the policies.
 void misprofile(Mix &M, double Error);
 
 } // namespace smpart::sim
