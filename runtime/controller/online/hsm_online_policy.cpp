@@ -453,13 +453,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     // remaining time: blocks left at the private rate, against the time
     // left within the goal.
     double Target = Goal;
-    const EpochSample &Hi = R.kernels[H];
-    if (const std::optional<double> At = arrivalOf(Hi);
-        At && Hi.rate > 0 && Np[H] > 0 && Hi.done < Hi.total) {
-      const double Private = Hi.rate / Np[H];
-      const double Left = static_cast<double>(Hi.total - Hi.done) / Private;
+    const EpochSample &Hp = R.kernels[H];
+    if (const std::optional<double> At = arrivalOf(Hp);
+        At && Hp.rate > 0 && Np[H] > 0 && Hp.done < Hp.total) {
+      const double Private = Hp.rate / Np[H];
+      const double Left = static_cast<double>(Hp.total - Hp.done) / Private;
       const double Within =
-          static_cast<double>(Hi.total) / Private / Goal - (R.end_us - *At);
+          static_cast<double>(Hp.total) / Private / Goal - (R.end_us - *At);
       Target = Within > 0 ? std::clamp(Left / Within, 0.05, 1.0) : 1.0;
     }
     const std::string Aim =
