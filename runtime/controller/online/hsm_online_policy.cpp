@@ -462,11 +462,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
           static_cast<double>(Hp.total) / Private / Goal - (R.end_us - *At);
       Target = Within > 0 ? std::clamp(Left / Within, 0.05, 1.0) : 1.0;
     }
-    const std::string Aim =
-        std::abs(Target - Goal) < 0.005
-            ? policy::formatNote("target %.2f", Goal)
-            : policy::formatNote("target %.2f (%.2f for the rest of its run)",
-                                 Goal, Target);
+    auto Aim = [&] {
+      return std::abs(Target - Goal) < 0.005
+                 ? policy::formatNote("target %.2f", Goal)
+                 : policy::formatNote(
+                       "target %.2f (%.2f for the rest of its run)", Goal,
+                       Target);
+    };
     Level = Np[H];
     const bool Short = Np[H] < Target;
     const bool Over = Np[H] > Target + Opts.qos_slack;
@@ -513,7 +515,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
           Short  ? "below"
           : Over ? "above"
                  : "at",
-          Aim.c_str(), Sms[H], Hs, B.short_at, B.met_at);
+          Aim().c_str(), Sms[H], Hs, B.short_at, B.met_at);
     } else {
       if (Short || Over) {
         // The fewest SMs predicted to reach the target, marginally above.
@@ -538,7 +540,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
                                Short  ? "below"
                                : Over ? "above"
                                       : "at",
-                               Aim.c_str(), Hs);
+                               Aim().c_str(), Hs);
     }
   } else if (Opts.qos) {
     // No high-priority kernel runs (it left, or none arrived): every SM is
