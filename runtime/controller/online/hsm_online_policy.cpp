@@ -207,6 +207,8 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
              ? Seen.erase(It)
              : std::next(It);
+  for (const EpochSample &S : R.kernels)
+    arrivalOf(S); // estimated at its first steady epoch, alone or not
   if (K < 2 && !Probing)
     return std::nullopt;
   const unsigned N = Current.num_sms > 0
@@ -487,10 +489,18 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     }
     if (Converged && Level >= std::min(Band, Target) - Opts.min_gain)
       return std::nullopt;
-    if (Short)
-      B.short_at = std::max(B.short_at, Sms[H]);
-    else if (B.met_at == 0 || Sms[H] < B.met_at)
-      B.met_at = Sms[H];
+    // The newest measurement wins: the target moves from epoch to epoch,
+    // so an older end of the bracket may no longer hold.
+    if (Short) {
+      B.short_at = Sms[H];
+      if (B.met_at <= Sms[H])
+        B.met_at = 0;
+    } else {
+      if (B.met_at == 0 || Sms[H] < B.met_at || B.met_at <= B.short_at)
+        B.met_at = Sms[H];
+      if (B.short_at >= Sms[H])
+        B.short_at = 0;
+    }
     std::vector<std::size_t> Low;
     for (std::size_t I : Opt)
       if (I != H)
@@ -504,8 +514,9 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       const int Top = B.met_at > B.short_at ? B.met_at : Max;
       if (Short || Over)
         Hs = Top - B.short_at > 4 ? (B.short_at + Top + 1) / 2 : Top;
+      Hs = std::clamp(Hs, 1, Max);
       if (Hs == Sms[H])
-        return Settle();
+        return Settle(); // met, or short with every SM it can have
       Next[H] = Hs;
       Distribute(Low, Free - Hs, false, Next);
       Why = policy::formatNote(
@@ -597,9 +608,10 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
   int Moved = 0;
   for (std::size_t I = 0; I < K; ++I)
     Moved += std::abs(Next[I] - Sms[I]);
-  if (Moved < 4) { // two SMs each way: within the noise of one epoch
+  // Two SMs each way are within the noise of one epoch; a measured step
+  // of HSM-QoS is taken anyway (it ends the bisection).
+  if (Moved < 4 && !QosBracket.measured)
     return Settle();
-  }
   if (!allowed(R, Next))
     return std::nullopt;
 
