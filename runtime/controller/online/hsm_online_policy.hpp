@@ -123,8 +123,8 @@ private:
   /// on, which measured steps bisect instead (README, "Online HSM").
   struct Bracket {
     bool measured = false;
-    int short_at = 0; ///< the most SMs measured short (0: none)
-    int met_at = 0;   ///< the fewest SMs measured at target (0: none)
+    int short_at = 0; ///< SMs it was last measured short on (0: none)
+    int met_at = 0;   ///< the fewest SMs measured at target since (0: none)
   } QosBracket;
   policy::Plan Resume;
   /// The last epoch in which every kernel co-ran steadily: what a decision
