@@ -258,28 +258,32 @@ TEST(SimCoRun, NoiseIsSeeded) {
   EXPECT_NE(runMix(M, P, Quiet).metrics.stp, A.metrics.stp);
 }
 
+// Offline and online, run once and under the papers' re-launches: a plan
+// that serialises kernels (priority, power-aware's rounds) must not turn
+// re-launches into a run that never ends.
 TEST(SimCoRun, ControllerInvariantsHoldUnderEveryPolicyAndMix) {
   unsigned long long Deferred = 0;
-  for (const char *Name : AllMixes) {
-    Mix M = mix(Name);
-    for (const policy::Policy *P : policy::allPolicies()) {
-      RunOptions O;
-      O.spatial = isSpatialPolicy(P->name());
-      const RunResult R = runMix(M, *P, O);
-      const std::string What =
-          std::string(Name) + " under " + std::string(P->name());
-      EXPECT_TRUE(R.completed) << What;
-      EXPECT_EQ(R.shared_sm_steps, 0u) << What;
-      EXPECT_EQ(R.exactly_once_violations, 0u) << What;
-      EXPECT_EQ(R.kernels.size(), M.launches.size()) << What;
-      for (const KernelResult &K : R.kernels) {
-        EXPECT_GT(K.np, 0) << What << " " << K.name;
-        EXPECT_LE(K.np, 1.05) << What << " " << K.name;
+  for (const char *Name : AllMixes)
+    for (const std::string &Policy : policyNames())
+      for (bool Relaunch : {false, true}) {
+        const Mix M = mix(Name);
+        RunOptions O;
+        O.spatial = isSpatialPolicy(Policy);
+        O.relaunch = Relaunch;
+        const RunResult R = runPolicy(M, Policy, O);
+        const std::string What = std::string(Name) + " under " + Policy +
+                                 (Relaunch ? " with re-launches" : "");
+        EXPECT_TRUE(R.completed) << What;
+        EXPECT_EQ(R.shared_sm_steps, 0u) << What;
+        EXPECT_EQ(R.exactly_once_violations, 0u) << What;
+        EXPECT_EQ(R.kernels.size(), M.launches.size()) << What;
+        for (const KernelResult &K : R.kernels) {
+          EXPECT_GT(K.np, 0) << What << " " << K.name;
+          EXPECT_LE(K.np, 1.05) << What << " " << K.name;
+        }
+        EXPECT_GT(R.epochs, 0u) << What;
+        Deferred += R.deferred_grants;
       }
-      EXPECT_GT(R.epochs, 0u) << What;
-      Deferred += R.deferred_grants;
-    }
-  }
   // SMs moved between running kernels waited for acknowledgements.
   EXPECT_GT(Deferred, 0u);
 }
