@@ -979,6 +979,7 @@ int main() {
     clock_c = calibrate(s);
     printCalibration(fig_c, clock_c, clock_b);
   }
+  unsigned long long strong_fetches = 0;
   for (int t = 0; run_c && t < 100 && g_hung.empty(); ++t) {
     smpart::KernelHandle h = smpart_test::launchRecord(
         dim3(lat_blocks), threads, s, rec, out, block_ns);
@@ -1026,6 +1027,8 @@ int main() {
            st.cudaError() == cudaErrorTimeout);
       break;
     }
+    if (h.progress(p).ok())
+      strong_fetches += p.strong_fetches;
   }
   if (conf.size() == 100 && !first_leave.empty())
     std::printf(
@@ -1036,6 +1039,11 @@ int main() {
         percentile(first_leave, 0.5), percentile(first_leave, 0.99), half, sms,
         percentile(conf, 0.5), percentile(conf, 0.99),
         info.sm_ids_probed ? "yes" : "no");
+  if (conf.size() == 100)
+    std::printf("(c) knob copies read again at system scope (the fast, weak "
+                "copy was stale or torn): %llu in 200 knob changes; many "
+                "means this GPU caches host memory\n",
+                strong_fetches);
   if (conf.size() == 100 && !acked_dev.empty())
     std::printf(
         "(c') acknowledgement, device clock (setSmMask() call to the device's "

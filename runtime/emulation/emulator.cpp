@@ -108,6 +108,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
       break;
   }
   report.stalls = m.notices.stalls;
+  report.strong_fetches = m.notices.strong_fetches;
   report.resident_at_end = static_cast<unsigned>(m.resident.size());
   report.taken_at_end = m.state.next_block;
   report.outside_blocks = m.outside;
@@ -157,6 +158,22 @@ void step() {
   em::Cta &c = *em::g_m->cta;
   c.resident_seen[0] = c.resident_seen[1];
   c.resident_seen[1] = em::g_m->state.resident_ctas;
+}
+
+void fetchHostImageWeak(const KnobImage *src, unsigned long long *stage) {
+  em::Machine &m = *em::g_m;
+  if (m.cfg.cached_host_reads && !m.cached_image) {
+    m.cached_image.emplace();
+    for (unsigned w = 0; w < kKnobImageWords; ++w)
+      m.cached_image->word[w] = src->word[w];
+  }
+  // Vector by vector, so that a host write may land between two of them.
+  const KnobImage *from = m.cached_image ? &*m.cached_image : src;
+  for (unsigned w = 0; w < kKnobImageWords; w += 2) {
+    step();
+    stage[w] = from->word[w];
+    stage[w + 1] = from->word[w + 1];
+  }
 }
 
 unsigned long long globalTimerNs() { return em::g_m->clock_ns; }

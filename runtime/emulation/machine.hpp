@@ -29,6 +29,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -125,6 +126,8 @@ struct Machine {
   /// A host knob write is half done: the image's words from here on still
   /// carry the previous set.
   unsigned write_from = kKnobImageWords;
+  /// What weak reads of `image` return under Config::cached_host_reads.
+  std::optional<KnobImage> cached_image;
   State state{};
   Notices notices{};
   LaunchControl ctl{};

@@ -287,6 +287,7 @@ Status KernelHandle::progress(Progress &out) const {
   out.started = n.started != 0 || out.finished;
   out.parked = !out.finished && n.parked != 0;
   out.stalls = n.stalls;
+  out.strong_fetches = n.strong_fetches;
   return Status();
 }
 

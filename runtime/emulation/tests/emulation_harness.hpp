@@ -53,6 +53,7 @@ inline Config configFor(std::uint64_t seed) {
     c.num_sms = 2 + static_cast<unsigned>((seed / 4) % 7);
     c.id_span = 264;
   }
+  c.cached_host_reads = seed % 5 == 2;
   return c;
 }
 

@@ -215,6 +215,29 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
             static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z);
 }
 
+// A GPU may serve the protocol's fast copy of the host knobs (cp.async, a
+// weak read) from a cached line of host memory. With every such copy
+// stale, the system-scope read of the image's epoch beside it still sees
+// the preemption, and only the anchor is left as above.
+TEST(EmulationProperty, PreemptionReachesAKernelWhoseFastKnobReadsAreStale) {
+  Smooth3d s;
+  KernelCase k = s.make();
+  smpart::emu::Config cfg;
+  cfg.chaos = false;
+  cfg.settle = false;
+  cfg.cached_host_reads = true;
+  cfg.num_sms = 3;
+  cfg.occupancy = 2;
+  cfg.script = {{30, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
+  k.reset();
+  smpart::emu::Report r =
+      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
+  EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
+  EXPECT_GE(r.strong_fetches, 1u);
+}
+
 // The checker is not vacuous: a "rewritten" kernel that ignores the
 // protocol (runs the original body with physical indices) is caught.
 TEST(EmulationProperty, CatchesAKernelThatIgnoresTheProtocol) {

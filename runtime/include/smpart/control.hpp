@@ -97,6 +97,9 @@ struct alignas(128) DeviceKnobs {
   /// The set published under `epoch`, written before `epoch` moves, as
   /// the host's image (stamped words) so that it can be checked whole.
   KnobImage copy;
+  /// Polls whose fast copy of the host's image was stale or torn and that
+  /// read it again at system scope (Notices::strong_fetches).
+  std::uint32_t strong_fetches;
 };
 static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 
@@ -147,7 +150,9 @@ struct Notices {
   std::uint32_t resident_ctas; ///< mirror of State::resident_ctas
   std::uint32_t started;       ///< nonzero once a CTA of the launch ran
   std::uint32_t acked_epoch;   ///< see above; 0 until the first acknowledgement
-  std::uint32_t reserved;
+  /// Mirror of DeviceKnobs::strong_fetches: how often the fast copy of the
+  /// knobs (cp.async, a weak read) missed a host write. For benchmarks.
+  std::uint32_t strong_fetches;
   /// %globaltimer when acked_epoch was written (written before it): the
   /// device-clock end of a knob change, and of a preemption (a preempt
   /// epoch is acknowledged once no CTA holds a slot, i.e. every CTA but

@@ -87,6 +87,10 @@ struct Progress {
   bool finished = false;      ///< every logical block is done
   bool parked = false;        ///< only the anchor CTA is left, waiting for work
   unsigned stalls = 0;        ///< times the anchor ran outside its allocation
+  /// Knob changes the device's fast copy of the host knobs (a weak read)
+  /// missed and read again at system scope; more than a few means this
+  /// GPU caches host memory and every knob change costs a round trip more.
+  unsigned strong_fetches = 0;
 };
 
 /// The GPU a kernel was launched on, as the runtime sized it.

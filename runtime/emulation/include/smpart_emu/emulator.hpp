@@ -48,6 +48,11 @@ struct Config {
   bool chaos = true;       ///< turn knobs / preempt / grow at random
   double knob_rate = 0.15; ///< chance of a knob action per step
   std::size_t dynamic_smem = 0;
+  /// The protocol's fast copy of the host knobs (a weak read, cp.async on a
+  /// GPU) returns the image as it first read it, for ever, as on a GPU
+  /// that keeps a line of system memory in a cache: only its system-scope
+  /// reads see host writes.
+  bool cached_host_reads = false;
 };
 
 struct Report {
@@ -59,6 +64,7 @@ struct Report {
                      mask_changes = 0, ctas = 0, tagged_loads = 0, loads = 0,
                      chunks = 0, stalls = 0, outside_blocks = 0,
                      bypass_checks = 0; ///< settled-SM tag counts checked
+  unsigned strong_fetches = 0;          ///< Notices::strong_fetches at the end
 };
 
 /// Runs the original kernel: each CTA of `grid` in order, its threads as

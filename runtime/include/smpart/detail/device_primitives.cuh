@@ -151,13 +151,13 @@ __device__ __forceinline__ unsigned valueOf(unsigned long long w) {
 }
 
 /// Copies the host's knob image (host-mapped) into `stage` in shared
-/// memory: independent 16-byte asynchronous copies, all in flight at once,
-/// so the whole image costs one PCIe round trip and no registers (holding
-/// 22 words in registers would raise every kernel's register count).
-/// cp.async.cg does not allocate in L1, and the GPU does not cache system
-/// memory in L2, so each poll reads what the host wrote.
-__device__ __forceinline__ void fetchHostImage(const KnobImage *src,
-                                               unsigned long long *stage) {
+/// memory with system-scope 8-byte loads, each word stored as it arrives:
+/// a round trip per word, but every one sees what the host wrote (the
+/// memory model's guarantee for .sys). The fallback of fetchHostImage().
+/// Rolled, and not in 16-byte vectors: either raises most kernels' register
+/// count from 32 to 38-40 (occupancy 8 -> 6 CTAs of 256 threads).
+__device__ __forceinline__ void
+fetchHostImageStrong(const KnobImage *src, unsigned long long *stage) {
 #if defined(SMPART_EMULATION)
   // Vector by vector, so that a host write may land between two of them.
   for (unsigned w = 0; w < kKnobImageWords; w += 2) {
@@ -165,6 +165,34 @@ __device__ __forceinline__ void fetchHostImage(const KnobImage *src,
     stage[w] = src->word[w];
     stage[w + 1] = src->word[w + 1];
   }
+#else
+#pragma unroll 1
+  for (unsigned w = 0; w < kKnobImageWords; ++w) {
+    unsigned long long a;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];"
+                 : "=l"(a)
+                 : "l"(&src->word[w])
+                 : "memory");
+    stage[w] = a;
+  }
+#endif
+}
+
+/// Copies the host's knob image into `stage` the fast way: independent
+/// 16-byte asynchronous copies, all in flight at once, so the whole image
+/// costs one PCIe round trip and no registers (holding 22 words in
+/// registers would raise every kernel's register count). Returns the stamp
+/// of word 0 as a system-scope load beside them reads it. cp.async is a
+/// weak read: nothing in the memory model makes it see the host's latest
+/// write (a GPU may serve it from a cached line of system memory), so a
+/// copy whose word 0 disagrees with that load, or whose stamps disagree,
+/// is read again with fetchHostImageStrong().
+__device__ __forceinline__ unsigned fetchHostImage(const KnobImage *src,
+                                                   unsigned long long *stage) {
+#if defined(SMPART_EMULATION)
+  emulation::fetchHostImageWeak(src, stage);
+  protocolStep();
+  return stampOf(*static_cast<const volatile unsigned long long *>(src->word));
 #elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(stage));
 #pragma unroll
@@ -173,21 +201,17 @@ __device__ __forceinline__ void fetchHostImage(const KnobImage *src,
                  :
                  : "r"(dst + w * 8u), "l"(&src->word[w])
                  : "memory");
+  unsigned stamp; // little-endian: the stamp is word 0's high half
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];"
+               : "=r"(stamp)
+               : "l"(reinterpret_cast<const unsigned *>(src->word) + 1)
+               : "memory");
   asm volatile("cp.async.wait_all;" ::: "memory");
+  return stamp;
 #else
-  // Before sm_80 (no cp.async): 16-byte system-scope loads, each word
-  // stored as it arrives; a few round trips, on the polling CTA only.
-  // Rolled: unrolled, the compiler would hold the whole image in registers.
-#pragma unroll 1
-  for (unsigned w = 0; w < kKnobImageWords; w += 2) {
-    unsigned long long a, b;
-    asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];"
-                 : "=l"(a), "=l"(b)
-                 : "l"(&src->word[w])
-                 : "memory");
-    stage[w] = a;
-    stage[w + 1] = b;
-  }
+  // Before sm_80 (no cp.async): 22 round trips, on the polling CTA only.
+  fetchHostImageStrong(src, stage);
+  return stampOf(stage[0]);
 #endif
 }
 

@@ -3,6 +3,8 @@
 // emulator defines these functions.
 #pragma once
 
+#include "smpart/control.hpp"
+
 namespace smpart {
 namespace detail {
 namespace emulation {
@@ -18,6 +20,10 @@ void blockBoundary();
 /// access to shared state): the scheduler may run other CTAs and turn knobs
 /// before this CTA goes on, as the hardware may.
 void step();
+/// The weak, fast copy of the host's knob image (cp.async on a GPU) into
+/// `stage`. With Config::cached_host_reads it serves the image as its
+/// first call saw it, for ever: a GPU may keep a line of system memory.
+void fetchHostImageWeak(const KnobImage *src, unsigned long long *stage);
 /// Emulated %globaltimer, in nanoseconds.
 unsigned long long globalTimerNs();
 /// The calling CTA's dynamic shared memory and its size (%dynamic_smem_size).

@@ -494,23 +494,29 @@ private:
   /// Publishes the host's knob set if it is newer than the device copy and
   /// whole (every word stamped with one epoch): the image arrives in one
   /// PCIe round trip, the copy goes to L2 first and the epoch after it, so
-  /// no reader ever waits for a publish (readKnobs checks the stamps). A
-  /// host write in progress is left for the next poll.
+  /// no reader ever waits for a publish (readKnobs checks the stamps). The
+  /// epoch is judged by a system-scope read of word 0's stamp, never by
+  /// the weak copy alone: a copy that disagrees with it is read again at
+  /// system scope. A host write in progress is left for the next poll.
   __device__ bool copyHostKnobs() {
     unsigned long long *stage = t_.stage;
-    fetchHostImage(c_.knobs, stage);
-    const unsigned e = stampOf(stage[0]);
+    const unsigned e = fetchHostImage(c_.knobs, stage);
     volatile DeviceKnobs &dk = knobs();
     protocolStep();
     if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
       return false;
-    // Rolled loops: unrolled, the compiler would load the whole image
-    // into registers at once and raise the kernel's register count.
-#pragma unroll 1
-    for (unsigned w = 1; w < kKnobImageWords; ++w)
-      if (stampOf(stage[w]) != e)
+    // A copy that disagrees with `e` was stale or torn: once more at
+    // system scope, counted (a loop: written out twice, the check raises
+    // the register count of some kernels).
+    for (bool again = false; !stampedWith(stage, e); again = true) {
+      if (again)
         return false;
-#pragma unroll 1
+      dk.strong_fetches = dk.strong_fetches + 1u;
+      if (c_.notices)
+        c_.notices->strong_fetches = dk.strong_fetches;
+      fetchHostImageStrong(c_.knobs, stage);
+    }
+#pragma unroll 1 // as in stampedWith()
     for (unsigned w = 0; w < kKnobImageWords; ++w) {
       if (w == 0) { // readers of the old copy see from here it is going
         dk.copy_epoch = e - 1u;
@@ -523,6 +529,18 @@ private:
     dk.copy_epoch = e;
     protocolStep();
     dk.epoch = e;
+    return true;
+  }
+
+  /// Every word of the image in `stage` carries epoch `e`. Rolled:
+  /// unrolled, the compiler would load the whole image into registers at
+  /// once and raise the kernel's register count.
+  __device__ static bool stampedWith(const unsigned long long *stage,
+                                     unsigned e) {
+#pragma unroll 1
+    for (unsigned w = 0; w < kKnobImageWords; ++w)
+      if (stampOf(stage[w]) != e)
+        return false;
     return true;
   }
 
