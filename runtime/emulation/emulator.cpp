@@ -176,7 +176,11 @@ void fetchHostImageWeak(const KnobImage *src, unsigned long long *stage) {
   }
 }
 
-unsigned long long globalTimerNs() { return em::g_m->clock_ns; }
+unsigned long long globalTimerNs() {
+  const unsigned long long step = em::g_m->cfg.timer_resolution_ns;
+  const unsigned long long t = em::g_m->clock_ns;
+  return step ? t / step * step : t;
+}
 
 void *dynamicSmem() { return em::g_m->cta->smem.data(); }
 unsigned dynamicSmemSize() {

@@ -54,6 +54,7 @@ inline Config configFor(std::uint64_t seed) {
     c.id_span = 264;
   }
   c.cached_host_reads = seed % 5 == 2;
+  c.timer_resolution_ns = seed % 3 == 1 ? 1000 : 0;
   return c;
 }
 

@@ -193,6 +193,38 @@ TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
   EXPECT_GT(r.outside_blocks, 0u);
 }
 
+// The same stranding, undone within the stall grace period (20 us): the
+// anchor waits and reports no stall, also where %globaltimer ticks more
+// slowly than the anchor looks at it, so two looks read the same time (a
+// GPU's timer steps about every microsecond, about one park iteration
+// there; the emulator's iterations take 5 us, hence a 10 us step here).
+TEST(EmulationProperty, StrandingShorterThanTheGraceIsNoStall) {
+  for (unsigned resolution : {0u, 10000u}) {
+    Smooth3d s;
+    KernelCase k = s.make();
+    smpart::emu::Config cfg;
+    cfg.chaos = false;
+    cfg.num_sms = 2;
+    cfg.occupancy = 1;
+    cfg.timer_resolution_ns = resolution;
+    auto only = [](unsigned sm) {
+      return [sm](volatile smpart::Knobs &kn) {
+        smpart::SmMask m;
+        m.set(sm);
+        smpart::detail::storeMask(kn, m);
+        kn.chunk_target_ns = 0; // one block per chunk
+      };
+    };
+    cfg.script = {{1, only(0)}, {50, only(1)}, {140, only(0)}}; // 18 us
+    k.reset();
+    smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.stalls, 0u) << "timer step " << resolution << " ns";
+    EXPECT_EQ(r.outside_blocks, 0u) << "timer step " << resolution << " ns";
+  }
+}
+
 // Preempted and never resumed: the kernel cannot finish (the run fails as
 // a stall), only the anchor is left, and nothing was taken after the CTAs
 // saw the preemption.

@@ -53,6 +53,9 @@ struct Config {
   /// that keeps a line of system memory in a cache: only its system-scope
   /// reads see host writes.
   bool cached_host_reads = false;
+  /// %globaltimer's step in ns (0: every emulated nanosecond). About 1000
+  /// on many GPUs: two reads a few hundred ns apart often agree.
+  unsigned timer_resolution_ns = 0;
 };
 
 struct Report {

@@ -254,6 +254,31 @@ __device__ __forceinline__ void releaseAdd(unsigned long long *p,
 #endif
 }
 
+/// The poll lock: successive holders see each other's writes to the
+/// device copy of the knobs (ack_scan_word, strong_fetches), not only
+/// where a fence inside happens to order them.
+__device__ __forceinline__ bool tryLockAcquire(unsigned *lock) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return atomicCAS(lock, 0u, 1u) == 0u;
+#else
+  unsigned seen;
+  asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], 0, 1;"
+               : "=r"(seen)
+               : "l"(lock)
+               : "memory");
+  return seen == 0u;
+#endif
+}
+__device__ __forceinline__ void unlockRelease(unsigned *lock) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  atomicExch(lock, 0u);
+#else
+  asm volatile("st.release.gpu.global.u32 [%0], 0;" : : "l"(lock) : "memory");
+#endif
+}
+
 // ---- What the emulation observes (nothing on a GPU) -----------------------
 
 /// A CTA's threads reach the end of a logical block (top of Cta::next()).

@@ -415,9 +415,13 @@ private:
           // Nothing of this kernel can run: after the grace period, run
           // outside the allocation and say so, rather than hang.
           if (!(t_.flags & kStalled)) {
+            // Signed: %globaltimer ticks about every microsecond, so a
+            // second look within the same tick finds `now` below the
+            // nonzero mark (now | 1); unsigned, that wraps to "overdue".
             if (stuck_since == 0)
               stuck_since = now | 1u;
-            else if (now - stuck_since >= t_.grace_ns) {
+            else if (static_cast<long long>(now - stuck_since) >=
+                     static_cast<long long>(t_.grace_ns)) {
               t_.flags |= kStalled;
               if (c_.notices)
                 c_.notices->stalls = c_.notices->stalls + 1u;
@@ -465,12 +469,10 @@ private:
     if (atomicCAS(&knobs().last_poll_ns, h.last_poll_ns, now) != h.last_poll_ns)
       return false;
     unsigned *lock = &knobs().poll_lock;
-    protocolStep();
-    if (atomicCAS(lock, 0u, 1u) != 0u)
+    if (!tryLockAcquire(lock))
       return false;
     const bool changed = poll();
-    protocolStep();
-    atomicExch(lock, 0u);
+    unlockRelease(lock);
     return changed;
   }
 
