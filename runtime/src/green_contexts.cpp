@@ -1,6 +1,8 @@
 // The green-context pool behind smpart::Partition (green_contexts.hpp).
 #include "green_contexts.hpp"
 
+#include "cuda_scopes.hpp"
+
 #include "smpart/control.hpp"
 #include "smpart/detail/cuda_check.hpp"
 
@@ -309,7 +311,7 @@ Status Pool::launchProbeLocked(Probe &p, cudaStream_t s, unsigned sms) {
 void Pool::pollProbeLocked(Probe &p, cudaStream_t s, unsigned sms) {
   if (!p.pending)
     return;
-  const cudaError_t q = cudaEventQuery(p.done);
+  const cudaError_t q = queryEvent(p.done);
   if (q == cudaErrorNotReady)
     return;
   p.pending = false;

@@ -5,6 +5,7 @@
 
 #include "smpart/runtime.hpp"
 
+#include "cuda_scopes.hpp"
 #include "smpart/detail/cuda_check.hpp"
 #include "smpart/detail/relaunch.hpp"
 
@@ -58,6 +59,10 @@ struct DeviceCtx {
   std::vector<cudaStream_t> relaunch;
   std::vector<cudaEvent_t> relaunch_idle;
   std::vector<Slot *> free_slots;
+  /// Names this context for slots given back by destroyed graphs
+  /// (giveBackFromGraph): unique per process, so that a slot of a context
+  /// that a reset replaced is never taken by the new one.
+  unsigned long long serial = 0;
   void *sentinel = nullptr; // pinned: gone after cudaDeviceReset
   /// Stream-ordered allocation works (cudaMallocAsync): captured launches
   /// then give each graph a State of its own (launch.cpp).
@@ -77,6 +82,9 @@ struct FnInfo {
   unsigned threads = 0;
   std::size_t smem = 0;
   unsigned occupancy = 1;
+  /// The launch's dynamic shared memory needs the kernel's limit raised
+  /// above CUDA's default (48 KB less its static shared memory).
+  bool opt_in = false;
 };
 
 /// One launch. Owned by the registry until done and unreferenced.
@@ -145,23 +153,6 @@ public:
   unsigned long long ctasToLaunch() const;
 };
 
-/// Relaxed stream-capture mode for the calling thread, for one scope: the
-/// runtime's own set-up calls (allocations, queries of its own events)
-/// then do not invalidate a capture in progress on the caller's stream or,
-/// in global mode, on another thread. Only calls that cannot conflict with
-/// a capture belong in such a scope: nothing on the legacy stream, no
-/// query or synchronisation of a capturing stream.
-class CaptureModeRelaxed {
-public:
-  CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~CaptureModeRelaxed() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  CaptureModeRelaxed(const CaptureModeRelaxed &) = delete;
-  CaptureModeRelaxed &operator=(const CaptureModeRelaxed &) = delete;
-
-private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
-
 struct Runtime {
   std::mutex mu;
   bool initialised = false;
@@ -183,7 +174,13 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out);
 /// stream the pool may have is busy.
 Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
                             cudaStream_t &s, cudaEvent_t &idle);
-bool eventDone(cudaEvent_t e);
+bool eventDone(cudaEvent_t e); ///< queryEvent() == cudaSuccess
+/// Returns a slot of the context `serial` to the pool from a destroyed
+/// graph's user object. CUDA runs those destructors on a shared internal
+/// thread that must not block, and Runtime::mu is held across CUDA calls
+/// that may wait for work behind that thread: this takes only a lock held
+/// for a push, and the next launch moves the slot to free_slots.
+void giveBackFromGraph(unsigned long long serial, Slot *slot);
 /// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
 bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a

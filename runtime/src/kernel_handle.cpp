@@ -199,6 +199,8 @@ Status KernelHandle::grow(unsigned long long ctas) {
     return Status();
   if (ctas == 0)
     ctas = k_->ctasToLaunch();
+  // On the kernel's device, from whatever thread calls (a controller's).
+  detail::CurrentDevice device(k_->ctx->info.device);
   // A stream of its own for this relaunch: it never queues behind another
   // kernel's relaunch (detail/relaunch.hpp).
   cudaStream_t s = nullptr;
@@ -213,6 +215,9 @@ Status KernelHandle::grow(unsigned long long ctas) {
                   "grow on kernel " + k_->name +
                       ": every relaunch stream is busy; the kernel goes on "
                       "with the CTAs it has");
+  // Called from controller threads while the program may capture a graph
+  // in global mode elsewhere: nothing here touches a capturing stream.
+  detail::CaptureModeRelaxed relaxed;
   cudaEvent_t e = nullptr;
   SMPART_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   // Same inputs as the first instance: after the user's earlier work (the
@@ -345,7 +350,7 @@ Status KernelHandle::wait() {
                         "stream the graph is launched on");
   for (Backoff b;; b.pause()) {
     SMPART_RETURN_IF_ERROR(k_->current());
-    const cudaError_t q = cudaEventQuery(k_->doneEvent());
+    const cudaError_t q = detail::queryEvent(k_->doneEvent());
     if (q == cudaSuccess)
       return k_->opaque ? Status() : completed(*k_);
     if (q != cudaErrorNotReady)
@@ -377,7 +382,7 @@ Status KernelHandle::drain() {
   SMPART_RETURN_IF_ERROR(k_->current());
   for (Backoff b;; b.pause()) {
     SMPART_RETURN_IF_ERROR(k_->current());
-    const cudaError_t q = cudaEventQuery(k_->doneEvent());
+    const cudaError_t q = detail::queryEvent(k_->doneEvent());
     if (q == cudaSuccess || (!k_->opaque && drained(*k_)))
       return Status();
     if (q != cudaErrorNotReady)

@@ -101,9 +101,12 @@ std::size_t launchSmem(std::size_t user) {
 }
 
 /// Occupancy of `fn` at this block size and shared memory, computed once
-/// per (fn, size). When the tail pushes the dynamic shared memory over the
-/// kernel's current limit (a kernel that opted into more than 48 KB), the
-/// limit is raised by the tail's size.
+/// per (fn, size). When the tail pushes the dynamic shared memory over
+/// CUDA's default limit (a kernel that opted into more than 48 KB), the
+/// limit is raised by the tail's size at every launch, not once: code that
+/// sets the limit to its own size before each launch (the rewrite points
+/// its cudaFuncSetAttribute at the rewritten kernel) would otherwise take
+/// the tail's bytes back from the second launch on.
 Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   if (!k.fn) {
     k.occupancy = occupancyFromThreads(threads, k.ctx->info.max_threads_per_sm,
@@ -115,13 +118,18 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   auto it = r.fns.find(key);
   if (it != r.fns.end()) {
     k.occupancy = it->second.occupancy;
+    if (it->second.opt_in)
+      SMPART_CUDA_CHECK(cudaFuncSetAttribute(
+          k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          static_cast<int>(k.launch_smem)));
     return Status();
   }
   cudaFuncAttributes attr{};
   SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.fn));
-  if (k.launch_smem >
-          static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) &&
-      k.smem <= static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes))
+  constexpr std::size_t kDefaultSmemLimit = 48 * 1024;
+  const bool opt_in = k.launch_smem + attr.sharedSizeBytes > kDefaultSmemLimit;
+  if (opt_in ||
+      k.launch_smem > static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes))
     SMPART_CUDA_CHECK(
         cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(k.launch_smem)));
@@ -133,6 +141,7 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   info.threads = threads;
   info.smem = k.launch_smem;
   info.occupancy = occ > 0 ? static_cast<unsigned>(occ) : 1u;
+  info.opt_in = opt_in;
   r.fns.emplace(key, info);
   k.occupancy = info.occupancy;
   return Status();
@@ -198,17 +207,13 @@ void configureFromEnvironmentOnce() {
 // lives as long as the graph: the graph owns a user object whose
 // destructor returns the slot to the pool.
 struct CapturedSlot {
-  DeviceCtx *ctx;
+  unsigned long long ctx_serial; // the context may be gone (a reset) by then
   Slot *slot;
 };
 
 void releaseCapturedSlot(void *p) {
   auto *c = static_cast<CapturedSlot *>(p);
-  {
-    Runtime &r = runtime();
-    std::lock_guard<std::mutex> lock(r.mu);
-    c->ctx->free_slots.push_back(c->slot);
-  }
+  giveBackFromGraph(c->ctx_serial, c->slot);
   delete c;
 }
 
@@ -216,7 +221,7 @@ Status retainForGraph(Kernel &k) {
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   SMPART_CUDA_CHECK(cudaStreamGetCaptureInfo(k.stream, &cs, nullptr, &graph));
-  auto *owner = new CapturedSlot{k.ctx, k.slot};
+  auto *owner = new CapturedSlot{k.ctx->serial, k.slot};
   cudaUserObject_t obj = nullptr;
   const cudaError_t err = cudaUserObjectCreate(
       &obj, owner, &releaseCapturedSlot, 1, cudaUserObjectNoDestructorSync);

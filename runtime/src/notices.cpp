@@ -171,7 +171,17 @@ bool announceLaunch(const std::shared_ptr<Kernel> &k) {
   // pending work it could not run yet: the notice thread announces it
   // when the stream reaches it. Opaque kernels take no knobs and are not
   // planned: announced at once.
-  const bool idle = k->opaque || cudaStreamQuery(k->stream) == cudaSuccess;
+  // Work on the legacy stream also waits for every blocking stream (CUDA's
+  // implicit synchronisation), which a query of it does not show: such a
+  // kernel is announced once it is ready. (A null stream in a file built
+  // with per-thread default streams is that thread's stream: announced a
+  // poll later than it could be, never too early.)
+  const bool legacy = k->stream == nullptr || k->stream == cudaStreamLegacy;
+  bool idle = k->opaque;
+  if (!idle && !legacy) {
+    CaptureModeRelaxed relaxed; // as queryEvent(): not this thread's capture
+    idle = cudaStreamQuery(k->stream) == cudaSuccess;
+  }
   if (announceWhen(k->captured, idle) == AnnounceWhen::kAtLaunch)
     obs->onLaunch(KernelHandle(k));
   else

@@ -149,7 +149,7 @@ void Partition::Impl::holdLocked() {
   std::vector<unsigned> ids = sm_ids;
   if (!prev_ids.empty()) {
     const cudaError_t before = cudaPeekAtLastError();
-    const cudaError_t q = cudaEventQuery(retired);
+    const cudaError_t q = detail::queryEvent(retired);
     if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
       (void)cudaGetLastError(); // a captured event: no error of the caller's
     if (q == cudaErrorNotReady) {

@@ -3,6 +3,8 @@
 // runtime/README.md for the design.
 #include "kernel.hpp"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace smpart {
@@ -64,6 +66,42 @@ void forgetDeviceLocked(Runtime &r, int dev) {
 
 } // namespace
 
+namespace {
+
+/// Slots given back by destroyed graphs, by context serial. Never
+/// destroyed, like the registry: graphs may outlive main().
+struct GivenBack {
+  std::mutex mu;
+  std::vector<std::pair<unsigned long long, Slot *>> slots;
+};
+GivenBack &givenBack() {
+  static GivenBack *g = new GivenBack;
+  return *g;
+}
+
+/// Moves the slots given back to `ctx` into its pool. Those of other
+/// devices wait for theirs; those of contexts a reset replaced are never
+/// taken (their device memory went with them).
+void takeGivenBackLocked(DeviceCtx &ctx) {
+  GivenBack &g = givenBack();
+  std::lock_guard<std::mutex> lock(g.mu);
+  auto mine =
+      std::stable_partition(g.slots.begin(), g.slots.end(), [&](const auto &s) {
+        return s.first != ctx.serial;
+      });
+  for (auto it = mine; it != g.slots.end(); ++it)
+    ctx.free_slots.push_back(it->second);
+  g.slots.erase(mine, g.slots.end());
+}
+
+} // namespace
+
+void giveBackFromGraph(unsigned long long serial, Slot *slot) {
+  GivenBack &g = givenBack();
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.slots.emplace_back(serial, slot);
+}
+
 Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   // First use may come during a capture on this or another thread
   // (init(), deviceInfo(), a captured launch): the allocations below are
@@ -80,7 +118,9 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
     }
     forgetDeviceLocked(r, dev);
   }
+  static unsigned long long next_serial = 0; // under Runtime::mu
   DeviceCtx ctx;
+  ctx.serial = ++next_serial;
   ctx.info.device = dev;
   int v = 0;
   SMPART_CUDA_CHECK(
@@ -110,12 +150,27 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
 /// cudaStreamPerThread, in every capture mode); each slot is fresh instead,
 /// and its first launch copies the whole zeroed image on its own stream.
 Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
+  takeGivenBackLocked(ctx);
   if (ctx.free_slots.empty()) {
     Status st = [&]() -> Status {
-      HostSlot *host = nullptr;
-      SMPART_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void **>(&host),
-                                      sizeof(HostSlot) * kSlotsPerChunk,
-                                      cudaHostAllocMapped));
+      // Ordinary memory, pinned and mapped by registration rather than
+      // cudaHostAlloc: a context teardown (cudaDeviceReset, process exit)
+      // frees what cudaHostAlloc gave, under a notice thread or a handle
+      // that may still read its Notices or write its knobs; registered
+      // memory is only unpinned and stays readable.
+      constexpr std::size_t kPage = 4096;
+      const std::size_t bytes =
+          (sizeof(HostSlot) * kSlotsPerChunk + kPage - 1) / kPage * kPage;
+      auto *host = static_cast<HostSlot *>(std::aligned_alloc(kPage, bytes));
+      if (!host)
+        return cudaFailure(cudaErrorMemoryAllocation, "std::aligned_alloc",
+                           __FILE__, __LINE__);
+      if (cudaError_t err =
+              cudaHostRegister(host, bytes, cudaHostRegisterMapped);
+          err != cudaSuccess) {
+        std::free(host);
+        SMPART_CUDA_CHECK(err);
+      }
       HostSlot *mapped = nullptr;
       SMPART_CUDA_CHECK(cudaHostGetDevicePointer(
           reinterpret_cast<void **>(&mapped), host, 0));
@@ -145,7 +200,7 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
   return Status();
 }
 
-bool eventDone(cudaEvent_t e) { return cudaEventQuery(e) == cudaSuccess; }
+bool eventDone(cudaEvent_t e) { return queryEvent(e) == cudaSuccess; }
 
 Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
                             cudaStream_t &s, cudaEvent_t &idle) {

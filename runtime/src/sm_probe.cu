@@ -93,7 +93,7 @@ Status startSmProbe(DeviceCtx &ctx) {
 void pollSmProbeLocked(DeviceCtx &ctx) {
   if (!ctx.probe_pending)
     return;
-  const cudaError_t q = cudaEventQuery(ctx.probe_done);
+  const cudaError_t q = queryEvent(ctx.probe_done);
   if (q == cudaErrorNotReady)
     return;
   ctx.probe_pending = false;

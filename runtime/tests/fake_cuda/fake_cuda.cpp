@@ -86,6 +86,9 @@ struct Fake {
   /// under lazy module loading); kept across reset(), like the runtime's
   /// own record of what it loaded.
   std::set<const void *> loaded;
+  /// cudaFuncAttributeMaxDynamicSharedMemorySize by kernel (CUDA's default
+  /// where absent: 48 KB, no static shared memory here).
+  std::map<const void *, int> smem_limit;
   bool hold_probes = false;
   unsigned long long tickets = 0, capture_ids = 0;
   std::vector<std::pair<cudaHostFn_t, void *>> to_destroy;
@@ -275,6 +278,7 @@ void reset(unsigned num_sms, bool memory_pools) {
       s->capture.reset();
     }
     f.kernels.clear();
+    f.smem_limit.clear();
     f.probe_runs = {{}};
     for (unsigned i = 0; i < num_sms; ++i)
       f.probe_runs[0].push_back(i);
@@ -335,12 +339,46 @@ cudaError_t cudaGetDevice(int *dev) {
   return cudaSuccess;
 }
 
+cudaError_t cudaSetDevice(int dev) {
+  return dev == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+}
+
+constexpr int kDefaultSmemLimit = 48 * 1024, kMaxSmemLimit = 227 * 1024;
+
+int smemLimit(const void *fn) {
+  auto it = fake().smem_limit.find(fn);
+  return it == fake().smem_limit.end() ? kDefaultSmemLimit : it->second;
+}
+
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
                                   const void *fn) {
   FAKE_LOCK;
   fake().loaded.insert(fn);
   *attr = cudaFuncAttributes{};
   attr->maxThreadsPerBlock = 1024;
+  attr->maxDynamicSharedSizeBytes = smemLimit(fn);
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *fn, enum cudaFuncAttribute attr,
+                                 int value) {
+  FAKE_LOCK;
+  if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize)
+    return cudaSuccess;
+  if (value < 0 || value > kMaxSmemLimit)
+    return t_last_error = cudaErrorInvalidValue;
+  fake().smem_limit[fn] = value;
+  return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks,
+                                                          const void *fn,
+                                                          int threads,
+                                                          size_t smem) {
+  FAKE_LOCK;
+  *blocks = static_cast<int>(smem) > smemLimit(fn) || threads <= 0
+                ? 0
+                : std::min(2048 / threads, 32);
   return cudaSuccess;
 }
 
@@ -382,6 +420,14 @@ cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int) {
     return e;
   *p = std::calloc(1, size + 128);
   fake().host_allocs.insert(*p);
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostRegister(void *p, size_t, unsigned int) {
+  FAKE_LOCK;
+  if (cudaError_t e = unsafeCall(); e != cudaSuccess)
+    return e;
+  fake().host_allocs.insert(p);
   return cudaSuccess;
 }
 
@@ -591,11 +637,13 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t st,
 }
 
 cudaError_t cudaLaunchKernel(const void *fn, dim3 grid, dim3 block, void **args,
-                             size_t, cudaStream_t st) {
+                             size_t smem, cudaStream_t st) {
   FAKE_LOCK;
   if (grid.x * grid.y * grid.z == 0 || block.x * block.y * block.z == 0 ||
       block.x * block.y * block.z > 1024)
     return t_last_error = cudaErrorInvalidConfiguration;
+  if (static_cast<int>(smem) > smemLimit(fn))
+    return t_last_error = cudaErrorInvalidValue;
   fake_cuda::KernelRun run;
   auto it = fake().kernels.find(fn);
   if (it != fake().kernels.end())

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -241,6 +242,119 @@ TEST_F(FakeRuntime, FirstLaunchLeavesAnotherThreadsCaptureIntact) {
   EXPECT_EQ(ended.get(), cudaSuccess) << "the launch invalidated the capture";
   EXPECT_TRUE(h.wait().ok());
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// Another thread captures a graph in global mode (CUDA's default) while a
+// kernel runs under a launch observer: the notice thread's queries of the
+// kernel's events (every 10 us), progress() and wait() must leave that
+// capture intact. In global mode an event query is a "potentially unsafe"
+// call that CUDA refuses, invalidating the capture.
+TEST_F(FakeRuntime, WatchedKernelLeavesAnotherThreadsGlobalCaptureIntact) {
+  struct Counting : smpart::LaunchObserver {
+    std::atomic<unsigned> launches{0}, done{0};
+    void onLaunch(const smpart::KernelHandle &) override { ++launches; }
+    void onDone(const smpart::KernelHandle &) override { ++done; }
+  };
+  auto observer = std::make_shared<Counting>();
+  smpart::setLaunchObserver(observer);
+  cudaStream_t blocking = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault),
+            cudaSuccess);
+  std::promise<void> begun, finished;
+  std::future<cudaError_t> ended = std::async(std::launch::async, [&] {
+    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
+    begun.set_value();
+    finished.get_future().wait();
+    cudaGraph_t g = nullptr;
+    const cudaError_t e = cudaStreamEndCapture(blocking, &g);
+    if (g)
+      cudaGraphDestroy(g);
+    return e;
+  });
+  begun.get_future().wait();
+  monitor_.hold = true;
+  smpart::KernelHandle h = launch(stream_);
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20)); // many polls
+  smpart::Progress p;
+  EXPECT_TRUE(h.progress(p).ok());
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(h.wait().ok());
+  for (int i = 0; i < 1000 && observer->done.load() == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  finished.set_value();
+  EXPECT_EQ(ended.get(), cudaSuccess) << "smpart invalidated the capture";
+  EXPECT_EQ(observer->launches.load(), 1u);
+  EXPECT_EQ(observer->done.load(), 1u);
+  smpart::setLaunchObserver(nullptr);
+}
+
+// A kernel with more than 48 KB of dynamic shared memory whose program
+// sets the limit to its own size before every launch (the rewrite points
+// that call at the rewritten kernel): every launch must still fit the
+// protocol's tail, not only the first.
+TEST_F(FakeRuntime, SharedMemoryLimitSetBeforeEveryLaunchKeepsTheTail) {
+  const void *fn = reinterpret_cast<const void *>(&testKernel);
+  constexpr int kSmem = 64 * 1024;
+  unsigned originals = 0;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(cudaFuncSetAttribute(
+                  fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+              cudaSuccess);
+    smpart::KernelHandle h = smpart::launch(
+        {"testKernel", fn, true}, dim3(100), dim3(64), kSmem, stream_,
+        [&](const smpart::LaunchParams &p) {
+          if (p.original) {
+            ++originals;
+            return;
+          }
+          smpart::LaunchControl ctl = p.ctl;
+          void *args[] = {&ctl};
+          cudaLaunchKernel(fn, p.grid, p.block, args, p.smem, p.stream);
+        });
+    EXPECT_TRUE(h.status().ok())
+        << "launch " << i << ": " << h.status().message();
+    EXPECT_TRUE(h.wait().ok()) << "launch " << i;
+  }
+  EXPECT_EQ(originals, 0u);
+  EXPECT_EQ(monitor_.finished.load(), 3u);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// A kernel on the legacy stream also waits for every blocking stream,
+// which a query of its own stream does not show: the observer hears of it
+// from the notice thread once it is ready, never at the launch.
+TEST_F(FakeRuntime, LegacyStreamKernelIsAnnouncedWhenReady) {
+  struct Threads : smpart::LaunchObserver {
+    std::mutex mu;
+    std::vector<std::thread::id> at;
+    void onLaunch(const smpart::KernelHandle &) override {
+      std::lock_guard<std::mutex> lock(mu);
+      at.push_back(std::this_thread::get_id());
+    }
+  };
+  auto observer = std::make_shared<Threads>();
+  smpart::setLaunchObserver(observer);
+  smpart::KernelHandle legacy = launch(nullptr);
+  smpart::KernelHandle own = launch(stream_);
+  EXPECT_TRUE(legacy.wait().ok());
+  EXPECT_TRUE(own.wait().ok());
+  for (int i = 0; i < 1000; ++i) {
+    {
+      std::lock_guard<std::mutex> lock(observer->mu);
+      if (observer->at.size() == 2)
+        break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  smpart::setLaunchObserver(nullptr);
+  std::lock_guard<std::mutex> lock(observer->mu);
+  ASSERT_EQ(observer->at.size(), 2u);
+  const std::thread::id me = std::this_thread::get_id();
+  EXPECT_EQ(std::count(observer->at.begin(), observer->at.end(), me), 1)
+      << "the idle non-blocking stream's kernel at its launch, the legacy "
+         "stream's from the notice thread";
 }
 
 // The pool's device memory is never zeroed by a legacy-stream memset: a
