@@ -5,6 +5,7 @@
 #include "smpart/control.hpp"
 #include "smpart/detail/plan.hpp"
 
+#include <functional>
 #include <numeric>
 
 namespace emu_orig_reduce {
@@ -161,32 +162,40 @@ TEST(EmulationProperty, SparseSmIdsAndManyCtasPerSm) {
   }
 }
 
-// A mask that strands every CTA able to work: the CTA on SM 0 works alone,
-// then the mask moves to SM 1, where none runs. The last CTA becomes the
-// anchor on SM 0 and, after the grace period, finishes the grid outside
-// its allocation and reports the stall; nothing is relaunched.
-TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
+/// A host knob write: only SM `sm`, one block per chunk.
+std::function<void(volatile smpart::Knobs &)> onlySm(unsigned sm) {
+  return [sm](volatile smpart::Knobs &kn) {
+    smpart::SmMask m;
+    m.set(sm);
+    smpart::detail::storeMask(kn, m);
+    kn.chunk_target_ns = 0;
+  };
+}
+
+/// Smooth3d on two SMs, one CTA each, under `script` and no chaos.
+smpart::emu::Report runOnTwoSms(
+    std::vector<std::pair<unsigned long long,
+                          std::function<void(volatile smpart::Knobs &)>>>
+        script,
+    unsigned timer_resolution_ns = 0) {
   Smooth3d s;
   KernelCase k = s.make();
   smpart::emu::Config cfg;
   cfg.chaos = false;
   cfg.num_sms = 2;
   cfg.occupancy = 1;
-  cfg.script = {{1,
-                 [](volatile smpart::Knobs &kn) {
-                   smpart::SmMask m;
-                   m.set(0);
-                   smpart::detail::storeMask(kn, m);
-                   kn.chunk_target_ns = 0; // one block per chunk
-                 }},
-                {50, [](volatile smpart::Knobs &kn) {
-                   smpart::SmMask m;
-                   m.set(1);
-                   smpart::detail::storeMask(kn, m);
-                 }}};
+  cfg.timer_resolution_ns = timer_resolution_ns;
+  cfg.script = std::move(script);
   k.reset();
-  smpart::emu::Report r =
-      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+  return smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+}
+
+// A mask that strands every CTA able to work: the CTA on SM 0 works alone,
+// then the mask moves to SM 1, where none runs. The last CTA becomes the
+// anchor on SM 0 and, after the grace period, finishes the grid outside
+// its allocation and reports the stall; nothing is relaunched.
+TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
+  const smpart::emu::Report r = runOnTwoSms({{1, onlySm(0)}, {50, onlySm(1)}});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_GT(r.stalls, 0u) << "steps " << r.steps << " chunks " << r.chunks
                           << " ctas " << r.ctas;
@@ -200,25 +209,9 @@ TEST(EmulationProperty, StrandedAllocationFinishesWithAReportedStall) {
 // there; the emulator's iterations take 5 us, hence a 10 us step here).
 TEST(EmulationProperty, StrandingShorterThanTheGraceIsNoStall) {
   for (unsigned resolution : {0u, 10000u}) {
-    Smooth3d s;
-    KernelCase k = s.make();
-    smpart::emu::Config cfg;
-    cfg.chaos = false;
-    cfg.num_sms = 2;
-    cfg.occupancy = 1;
-    cfg.timer_resolution_ns = resolution;
-    auto only = [](unsigned sm) {
-      return [sm](volatile smpart::Knobs &kn) {
-        smpart::SmMask m;
-        m.set(sm);
-        smpart::detail::storeMask(kn, m);
-        kn.chunk_target_ns = 0; // one block per chunk
-      };
-    };
-    cfg.script = {{1, only(0)}, {50, only(1)}, {140, only(0)}}; // 18 us
-    k.reset();
-    smpart::emu::Report r =
-        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    const smpart::emu::Report r = runOnTwoSms(
+        {{1, onlySm(0)}, {50, onlySm(1)}, {140, onlySm(0)}}, // 18 us
+        resolution);
     ASSERT_TRUE(r.ok) << r.error;
     EXPECT_EQ(r.stalls, 0u) << "timer step " << resolution << " ns";
     EXPECT_EQ(r.outside_blocks, 0u) << "timer step " << resolution << " ns";
@@ -227,47 +220,34 @@ TEST(EmulationProperty, StrandingShorterThanTheGraceIsNoStall) {
 
 // Preempted and never resumed: the kernel cannot finish (the run fails as
 // a stall), only the anchor is left, and nothing was taken after the CTAs
-// saw the preemption.
+// saw the preemption. Also where the GPU serves the protocol's fast copy
+// of the host knobs (cp.async, a weak read) from a cached line of host
+// memory, stale for ever: the system-scope read of the image's epoch
+// beside it still sees the preemption.
 TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
-  Smooth3d s;
-  KernelCase k = s.make();
-  smpart::emu::Config cfg;
-  cfg.chaos = false;
-  cfg.settle = false;
-  cfg.num_sms = 3;
-  cfg.occupancy = 2;
-  cfg.script = {{30, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
-  k.reset();
-  smpart::emu::Report r =
-      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
-  EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
-  EXPECT_LT(r.taken_at_end,
-            static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z);
-}
-
-// A GPU may serve the protocol's fast copy of the host knobs (cp.async, a
-// weak read) from a cached line of host memory. With every such copy
-// stale, the system-scope read of the image's epoch beside it still sees
-// the preemption, and only the anchor is left as above.
-TEST(EmulationProperty, PreemptionReachesAKernelWhoseFastKnobReadsAreStale) {
-  Smooth3d s;
-  KernelCase k = s.make();
-  smpart::emu::Config cfg;
-  cfg.chaos = false;
-  cfg.settle = false;
-  cfg.cached_host_reads = true;
-  cfg.num_sms = 3;
-  cfg.occupancy = 2;
-  cfg.script = {{30, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
-  k.reset();
-  smpart::emu::Report r =
-      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
-  EXPECT_FALSE(r.ok);
-  EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
-  EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
-  EXPECT_GE(r.strong_fetches, 1u);
+  for (bool cached : {false, true}) {
+    SCOPED_TRACE(cached ? "stale fast knob reads" : "fresh knob reads");
+    Smooth3d s;
+    KernelCase k = s.make();
+    smpart::emu::Config cfg;
+    cfg.chaos = false;
+    cfg.settle = false;
+    cfg.cached_host_reads = cached;
+    cfg.num_sms = 3;
+    cfg.occupancy = 2;
+    cfg.script = {{30, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
+    k.reset();
+    smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
+    EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
+    EXPECT_LT(r.taken_at_end,
+              static_cast<unsigned long long>(k.grid.x) * k.grid.y * k.grid.z);
+    if (cached) { // (fresh reads too, where a host write lands mid-copy)
+      EXPECT_GT(r.strong_fetches, 0u);
+    }
+  }
 }
 
 // The checker is not vacuous: a "rewritten" kernel that ignores the

@@ -218,28 +218,45 @@ TEST_F(FakeRuntime, FirstLaunchInsideCaptureIsLegalInEveryMode) {
   }
 }
 
+/// Another thread captures a blocking stream in global mode (CUDA's
+/// default, the strictest) from construction until end(), which returns
+/// the capture's outcome.
+class CaptureOnAnotherThread {
+public:
+  CaptureOnAnotherThread() {
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamDefault),
+              cudaSuccess);
+    std::promise<void> begun;
+    ended_ = std::async(std::launch::async, [this, &begun] {
+      cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal);
+      begun.set_value();
+      release_.get_future().wait();
+      cudaGraph_t g = nullptr;
+      const cudaError_t e = cudaStreamEndCapture(stream_, &g);
+      if (g)
+        cudaGraphDestroy(g);
+      return e;
+    });
+    begun.get_future().wait();
+  }
+  cudaError_t end() {
+    release_.set_value();
+    return ended_.get();
+  }
+
+private:
+  cudaStream_t stream_ = nullptr;
+  std::promise<void> release_;
+  std::future<cudaError_t> ended_;
+};
+
 // (3) A launch on its own stream must not break another thread's capture
 // of a blocking stream (global mode: the strictest).
 TEST_F(FakeRuntime, FirstLaunchLeavesAnotherThreadsCaptureIntact) {
-  cudaStream_t blocking = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault),
-            cudaSuccess);
-  std::promise<void> begun, launched;
-  std::future<cudaError_t> ended = std::async(std::launch::async, [&] {
-    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
-    begun.set_value();
-    launched.get_future().wait();
-    cudaGraph_t g = nullptr;
-    const cudaError_t e = cudaStreamEndCapture(blocking, &g);
-    if (g)
-      cudaGraphDestroy(g);
-    return e;
-  });
-  begun.get_future().wait();
+  CaptureOnAnotherThread other;
   smpart::KernelHandle h = launch(stream_);
-  launched.set_value();
   EXPECT_TRUE(h.status().ok()) << h.status().message();
-  EXPECT_EQ(ended.get(), cudaSuccess) << "the launch invalidated the capture";
+  EXPECT_EQ(other.end(), cudaSuccess) << "the launch invalidated the capture";
   EXPECT_TRUE(h.wait().ok());
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
 }
@@ -257,21 +274,7 @@ TEST_F(FakeRuntime, WatchedKernelLeavesAnotherThreadsGlobalCaptureIntact) {
   };
   auto observer = std::make_shared<Counting>();
   smpart::setLaunchObserver(observer);
-  cudaStream_t blocking = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&blocking, cudaStreamDefault),
-            cudaSuccess);
-  std::promise<void> begun, finished;
-  std::future<cudaError_t> ended = std::async(std::launch::async, [&] {
-    cudaStreamBeginCapture(blocking, cudaStreamCaptureModeGlobal);
-    begun.set_value();
-    finished.get_future().wait();
-    cudaGraph_t g = nullptr;
-    const cudaError_t e = cudaStreamEndCapture(blocking, &g);
-    if (g)
-      cudaGraphDestroy(g);
-    return e;
-  });
-  begun.get_future().wait();
+  CaptureOnAnotherThread other;
   monitor_.hold = true;
   smpart::KernelHandle h = launch(stream_);
   EXPECT_TRUE(h.status().ok()) << h.status().message();
@@ -283,8 +286,7 @@ TEST_F(FakeRuntime, WatchedKernelLeavesAnotherThreadsGlobalCaptureIntact) {
   EXPECT_TRUE(h.wait().ok());
   for (int i = 0; i < 1000 && observer->done.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  finished.set_value();
-  EXPECT_EQ(ended.get(), cudaSuccess) << "smpart invalidated the capture";
+  EXPECT_EQ(other.end(), cudaSuccess) << "smpart invalidated the capture";
   EXPECT_EQ(observer->launches.load(), 1u);
   EXPECT_EQ(observer->done.load(), 1u);
   smpart::setLaunchObserver(nullptr);
