@@ -181,6 +181,9 @@ bool eventDone(cudaEvent_t e); ///< queryEvent() == cudaSuccess
 /// that may wait for work behind that thread: this takes only a lock held
 /// for a push, and the next launch moves the slot to free_slots.
 void giveBackFromGraph(unsigned long long serial, Slot *slot);
+/// The calling thread's current device and the serial of its context as
+/// the runtime knows it (a new one after cudaDeviceReset).
+Status currentContext(unsigned long long &serial, int &device);
 /// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
 bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a

@@ -5,14 +5,27 @@
 
 #include "smpart/detail/preload.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <map>
+
 namespace smpart {
 namespace detail {
 
 namespace {
 
+/// What one CUDA context loaded: a context has its own modules, so a
+/// device's new context after cudaDeviceReset, or a second GPU, loads
+/// every registered kernel again at its first launch.
+struct ContextLoads {
+  int device = -1;
+  PreloadRegistry<const void *> preload;
+};
+
 struct Registry {
   std::mutex mu;
-  PreloadRegistry<const void *> preload;
+  std::vector<const void *> registered;                ///< in order, each once
+  std::map<unsigned long long, ContextLoads> contexts; ///< by DeviceCtx serial
 };
 
 /// Never destroyed, like the runtime's registry; built on first use, so
@@ -22,11 +35,12 @@ Registry &registry() {
   return *r;
 }
 
-/// Loads `fns` (cudaFuncGetAttributes loads a kernel under lazy loading).
-/// In relaxed capture mode: the caller may be capturing, in any mode, and
-/// a load is no stream operation. A failure is left for the kernel's own
-/// launch to report; the CUDA error it sets is cleared only if it is new.
-void load(Registry &r, const std::vector<const void *> &fns) {
+/// Loads `fns` into the calling thread's current context
+/// (cudaFuncGetAttributes loads a kernel under lazy loading). In relaxed
+/// capture mode: the caller may be capturing, in any mode, and a load is no
+/// stream operation. A failure is left for the kernel's own launch to
+/// report; the CUDA error it sets is cleared only if it is new.
+void load(ContextLoads &c, const std::vector<const void *> &fns) {
   if (fns.empty())
     return;
   CaptureModeRelaxed relaxed;
@@ -36,7 +50,7 @@ void load(Registry &r, const std::vector<const void *> &fns) {
     if (cudaFuncGetAttributes(&attr, fn) != cudaSuccess &&
         before == cudaSuccess)
       cudaGetLastError();
-    r.preload.loaded(fn);
+    c.preload.loaded(fn);
   }
 }
 
@@ -47,14 +61,43 @@ bool registerKernel(const void *fn, const char *) {
     return false;
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  load(r, r.preload.registerKernel(fn));
+  if (std::find(r.registered.begin(), r.registered.end(), fn) !=
+      r.registered.end())
+    return true;
+  r.registered.push_back(fn);
+  // Before the first launch no context knows of smpart yet: no CUDA call
+  // (this runs at static initialisation). After it, at once, on each
+  // context that launched (a library opened with dlopen).
+  for (auto &[serial, c] : r.contexts) {
+    const std::vector<const void *> fns = c.preload.registerKernel(fn);
+    if (fns.empty())
+      continue;
+    CurrentDevice device(c.device);
+    load(c, fns);
+  }
   return true;
 }
 
 void preloadBeforeLaunch(const void *fn) {
+  unsigned long long serial = 0;
+  int device = -1;
+  if (!currentContext(serial, device).ok())
+    return; // no usable GPU: the launch reports it
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  load(r, r.preload.beforeLaunch(fn));
+  auto [it, fresh] = r.contexts.try_emplace(serial);
+  ContextLoads &c = it->second;
+  if (fresh) {
+    // The device's previous context (before a reset) is gone.
+    for (auto old = r.contexts.begin(); old != r.contexts.end();)
+      old = old->second.device == device && old->first != serial
+                ? r.contexts.erase(old)
+                : std::next(old);
+    c.device = device;
+    for (const void *k : r.registered)
+      c.preload.registerKernel(k);
+  }
+  load(c, c.preload.beforeLaunch(fn));
 }
 
 } // namespace detail

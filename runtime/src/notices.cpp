@@ -173,9 +173,8 @@ bool announceLaunch(const std::shared_ptr<Kernel> &k) {
   // planned: announced at once.
   // Work on the legacy stream also waits for every blocking stream (CUDA's
   // implicit synchronisation), which a query of it does not show: such a
-  // kernel is announced once it is ready. (A null stream in a file built
-  // with per-thread default streams is that thread's stream: announced a
-  // poll later than it could be, never too early.)
+  // kernel is announced once it is ready. (Stream 0 is the legacy stream
+  // here: callerStream() resolved a per-thread default stream already.)
   const bool legacy = k->stream == nullptr || k->stream == cudaStreamLegacy;
   bool idle = k->opaque;
   if (!idle && !legacy) {

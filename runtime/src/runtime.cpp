@@ -64,10 +64,6 @@ void forgetDeviceLocked(Runtime &r, int dev) {
   r.devices.erase(dev);
 }
 
-} // namespace
-
-namespace {
-
 /// Slots given back by destroyed graphs, by context serial. Never
 /// destroyed, like the registry: graphs may outlive main().
 struct GivenBack {
@@ -95,6 +91,16 @@ void takeGivenBackLocked(DeviceCtx &ctx) {
 }
 
 } // namespace
+
+Status currentContext(unsigned long long &serial, int &device) {
+  Runtime &r = runtime();
+  std::lock_guard<std::mutex> lock(r.mu);
+  DeviceCtx *ctx = nullptr;
+  SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, ctx));
+  serial = ctx->serial;
+  device = ctx->info.device;
+  return Status();
+}
 
 void giveBackFromGraph(unsigned long long serial, Slot *slot) {
   GivenBack &g = givenBack();

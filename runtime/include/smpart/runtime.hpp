@@ -240,13 +240,15 @@ KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
 
 /// Called at static initialisation by each translation unit that
 /// smpart-transform rewrote, once per kernel it defines: the first
-/// transformed launch loads every registered kernel before it is enqueued,
-/// and one registered later (dlopen) is loaded at once, so that CUDA's
+/// transformed launch in each context loads every registered kernel before
+/// it is enqueued, and one registered later (dlopen) is loaded at once into
+/// every context that launched, so that CUDA's
 /// lazy module loading never has to load a kernel while a preempted
 /// kernel's anchor spins (runtime/README.md, "Lazy module loading").
 bool registerKernel(const void *fn, const char *name);
 /// Loads what must be loaded before a transformed launch of `fn` (null:
-/// unknown): every registered kernel at the first launch, `fn` if new.
+/// unknown) into the current context: every registered kernel at the
+/// context's first launch, `fn` if new there.
 void preloadBeforeLaunch(const void *fn);
 
 /// Stream 0 means the legacy default stream to libsmpart, which is

@@ -83,8 +83,8 @@ struct Fake {
   std::vector<std::vector<unsigned>> probe_runs{{0, 1, 2, 3}};
   unsigned probes = 0;
   /// Kernels cudaFuncGetAttributes was asked about (what loads a kernel
-  /// under lazy module loading); kept across reset(), like the runtime's
-  /// own record of what it loaded.
+  /// under lazy module loading) in the current context: reset() makes a
+  /// new one, with nothing loaded.
   std::set<const void *> loaded;
   /// cudaFuncAttributeMaxDynamicSharedMemorySize by kernel (CUDA's default
   /// where absent: 48 KB, no static shared memory here).
@@ -279,6 +279,7 @@ void reset(unsigned num_sms, bool memory_pools) {
     }
     f.kernels.clear();
     f.smem_limit.clear();
+    f.loaded.clear();
     f.probe_runs = {{}};
     for (unsigned i = 0; i < num_sms; ++i)
       f.probe_runs[0].push_back(i);

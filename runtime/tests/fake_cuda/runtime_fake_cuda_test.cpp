@@ -374,6 +374,23 @@ TEST_F(FakeRuntime, InitLoadsRegisteredKernelsBeforeAnyLaunch) {
   EXPECT_TRUE(fake_cuda::loaded(&kernel));
 }
 
+// A new context (the device was reset) has no module loaded: its first
+// launch loads every registered kernel again before it is enqueued, as
+// the first launch of the process did.
+TEST_F(FakeRuntime, NewContextLoadsRegisteredKernelsAgain) {
+  static const char kernel = 0;
+  ASSERT_TRUE(smpart::detail::registerKernel(&kernel, "registered"));
+  ASSERT_TRUE(smpart::init().ok());
+  ASSERT_TRUE(fake_cuda::loaded(&kernel));
+  fresh(); // cudaDeviceReset: a new context
+  ASSERT_FALSE(fake_cuda::loaded(&kernel));
+  smpart::KernelHandle h = launch(stream_);
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  EXPECT_TRUE(fake_cuda::loaded(&kernel))
+      << "the new context would load it lazily beside spinning kernels";
+  EXPECT_TRUE(h.wait().ok());
+}
+
 TEST_F(FakeRuntime, FreshSlotStartsWithZeroSlotWords) {
   for (int i = 0; i < 3; ++i) {
     smpart::KernelHandle h = launch(stream_);
