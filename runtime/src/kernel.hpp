@@ -181,9 +181,11 @@ bool eventDone(cudaEvent_t e); ///< queryEvent() == cudaSuccess
 /// that may wait for work behind that thread: this takes only a lock held
 /// for a push, and the next launch moves the slot to free_slots.
 void giveBackFromGraph(unsigned long long serial, Slot *slot);
-/// The calling thread's current device and the serial of its context as
-/// the runtime knows it (a new one after cudaDeviceReset).
-Status currentContext(unsigned long long &serial, int &device);
+/// Loads what must be loaded into `ctx` (the calling thread's current
+/// context) before a transformed launch of `fn` (null: unknown): every
+/// registered kernel at the context's first launch, `fn` if new there
+/// (kernel_registry.cpp, detail/preload.hpp).
+void preloadBeforeLaunch(const void *fn, const DeviceCtx &ctx);
 /// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
 bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a

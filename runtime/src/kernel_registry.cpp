@@ -78,19 +78,16 @@ bool registerKernel(const void *fn, const char *) {
   return true;
 }
 
-void preloadBeforeLaunch(const void *fn) {
-  unsigned long long serial = 0;
-  int device = -1;
-  if (!currentContext(serial, device).ok())
-    return; // no usable GPU: the launch reports it
+void preloadBeforeLaunch(const void *fn, const DeviceCtx &ctx) {
+  const int device = ctx.info.device;
   Registry &r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
-  auto [it, fresh] = r.contexts.try_emplace(serial);
+  auto [it, fresh] = r.contexts.try_emplace(ctx.serial);
   ContextLoads &c = it->second;
   if (fresh) {
     // The device's previous context (before a reset) is gone.
     for (auto old = r.contexts.begin(); old != r.contexts.end();)
-      old = old->second.device == device && old->first != serial
+      old = old->second.device == device && old->first != ctx.serial
                 ? r.contexts.erase(old)
                 : std::next(old);
     c.device = device;

@@ -348,6 +348,9 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
       k.generation = ++k.slot->generation;
     SMPART_RETURN_IF_ERROR(fnInfoLocked(r, k, threads));
   }
+  // Before anything of this launch is enqueued: a context's first launch
+  // loads every registered kernel (detail/preload.hpp).
+  preloadBeforeLaunch(k.fn, *k.ctx);
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);
@@ -416,9 +419,6 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
     reportNoOriginal(kernel);
   }
   configureFromEnvironmentOnce();
-  // Before anything of this launch is enqueued: the first one loads every
-  // registered kernel while no smpart kernel spins (detail/preload.hpp).
-  preloadBeforeLaunch(kernel.fn);
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
   if (Status st = validate(grid, k->total); !st.ok())
@@ -504,16 +504,16 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
 } // namespace detail
 
 Status init() {
+  detail::DeviceCtx *ctx = nullptr;
   {
     detail::Runtime &r = detail::runtime();
     std::lock_guard<std::mutex> lock(r.mu);
-    detail::DeviceCtx *ctx = nullptr;
     SMPART_RETURN_IF_ERROR(detail::deviceCtxLocked(r, ctx));
   }
   // What the first transformed launch would do: a program that then starts
   // kernels of its own that wait for the host (a gate, a persistent
   // server) has nothing of smpart left to load beside them.
-  detail::preloadBeforeLaunch(nullptr);
+  detail::preloadBeforeLaunch(nullptr, *ctx);
   return Status();
 }
 

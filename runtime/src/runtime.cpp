@@ -92,16 +92,6 @@ void takeGivenBackLocked(DeviceCtx &ctx) {
 
 } // namespace
 
-Status currentContext(unsigned long long &serial, int &device) {
-  Runtime &r = runtime();
-  std::lock_guard<std::mutex> lock(r.mu);
-  DeviceCtx *ctx = nullptr;
-  SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, ctx));
-  serial = ctx->serial;
-  device = ctx->info.device;
-  return Status();
-}
-
 void giveBackFromGraph(unsigned long long serial, Slot *slot) {
   GivenBack &g = givenBack();
   std::lock_guard<std::mutex> lock(g.mu);

@@ -490,13 +490,14 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     if (Converged && Level >= std::min(Band, Target) - Opts.min_gain)
       return std::nullopt;
     // The newest measurement wins: the target moves from epoch to epoch,
-    // so an older end of the bracket may no longer hold.
+    // so an older end of the bracket may no longer hold. (So met_at is 0
+    // or above short_at.)
     if (Short) {
       B.short_at = Sms[H];
       if (B.met_at <= Sms[H])
         B.met_at = 0;
     } else {
-      if (B.met_at == 0 || Sms[H] < B.met_at || B.met_at <= B.short_at)
+      if (B.met_at == 0 || Sms[H] < B.met_at)
         B.met_at = Sms[H];
       if (B.short_at >= Sms[H])
         B.short_at = 0;
@@ -511,7 +512,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       // Bisect between the most SMs measured short and the fewest measured
       // at target (with none at target yet: all the others hold but one
       // SM each), each step measured before the next.
-      const int Top = B.met_at > B.short_at ? B.met_at : Max;
+      const int Top = B.met_at ? B.met_at : Max;
       if (Short || Over)
         Hs = Top - B.short_at > 4 ? (B.short_at + Top + 1) / 2 : Top;
       Hs = std::clamp(Hs, 1, Max);

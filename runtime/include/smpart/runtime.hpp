@@ -246,10 +246,6 @@ KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid, dim3 block,
 /// lazy module loading never has to load a kernel while a preempted
 /// kernel's anchor spins (runtime/README.md, "Lazy module loading").
 bool registerKernel(const void *fn, const char *name);
-/// Loads what must be loaded before a transformed launch of `fn` (null:
-/// unknown) into the current context: every registered kernel at the
-/// context's first launch, `fn` if new there.
-void preloadBeforeLaunch(const void *fn);
 
 /// Stream 0 means the legacy default stream to libsmpart, which is
 /// compiled on its own; in a translation unit built with

@@ -263,10 +263,10 @@ TEST(SimCoRun, NoiseIsSeeded) {
 // re-launches into a run that never ends.
 TEST(SimCoRun, ControllerInvariantsHoldUnderEveryPolicyAndMix) {
   unsigned long long Deferred = 0;
-  for (const char *Name : AllMixes)
+  for (const char *Name : AllMixes) {
+    const Mix M = mix(Name);
     for (const std::string &Policy : policyNames())
       for (bool Relaunch : {false, true}) {
-        const Mix M = mix(Name);
         RunOptions O;
         O.spatial = isSpatialPolicy(Policy);
         O.relaunch = Relaunch;
@@ -284,6 +284,7 @@ TEST(SimCoRun, ControllerInvariantsHoldUnderEveryPolicyAndMix) {
         EXPECT_GT(R.epochs, 0u) << What;
         Deferred += R.deferred_grants;
       }
+  }
   // SMs moved between running kernels waited for acknowledgements.
   EXPECT_GT(Deferred, 0u);
 }
