@@ -42,6 +42,28 @@ static const FunctionDecl *launchedKernel(const CUDAKernelCallExpr &Call) {
   return nullptr;
 }
 
+/// `Callee` without the template argument list it ends with
+/// (`ns::k<N>` -> `ns::k`), or "" when it does not end with one that can be
+/// matched (a `>` inside parentheses is not a bracket).
+static llvm::StringRef withoutTemplateArgs(llvm::StringRef Callee) {
+  Callee = Callee.rtrim();
+  if (!Callee.ends_with(">"))
+    return "";
+  int Angles = 0, Parens = 0;
+  for (size_t I = Callee.size(); I-- > 0;) {
+    const char C = Callee[I];
+    if (C == ')')
+      ++Parens;
+    else if (C == '(')
+      --Parens;
+    else if (Parens == 0 && C == '>')
+      ++Angles;
+    else if (Parens == 0 && C == '<' && --Angles == 0)
+      return Callee.take_front(I).rtrim();
+  }
+  return "";
+}
+
 std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
                                          llvm::StringRef CalleeText,
                                          const ASTContext &AST,
@@ -53,11 +75,17 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
     return "nullptr";
   std::string Name = CalleeText.str();
   if (const TemplateArgumentList *Args = FD->getTemplateSpecializationArgs()) {
-    if (Ref->hasExplicitTemplateArgs() &&
-        Ref->getNumTemplateArgs() != Args->size())
-      return "nullptr";
-    if (!Ref->hasExplicitTemplateArgs()) {
-      // Deduced arguments: spell them.
+    // Some or all arguments deduced (`k<N><<<...>>>(x)`): spell them all,
+    // so that the runtime knows the kernel (occupancy, shared memory
+    // limit, preloading under lazy loading).
+    const bool Partial = Ref->hasExplicitTemplateArgs() &&
+                         Ref->getNumTemplateArgs() != Args->size();
+    if (Partial) {
+      Name = withoutTemplateArgs(CalleeText).str();
+      if (Name.empty())
+        return "nullptr";
+    }
+    if (Partial || !Ref->hasExplicitTemplateArgs()) {
       llvm::raw_string_ostream OS(Name);
       printTemplateArgumentList(OS, Args->asArray(), AST.getPrintingPolicy());
     }
