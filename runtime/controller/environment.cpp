@@ -112,8 +112,13 @@ EnvConfig configureFromEnvironment(
     return C;
   }
   if (Pol && SmIds.empty()) {
+    // deviceInfo() waited for the SM-id probe and it did not see every
+    // SM (another process keeps them busy): plans cannot name real SMs.
     C.error = "smpart: SMPART_POLICY=" + PolicyName +
-              ": the device reports no SMs" + Suffix;
+              ": the GPU's SM ids are unknown (the SM-id probe did not "
+              "reach every SM within 2 s: is another process keeping the "
+              "GPU busy?)" +
+              Suffix;
     return C;
   }
 

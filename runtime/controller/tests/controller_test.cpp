@@ -560,6 +560,18 @@ TEST(Environment, InvalidSettingsGiveOneLineAndActivateNothing) {
   }
 }
 
+TEST(Environment, UnknownSmIdsAreNamedAsSuch) {
+  // A GPU busy with another process: the SM-id probe never saw every SM.
+  Env E;
+  E.Vars = {{"SMPART_POLICY", "even"}};
+  auto C = controller::configureFromEnvironment(E.fn(), {});
+  EXPECT_NE(C.error.find("SMPART_POLICY=even: the GPU's SM ids are unknown"),
+            std::string::npos)
+      << C.error;
+  EXPECT_NE(C.error.find("running without the controller"), std::string::npos);
+  EXPECT_FALSE(C.active());
+}
+
 TEST(Environment, ValidSettingsBuildTheControllerAndTrace) {
   namespace fs = std::filesystem;
   std::string Path = (fs::temp_directory_path() /
