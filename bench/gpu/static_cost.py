@@ -893,12 +893,14 @@ def report(rows, out):
            f"{'gld':>3} {'atom':>4} {'bar':>3} {'fnc':>3} {'host':>4} {'regs':>9} "
            f"{'spill':>5} {'occ':>7} {'margin':>6} {'orig':>5}")
     print(hdr, file=out)
-    ratios, regs, margins = [], [], []
+    ratios, regs, margins, dropped = [], [], [], []
     for r in rows:
         name = r["kernel"].split("(")[0][:40]
         o, x = r.get("orig", {}), r["xf"]
         regs.append(x["regs"])
         margins.append(x["margin"])
+        if isinstance(o.get("occ"), int) and x["occ"] < o["occ"]:
+            dropped.append(f"{name} ({o['occ']} -> {x['occ']})")
         tail = (f"{o.get('regs', '?'):>3}->{x['regs']:<3} {x['spill']:>5} "
                 f"{o.get('occ', '?'):>3}->{x['occ']:<3} {x['margin']:>6} "
                 f"{r.get('orig_instrs', '?'):>5}")
@@ -919,6 +921,10 @@ def report(rows, out):
         print(f"{len(rows)} kernels: per-block protocol instructions / original static "
               f"instructions, geomean {geo:.3f}; max registers {max(regs)}; "
               f"min register margin {min(margins)}", file=out)
+    # ptxas spends what a kernel's __launch_bounds__ allow on the protocol's
+    # code too: the first thing to look at when a kernel is slower.
+    print(f"occupancy lower after the rewrite: {', '.join(dropped) or 'none'}",
+          file=out)
 
 
 def main():
