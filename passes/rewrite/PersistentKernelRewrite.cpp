@@ -296,41 +296,130 @@ void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
                       {}});
 }
 
+/// A type that global scope cannot spell: a class local to a function, a
+/// lambda's closure, a class member that is not public, or a template
+/// specialization with such an argument.
+static bool isUnnameable(QualType T) {
+  T = T.getCanonicalType();
+  while (true) {
+    if (const auto *P = T->getAs<PointerType>())
+      T = P->getPointeeType();
+    else if (const auto *R = T->getAs<ReferenceType>())
+      T = R->getPointeeType();
+    else if (const ArrayType *A = T->getAsArrayTypeUnsafe())
+      T = A->getElementType();
+    else
+      break;
+  }
+  const TagDecl *D = T->getAsTagDecl();
+  if (!D)
+    return false;
+  if (D->getParentFunctionOrMethod())
+    return true;
+  if (const auto *R = dyn_cast<CXXRecordDecl>(D); R && R->isLambda())
+    return true;
+  for (const Decl *In = D; In->getDeclContext()->isRecord();
+       In = cast<Decl>(In->getDeclContext()))
+    if (In->getAccess() != AS_public)
+      return true;
+  if (const auto *S = dyn_cast<ClassTemplateSpecializationDecl>(D))
+    for (const TemplateArgument &A : S->getTemplateArgs().asArray())
+      if (A.getKind() == TemplateArgument::Type && isUnnameable(A.getAsType()))
+        return true;
+  return false;
+}
+
+/// `<A, B, ...>` spelled so that global scope names the same arguments, or
+/// nothing when one cannot be (a local type, a pointer to an object).
+static std::optional<std::string>
+globalTemplateArgs(llvm::ArrayRef<TemplateArgument> Args, ASTContext &AST,
+                   const PrintingPolicy &Policy) {
+  std::string Out;
+  for (const TemplateArgument &A : Args) {
+    std::string One;
+    if (A.getKind() == TemplateArgument::Pack) {
+      std::optional<std::string> Inner =
+          globalTemplateArgs(A.pack_elements(), AST, Policy);
+      if (!Inner)
+        return std::nullopt;
+      One = Inner->substr(1, Inner->size() - 2); // without the brackets
+    } else if (A.getKind() == TemplateArgument::Type) {
+      if (isUnnameable(A.getAsType()))
+        return std::nullopt;
+      One = TypeName::getFullyQualifiedName(A.getAsType(), AST, Policy);
+    } else if (A.getKind() == TemplateArgument::Integral) {
+      llvm::raw_string_ostream OS(One);
+      A.print(Policy, OS, /*IncludeType=*/true);
+    } else {
+      return std::nullopt;
+    }
+    if (One.empty())
+      continue; // an empty pack
+    Out += (Out.empty() ? "" : ", ") + One;
+  }
+  return "<" + Out + ">";
+}
+
 /// Registration for the runtime's preload (lazy module loading: see
 /// runtime/include/smpart/detail/preload.hpp), at the end of the file and
 /// at global scope, so that no line of the user's code moves. Only for
-/// kernels that global scope can name: not templates (their instances
-/// load at their own first launch) nor class members (access). Named
-/// relative to the enclosing scope, not with a leading `::`, so that a
-/// file included inside a namespace (as the GPU suite does) still
-/// compiles.
+/// kernels that global scope can name: not class members (access), and of
+/// a template, every instance the file makes whose arguments global scope
+/// can spell (an instance loaded at its own first launch could wait behind
+/// a preempted kernel). Named relative to the enclosing scope, not with a
+/// leading `::`, so that a file included inside a namespace (as the GPU
+/// suite does) still compiles.
 static void registerForPreload(const FunctionDecl &Kernel,
                                const SourceManager &SM, ASTContext &AST,
                                FunctionFacts &F) {
-  if (Kernel.getDescribedFunctionTemplate() ||
-      !Kernel.getDeclContext()->getRedeclContext()->isFileContext() ||
+  if (!Kernel.getDeclContext()->getRedeclContext()->isFileContext() ||
       !SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())))
     return;
   PrintingPolicy Policy = AST.getPrintingPolicy();
   Policy.SuppressUnwrittenScope = true;
-  std::string Type = "void (*)(smpart::LaunchControl";
-  for (const ParmVarDecl *P : Kernel.parameters())
-    Type += ", " + TypeName::getFullyQualifiedName(P->getType(), AST, Policy);
-  Type += ")";
   std::string Name;
   llvm::raw_string_ostream OS(Name);
   Kernel.printQualifiedName(OS, Policy);
   const FileID Main = SM.getMainFileID();
   const unsigned End = SM.getBufferData(Main).size();
-  F.Edits.insert(Edit{
-      RewriteContext::fileOf(SM, SM.getLocForStartOfFile(Main)), End, 0,
-      "\n#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)\n"
-      "static const bool smpart_registered_" +
-          std::to_string(SM.getSpellingLineNumber(Kernel.getLocation())) + "_" +
-          Kernel.getNameAsString() +
-          " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
-          "*>(static_cast<" +
-          Type + ">(&" + Name + ")), \"" + Name + "\");\n#endif\n"});
+  const std::string Var =
+      "smpart_registered_" +
+      std::to_string(SM.getSpellingLineNumber(Kernel.getLocation())) + "_" +
+      Kernel.getNameAsString();
+  auto Register = [&](const FunctionDecl &Fn, const std::string &Spelled,
+                      const std::string &VarName) {
+    std::string Type = "void (*)(smpart::LaunchControl";
+    for (const ParmVarDecl *P : Fn.parameters())
+      Type += ", " + TypeName::getFullyQualifiedName(P->getType(), AST, Policy);
+    Type += ")";
+    F.Edits.insert(Edit{
+        RewriteContext::fileOf(SM, SM.getLocForStartOfFile(Main)), End, 0,
+        "\n#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)\n"
+        "static const bool " +
+            VarName +
+            " = ::smpart::detail::registerKernel(reinterpret_cast<const void "
+            "*>(static_cast<" +
+            Type + ">(&" + Spelled + ")), \"" + Name + "\");\n#endif\n"});
+  };
+  const FunctionTemplateDecl *Template = Kernel.getDescribedFunctionTemplate();
+  if (!Template) {
+    Register(Kernel, Name, Var);
+    return;
+  }
+  unsigned Index = 0;
+  for (const FunctionDecl *Spec : Template->specializations()) {
+    // Only instances whose definition the file instantiates: a declaration
+    // made while resolving an overload may not compile as a definition.
+    const TemplateSpecializationKind K = Spec->getTemplateSpecializationKind();
+    const TemplateArgumentList *Args = Spec->getTemplateSpecializationArgs();
+    if (!Args || !Spec->isDefined() ||
+        (K != TSK_ImplicitInstantiation &&
+         K != TSK_ExplicitInstantiationDefinition))
+      continue;
+    if (std::optional<std::string> Spelled =
+            globalTemplateArgs(Args->asArray(), AST, Policy))
+      Register(*Spec, Name + *Spelled, Var + "_" + std::to_string(Index++));
+  }
 }
 
 /// Where the body is, for the prologue and epilogue the planner inserts.
