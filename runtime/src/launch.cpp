@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -92,6 +93,27 @@ Status validate(dim3 grid, unsigned long long &total) {
                       std::to_string(grid.z) + ")",
                   static_cast<int>(cudaErrorInvalidConfiguration));
   return Status();
+}
+
+std::mutex &reservedMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, SmMask> &reservedByOwner() {
+  static std::map<std::string, SmMask> owners;
+  return owners;
+}
+
+/// A fresh launch's mask: every SM but those partitions reserve, unless
+/// that leaves none of the device's SMs (unknown ids: all of them).
+SmMask defaultMask(const DeviceInfo &info) {
+  SmMask all;
+  all.set();
+  const SmMask free = all & ~reservedSms();
+  for (unsigned id : info.sm_ids)
+    if (id < kMaxSms && free.test(id))
+      return free;
+  return all;
 }
 
 /// The user's dynamic shared memory, padded to 16 bytes, plus the
@@ -354,6 +376,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);
+  storeMask(h.knobs, defaultMask(k.ctx->info));
   storeKnobImage(h.knob_image, h.knobs);
   std::memset(const_cast<Notices *>(&h.notices), 0, sizeof(Notices));
   // The observer (a controller) sets this kernel's knobs now, before the
@@ -499,6 +522,28 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   if (announced)
     watch(k);
   return KernelHandle(std::move(k));
+}
+
+void reserveSms(const std::string &owner, const std::vector<unsigned> &ids) {
+  SmMask m;
+  for (unsigned id : ids)
+    if (id < kMaxSms)
+      m.set(id);
+  std::lock_guard<std::mutex> lock(reservedMutex());
+  reservedByOwner()[owner] = m;
+}
+
+void releaseSms(const std::string &owner) {
+  std::lock_guard<std::mutex> lock(reservedMutex());
+  reservedByOwner().erase(owner);
+}
+
+SmMask reservedSms() {
+  std::lock_guard<std::mutex> lock(reservedMutex());
+  SmMask m;
+  for (const auto &[owner, ids] : reservedByOwner())
+    m |= ids;
+  return m;
 }
 
 } // namespace detail

@@ -160,6 +160,10 @@ void Partition::Impl::holdLocked() {
       prev_ids.clear();
     }
   }
+  // New launches keep off these SMs from now on, whatever the plan's
+  // answer: a kernel queued behind other work may start before the planner
+  // hears of it.
+  detail::reserveSms(name, ids);
   if (ids == timed_out_ids) {
     held = planner->hold(name, ids);
     return;
@@ -185,6 +189,7 @@ Partition::~Partition() {
   if (impl_ && impl_->confined) {
     if (impl_->planner)
       impl_->planner->remove(impl_->name);
+    detail::releaseSms(impl_->name);
     Pool::instance().release(impl_->groups);
   }
 }
@@ -307,6 +312,7 @@ void Partition::close(const std::string &name) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (i.planner)
     i.planner->remove(i.name);
+  detail::releaseSms(i.name);
   Pool::instance().release(i.groups);
   i.groups = 0;
   i.cur = nullptr;

@@ -8,6 +8,7 @@
 #include "fake_cuda/fake_cuda.hpp"
 #include "fake_green_driver.hpp"
 #include "green_contexts.hpp"
+#include "kernel.hpp"
 
 #include "smpart/partition.hpp"
 #include "smpart/runtime.hpp"
@@ -322,6 +323,27 @@ TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileOldWorkRuns) {
   fake_cuda::pump();
   (void)p->stream();
   EXPECT_EQ(plan->holds.back(), groupIds(0)); // only its own now
+}
+
+TEST_F(PartitionTest, NewLaunchesKeepOffTheHeldSmsUntilClose) {
+  // The SMs a plan keeps for the partition are reserved from the first
+  // hold, also where the plan has not confirmed it: a rewritten kernel
+  // that starts before the planner has seen it must not take them.
+  auto plan = std::make_shared<FakePlanner>();
+  plan->acknowledge = false;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  o.hold_timeout_ms = 1;
+  plan->target_sms = 4;
+  auto p = open("reserving", o);
+  ASSERT_TRUE(p && p->confined());
+  ASSERT_TRUE(p->beginLaunch().ok());
+  smpart::SmMask want;
+  for (unsigned id : groupIds(0))
+    want.set(id);
+  EXPECT_EQ(smpart::detail::reservedSms(), want);
+  smpart::Partition::close("reserving");
+  EXPECT_TRUE(smpart::detail::reservedSms().none());
 }
 
 TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {

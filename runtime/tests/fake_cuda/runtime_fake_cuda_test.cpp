@@ -6,6 +6,7 @@
 // block they are given: every run must start from a clean one that no
 // other running kernel uses.
 #include "fake_cuda.hpp"
+#include "kernel.hpp"
 
 #include "smpart/runtime.hpp"
 
@@ -357,6 +358,37 @@ TEST_F(FakeRuntime, LegacyStreamKernelIsAnnouncedWhenReady) {
   EXPECT_EQ(std::count(observer->at.begin(), observer->at.end(), me), 1)
       << "the idle non-blocking stream's kernel at its launch, the legacy "
          "stream's from the notice thread";
+}
+
+TEST_F(FakeRuntime, ReservedSmsAreLeftOutOfANewLaunchsDefaultMask) {
+  // What an open partition keeps is left out of the mask a kernel starts
+  // with, before any planner has seen it (a launch queued behind other
+  // work is announced only when its stream reaches it).
+  smpart::DeviceInfo info;
+  ASSERT_TRUE(smpart::deviceInfo(info).ok());
+  ASSERT_EQ(info.sm_ids, (std::vector<unsigned>{3, 40, 77, 300}));
+  auto maskOf = [](const smpart::KernelHandle &h) {
+    const smpart::Knobs k = h.knobs();
+    std::vector<unsigned> ids;
+    for (unsigned id : {3u, 40u, 77u, 300u})
+      if ((k.sm_mask[id / 32] >> (id % 32)) & 1u)
+        ids.push_back(id);
+    return ids;
+  };
+  smpart::detail::reserveSms("tenant", {3, 40});
+  smpart::KernelHandle h = launch(stream_);
+  EXPECT_EQ(maskOf(h), (std::vector<unsigned>{77, 300}));
+  EXPECT_TRUE(h.wait().ok());
+  // Every SM reserved: a kernel keeps them all rather than none.
+  smpart::detail::reserveSms("other", {77, 300});
+  smpart::KernelHandle all = launch(stream_);
+  EXPECT_EQ(maskOf(all), info.sm_ids);
+  EXPECT_TRUE(all.wait().ok());
+  smpart::detail::releaseSms("tenant");
+  smpart::detail::releaseSms("other");
+  smpart::KernelHandle after = launch(stream_);
+  EXPECT_EQ(maskOf(after), info.sm_ids);
+  EXPECT_TRUE(after.wait().ok());
 }
 
 // The pool's device memory is never zeroed by a legacy-stream memset: a
