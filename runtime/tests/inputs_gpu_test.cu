@@ -139,12 +139,16 @@ protected:
                const std::function<void()> &original,
                const std::function<void()> &rewritten,
                const std::function<Outputs()> &outputs) {
+    // A pageable copy may return before its DMA is done, and the legacy
+    // stream is not ordered with the non-blocking `s`.
     reset();
+    ASSERT_EQ(sync(), cudaSuccess) << "reset";
     original();
     ASSERT_EQ(sync(), cudaSuccess) << "original";
     ASSERT_EQ(cudaGetLastError(), cudaSuccess) << "original";
     const Outputs want = outputs();
     reset();
+    ASSERT_EQ(sync(), cudaSuccess) << "reset";
     rewritten();
     ASSERT_EQ(sync(), cudaSuccess) << "rewritten";
     const smpart::Status st = smpart::getLastError();

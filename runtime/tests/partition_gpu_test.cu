@@ -61,6 +61,8 @@ struct SmRecord {
               cudaSuccess);
     ASSERT_EQ(cudaMemset(dev, 0, (smpart::kMaskWords + 2) * sizeof(unsigned)),
               cudaSuccess);
+    // The legacy stream is not ordered with the non-blocking streams.
+    ASSERT_EQ(smpart_test::syncStream(0), cudaSuccess);
   }
   unsigned *finished() const { return dev + smpart::kMaskWords; }
   unsigned *violations() const { return dev + smpart::kMaskWords + 1; }
@@ -323,6 +325,9 @@ TEST_F(PartitionGpu, CublasSgemmConfinedBesideARewrittenMemoryBoundKernel) {
   std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
   CHECK_CUDA(cudaMemcpy(x, hx.data(), n * sizeof(float), cudaMemcpyDefault));
   CHECK_CUDA(cudaMemcpy(y, hy.data(), n * sizeof(float), cudaMemcpyDefault));
+  // A pageable copy may return before its DMA is done, and the legacy
+  // stream is not ordered with `mem`.
+  CHECK_CUDA(syncStream(0));
   cudaStream_t mem;
   CHECK_CUDA(cudaStreamCreateWithFlags(&mem, cudaStreamNonBlocking));
   const int reps = 40;
@@ -358,6 +363,7 @@ TEST_F(PartitionGpu, CublasSgemmConfinedBesideARewrittenMemoryBoundKernel) {
   std::vector<float> ha(m * k, 1.0f), hb(k * m, 2.0f);
   CHECK_CUDA(cudaMemcpy(a, ha.data(), ha.size() * 4, cudaMemcpyDefault));
   CHECK_CUDA(cudaMemcpy(b, hb.data(), hb.size() * 4, cudaMemcpyDefault));
+  CHECK_CUDA(syncStream(0)); // as for x and y
   cublasHandle_t blas;
   ASSERT_EQ(cublasCreate(&blas), CUBLAS_STATUS_SUCCESS);
   const float one = 1.0f, zero = 0.0f;

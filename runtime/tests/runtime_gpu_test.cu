@@ -319,6 +319,7 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
   CHECK_CUDA(cudaMalloc(&rec2, blocks * sizeof(BlockRecord)));
   CHECK_CUDA(cudaMalloc(&out2, blocks * 64 * sizeof(float)));
   CHECK_CUDA(cudaMemset(rec2, 0, blocks * sizeof(BlockRecord)));
+  CHECK_CUDA(smpart_test::syncStream(0)); // legacy stream vs stream_
   smpart::KernelHandle second;
   std::atomic<bool> called{false};
   smpart::KernelHandle h =
