@@ -98,8 +98,19 @@ double percentile(std::vector<double> v, double p) {
                     static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
-/// Median time of `reps` launches on `s`; NaN, after the failure line of
-/// `figure`, when one does not finish in time.
+/// Holds its stream for `ns` of device time: put before a timed launch,
+/// it covers the host's work of enqueuing that launch, so the interval the
+/// events measure starts when the GPU could start the kernel.
+__global__ void holdStream(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  while (t - t0 < ns);
+}
+
+/// Median time of `reps` launches on `s`, each behind a holdStream; NaN, after
+/// the failure line of `figure`, when one does not finish in time.
 template <class F>
 double medianMs(const char *figure, cudaStream_t s, int reps, F &&launch) {
   cudaEvent_t a, b;
@@ -107,6 +118,8 @@ double medianMs(const char *figure, cudaStream_t s, int reps, F &&launch) {
   cudaEventCreate(&b);
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
+    // The events time the kernel, not the host path that enqueues it.
+    holdStream<<<1, 1, 0, s>>>(300000);
     cudaEventRecord(a, s);
     launch();
     cudaEventRecord(b, s);
@@ -145,17 +158,6 @@ __global__ void clockProbe(const volatile unsigned *go,
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(b));
   while (b == a);
   stamp[rounds + 1] = b - a;
-}
-
-/// Holds its stream for `ns` of device time: put before a timed launch,
-/// it covers the host's work of enqueuing that launch, so the interval the
-/// events measure starts when the GPU could start the kernel.
-__global__ void holdStream(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  while (t - t0 < ns);
 }
 
 long long hostNs(Clock::time_point t) {
