@@ -141,6 +141,14 @@ void printRow(const std::string &mode, const Figures &f, const Figures &base,
               base.fairness > 0 ? f.fairness / base.fairness : 0, note.c_str());
 }
 
+/// The end of a run that stopped early: 1, without running destructors,
+/// which could wait for ever for a kernel that missed its deadline.
+int stopped() {
+  std::printf("stopped: %s\n", g_stopped.c_str());
+  std::fflush(stdout);
+  std::_Exit(1);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -227,16 +235,14 @@ int main(int argc, char **argv) {
   if (alone.size() != jobs.size() ||
       std::any_of(alone.begin(), alone.end(),
                   [](double v) { return std::isnan(v); })) {
-    std::printf("stopped: %s\n", g_stopped.c_str());
-    return 1;
+    return stopped();
   }
 
   // Plain streams.
   const std::vector<double> plain = runTogether(
       jobs, {{streams[0]}, {streams[1]}, {streams[2]}}, false, "streams");
   if (plain.empty()) {
-    std::printf("stopped: %s\n", g_stopped.c_str());
-    return 1;
+    return stopped();
   }
   const Figures base = figures(alone, plain);
   printRow("streams", base, base, "");
@@ -370,8 +376,7 @@ int main(int argc, char **argv) {
   }
   cublasDestroy(blas);
   if (!g_stopped.empty()) {
-    std::printf("stopped: %s\n", g_stopped.c_str());
-    return 1;
+    return stopped();
   }
   return 0;
 }
