@@ -3,8 +3,9 @@
 // Each kernel that global scope can name is registered at static
 // initialisation (host pass only), so that libsmpart loads it before any
 // rewritten kernel can spin under lazy module loading; of a template, every
-// instance the file makes. Class members are not registered (access), nor
-// instances whose arguments global scope cannot spell (a local type).
+// instance the file makes, named by its arguments. Class members are not
+// registered (access), nor instances whose arguments global scope cannot
+// spell (a local, private or unnamed type).
 #include "cuda.h"
 
 namespace app {
@@ -54,17 +55,22 @@ void run(float *f, int *i) {
   };
   Local *l = nullptr;
   fill<<<1, 32>>>(l);
+  struct {
+    int v;
+  } *unnamed = nullptr;
+  fill<<<1, 32>>>(unnamed);
   app::pack<4><<<1, 32>>>(f, c);
 }
 
 // CHECK: {{^}}#if !defined(__CUDA_ARCH__) && !defined(SMPART_EMULATION)
-// CHECK-DAG: {{^}}static const bool smpart_registered_11_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&app::scale)), "app::scale");
-// CHECK-DAG: {{^}}static const bool smpart_registered_12_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&app::scale)), "app::scale");
-// CHECK-DAG: {{^}}static const bool smpart_registered_16_hidden = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&hidden)), "hidden");
-// CHECK-DAG: {{^}}static const bool smpart_registered_19_fill_{{[0-9]}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&fill<int>)), "fill");
-// CHECK-DAG: {{^}}static const bool smpart_registered_19_fill_{{[0-9]}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *)>(&fill<float>)), "fill");
-// CHECK-DAG: {{^}}static const bool smpart_registered_19_fill_{{[0-9]}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, app::Cell *)>(&fill<app::Cell>)), "fill");
-// CHECK-DAG: {{^}}static const bool smpart_registered_25_pack_0 = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, app::Cell *)>(&app::pack<4, float, app::Cell>)), "app::pack");
+// CHECK-DAG: {{^}}static const bool smpart_registered_12_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&app::scale)), "app::scale");
+// CHECK-DAG: {{^}}static const bool smpart_registered_13_scale = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&app::scale)), "app::scale");
+// CHECK-DAG: {{^}}static const bool smpart_registered_17_hidden = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&hidden)), "hidden");
+// CHECK-DAG: {{^}}static const bool smpart_registered_20_fill_{{[0-9A-F]+}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&fill<int>)), "fill");
+// CHECK-DAG: {{^}}static const bool smpart_registered_20_fill_{{[0-9A-F]+}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *)>(&fill<float>)), "fill");
+// CHECK-DAG: {{^}}static const bool smpart_registered_20_fill_{{[0-9A-F]+}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, app::Cell *)>(&fill<app::Cell>)), "fill");
+// CHECK-DAG: {{^}}static const bool smpart_registered_26_pack_{{[0-9A-F]+}} = ::smpart::detail::registerKernel(reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, app::Cell *)>(&app::pack<4, float, app::Cell>)), "app::pack");
 // NOREG-NOT: {{^}}static const bool smpart_registered_{{[0-9]+}}_member
 // NOREG-NOT: {{^}}static const bool {{.*}}Local
 // NOREG-NOT: {{^}}static const bool {{.*}}Secret
+// NOREG-NOT: {{^}}static const bool {{.*}}unnamed

@@ -144,6 +144,7 @@ std::string RewriteContext::rewrittenOverload(const FunctionDecl &FD,
                                               const ASTContext &AST) {
   PrintingPolicy Policy = AST.getPrintingPolicy();
   Policy.FullyQualifiedName = true;
+  Policy.SuppressUnwrittenScope = true; // no `(anonymous namespace)::`
   std::string Out = "static_cast<void (*)(smpart::LaunchControl";
   for (const ParmVarDecl *P : FD.parameters())
     Out += ", " + P->getType().getAsString(Policy);

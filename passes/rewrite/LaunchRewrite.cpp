@@ -1,4 +1,5 @@
 #include "rewrite/LaunchRewrite.h"
+#include "rewrite/TemplateArgSpelling.h"
 
 #include "rewrite/LaunchSyntax.h"
 
@@ -78,16 +79,27 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
     // Some or all arguments deduced (`k<N><<<...>>>(x)`): spell them all,
     // so that the runtime knows the kernel (occupancy, shared memory
     // limit, preloading under lazy loading).
+    // A pack may be written in part (`k<int, float>` for k<T, Ts...>
+    // called with three arguments): respell whenever there is one.
+    const bool HasPack =
+        llvm::any_of(Args->asArray(), [](const TemplateArgument &A) {
+          return A.getKind() == TemplateArgument::Pack;
+        });
     const bool Partial = Ref->hasExplicitTemplateArgs() &&
-                         Ref->getNumTemplateArgs() != Args->size();
+                         (Ref->getNumTemplateArgs() != Args->size() || HasPack);
     if (Partial) {
       Name = withoutTemplateArgs(CalleeText).str();
       if (Name.empty())
         return "nullptr";
     }
     if (Partial || !Ref->hasExplicitTemplateArgs()) {
-      llvm::raw_string_ostream OS(Name);
-      printTemplateArgumentList(OS, Args->asArray(), AST.getPrintingPolicy());
+      // A lambda or an unnamed type has no spelling: no address then.
+      std::optional<std::string> Spelled =
+          spellTemplateArgs(Args->asArray(), const_cast<ASTContext &>(AST),
+                            SpellingScope::Launch);
+      if (!Spelled)
+        return "nullptr";
+      Name += *Spelled;
     }
     if (FD->getType()->isDependentType())
       return "nullptr";

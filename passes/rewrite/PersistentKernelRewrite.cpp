@@ -2,6 +2,7 @@
 
 #include "analysis/BarrierHazard.h"
 #include "rewrite/OriginalKernel.h"
+#include "rewrite/TemplateArgSpelling.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -9,6 +10,8 @@
 #include "clang/AST/Mangle.h"
 #include "clang/AST/QualTypeNames.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/xxhash.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -296,78 +299,16 @@ void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
                       {}});
 }
 
-/// A type that global scope cannot spell: a class local to a function, a
-/// lambda's closure, a class member that is not public, or a template
-/// specialization with such an argument.
-static bool isUnnameable(QualType T) {
-  T = T.getCanonicalType();
-  while (true) {
-    if (const auto *P = T->getAs<PointerType>())
-      T = P->getPointeeType();
-    else if (const auto *R = T->getAs<ReferenceType>())
-      T = R->getPointeeType();
-    else if (const ArrayType *A = T->getAsArrayTypeUnsafe())
-      T = A->getElementType();
-    else
-      break;
-  }
-  const TagDecl *D = T->getAsTagDecl();
-  if (!D)
-    return false;
-  if (D->getParentFunctionOrMethod())
-    return true;
-  if (const auto *R = dyn_cast<CXXRecordDecl>(D); R && R->isLambda())
-    return true;
-  for (const Decl *In = D; In->getDeclContext()->isRecord();
-       In = cast<Decl>(In->getDeclContext()))
-    if (In->getAccess() != AS_public)
-      return true;
-  if (const auto *S = dyn_cast<ClassTemplateSpecializationDecl>(D))
-    for (const TemplateArgument &A : S->getTemplateArgs().asArray())
-      if (A.getKind() == TemplateArgument::Type && isUnnameable(A.getAsType()))
-        return true;
-  return false;
-}
-
-/// `<A, B, ...>` spelled so that global scope names the same arguments, or
-/// nothing when one cannot be (a local type, a pointer to an object).
-static std::optional<std::string>
-globalTemplateArgs(llvm::ArrayRef<TemplateArgument> Args, ASTContext &AST,
-                   const PrintingPolicy &Policy) {
-  std::string Out;
-  for (const TemplateArgument &A : Args) {
-    std::string One;
-    if (A.getKind() == TemplateArgument::Pack) {
-      std::optional<std::string> Inner =
-          globalTemplateArgs(A.pack_elements(), AST, Policy);
-      if (!Inner)
-        return std::nullopt;
-      One = Inner->substr(1, Inner->size() - 2); // without the brackets
-    } else if (A.getKind() == TemplateArgument::Type) {
-      if (isUnnameable(A.getAsType()))
-        return std::nullopt;
-      One = TypeName::getFullyQualifiedName(A.getAsType(), AST, Policy);
-    } else if (A.getKind() == TemplateArgument::Integral) {
-      llvm::raw_string_ostream OS(One);
-      A.print(Policy, OS, /*IncludeType=*/true);
-    } else {
-      return std::nullopt;
-    }
-    if (One.empty())
-      continue; // an empty pack
-    Out += (Out.empty() ? "" : ", ") + One;
-  }
-  return "<" + Out + ">";
-}
-
 /// Registration for the runtime's preload (lazy module loading: see
 /// runtime/include/smpart/detail/preload.hpp), at the end of the file and
 /// at global scope, so that no line of the user's code moves. Only for
 /// kernels that global scope can name: not class members (access), and of
 /// a template, every instance the file makes whose arguments global scope
-/// can spell (an instance loaded at its own first launch could wait behind
-/// a preempted kernel). Named relative to the enclosing scope, not with a
-/// leading `::`, so that a file included inside a namespace (as the GPU
+/// can spell (spellTemplateArgs; an instance loaded at its own first launch
+/// could wait behind a preempted kernel). The tool parses without
+/// __NVCC__: an instance made only in code hidden from nvcc is registered
+/// too (runtime/README.md says so). Named relative to the enclosing scope, not
+/// with a leading `::`, so that a file included inside a namespace (as the GPU
 /// suite does) still compiles.
 static void registerForPreload(const FunctionDecl &Kernel,
                                const SourceManager &SM, ASTContext &AST,
@@ -406,7 +347,6 @@ static void registerForPreload(const FunctionDecl &Kernel,
     Register(Kernel, Name, Var);
     return;
   }
-  unsigned Index = 0;
   for (const FunctionDecl *Spec : Template->specializations()) {
     // Only instances whose definition the file instantiates: a declaration
     // made while resolving an overload may not compile as a definition.
@@ -416,9 +356,15 @@ static void registerForPreload(const FunctionDecl &Kernel,
         (K != TSK_ImplicitInstantiation &&
          K != TSK_ExplicitInstantiationDefinition))
       continue;
-    if (std::optional<std::string> Spelled =
-            globalTemplateArgs(Args->asArray(), AST, Policy))
-      Register(*Spec, Name + *Spelled, Var + "_" + std::to_string(Index++));
+    std::optional<std::string> Spelled =
+        spellTemplateArgs(Args->asArray(), AST, SpellingScope::Global);
+    if (!Spelled)
+      continue;
+    // Named by its arguments, not by its position: the host and device
+    // parses may list different instances, and merge identical lines.
+    const std::string Instance = Name + *Spelled;
+    Register(*Spec, Instance,
+             Var + "_" + llvm::utohexstr(llvm::xxh3_64bits(Instance)));
   }
 }
 
