@@ -181,6 +181,7 @@ bool Pool::setUpLocked(std::string &why) {
     why = "cudaGetDevice failed";
     return false;
   }
+  ordinal_ = ordinal;
   if (CUresult r = drv_.deviceGet(&dev_, ordinal); r != CUDA_SUCCESS) {
     why = "cuDeviceGet failed: " + cuName(r);
     return false;

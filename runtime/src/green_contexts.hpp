@@ -122,6 +122,8 @@ public:
   bool ready(std::string &why);
 
   unsigned groupSize() const { return group_size_; }
+  /// The CUDA device the pool was set up on.
+  int device() const { return ordinal_; }
   unsigned groups() const { return static_cast<unsigned>(group_res_.size()); }
   unsigned smCount() const { return sm_count_; }
 
@@ -166,6 +168,7 @@ private:
   std::string why_;
   DriverTable drv_;
   CUdevice dev_ = 0;
+  int ordinal_ = 0;
   unsigned sm_count_ = 0;
   unsigned group_size_ = 0;
   std::vector<CUdevResource> group_res_;

@@ -186,14 +186,16 @@ void giveBackFromGraph(unsigned long long serial, Slot *slot);
 /// registered kernel at the context's first launch, `fn` if new there
 /// (kernel_registry.cpp, detail/preload.hpp).
 void preloadBeforeLaunch(const void *fn, const DeviceCtx &ctx);
-/// SMs that open partitions keep for their own work, by partition name
-/// (partition.cpp, while a planner keeps them): a new launch's default mask
-/// leaves them out, so that a kernel that starts before a planner has seen
-/// it (queued behind other work, announced when its stream reaches it)
-/// does not run on them meanwhile. reserveSms replaces the owner's ids.
-void reserveSms(const std::string &owner, const std::vector<unsigned> &ids);
-void releaseSms(const std::string &owner);
-SmMask reservedSms();
+/// SMs of `device` that open partitions keep for their own work, by owner
+/// (a partition: partition.cpp, while a planner keeps them): a new
+/// uncaptured launch's default mask leaves them out, so that a kernel that
+/// starts before a planner has seen it (queued behind other work, announced
+/// when its stream reaches it) does not run on them meanwhile. reserveSms
+/// replaces the owner's ids.
+void reserveSms(const void *owner, int device,
+                const std::vector<unsigned> &ids);
+void releaseSms(const void *owner);
+SmMask reservedSms(int device);
 /// SMPART_DISABLE=1 (any value but empty or 0), read once per process.
 bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a

@@ -95,13 +95,14 @@ Status validate(dim3 grid, unsigned long long &total) {
   return Status();
 }
 
-std::mutex &reservedMutex() {
-  static std::mutex mu;
-  return mu;
-}
-std::map<std::string, SmMask> &reservedByOwner() {
-  static std::map<std::string, SmMask> owners;
-  return owners;
+/// Partitions' reserved SMs: owner -> (device, ids).
+struct Reservations {
+  std::mutex mu;
+  std::map<const void *, std::pair<int, SmMask>> by_owner;
+};
+Reservations &reservations() {
+  static Reservations r;
+  return r;
 }
 
 /// A fresh launch's mask: every SM but those partitions reserve, unless
@@ -109,7 +110,7 @@ std::map<std::string, SmMask> &reservedByOwner() {
 SmMask defaultMask(const DeviceInfo &info) {
   SmMask all;
   all.set();
-  const SmMask free = all & ~reservedSms();
+  const SmMask free = all & ~reservedSms(info.device);
   for (unsigned id : info.sm_ids)
     if (id < kMaxSms && free.test(id))
       return free;
@@ -376,7 +377,10 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);
-  storeMask(h.knobs, defaultMask(k.ctx->info));
+  // A captured launch keeps every SM: its knobs serve every replay, also
+  // after the partition is gone, and no planner hears of it.
+  if (!k.captured)
+    storeMask(h.knobs, defaultMask(k.ctx->info));
   storeKnobImage(h.knob_image, h.knobs);
   std::memset(const_cast<Notices *>(&h.notices), 0, sizeof(Notices));
   // The observer (a controller) sets this kernel's knobs now, before the
@@ -524,25 +528,30 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   return KernelHandle(std::move(k));
 }
 
-void reserveSms(const std::string &owner, const std::vector<unsigned> &ids) {
+void reserveSms(const void *owner, int device,
+                const std::vector<unsigned> &ids) {
   SmMask m;
   for (unsigned id : ids)
     if (id < kMaxSms)
       m.set(id);
-  std::lock_guard<std::mutex> lock(reservedMutex());
-  reservedByOwner()[owner] = m;
+  Reservations &r = reservations();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_owner[owner] = {device, m};
 }
 
-void releaseSms(const std::string &owner) {
-  std::lock_guard<std::mutex> lock(reservedMutex());
-  reservedByOwner().erase(owner);
+void releaseSms(const void *owner) {
+  Reservations &r = reservations();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_owner.erase(owner);
 }
 
-SmMask reservedSms() {
-  std::lock_guard<std::mutex> lock(reservedMutex());
+SmMask reservedSms(int device) {
+  Reservations &r = reservations();
+  std::lock_guard<std::mutex> lock(r.mu);
   SmMask m;
-  for (const auto &[owner, ids] : reservedByOwner())
-    m |= ids;
+  for (const auto &[owner, ids] : r.by_owner)
+    if (ids.first == device)
+      m |= ids.second;
   return m;
 }
 

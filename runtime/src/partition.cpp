@@ -142,6 +142,7 @@ void Partition::Impl::holdLocked() {
   if (!planner)
     return;
   if (!sm_ids_known) {
+    detail::releaseSms(this); // the ids it had are not its ids now
     warn(warned_ids, "its SM ids are not probed yet (a busy GPU): rewritten "
                      "kernels may share its SMs until they are");
     return;
@@ -163,7 +164,7 @@ void Partition::Impl::holdLocked() {
   // New launches keep off these SMs from now on, whatever the plan's
   // answer: a kernel queued behind other work may start before the planner
   // hears of it.
-  detail::reserveSms(name, ids);
+  detail::reserveSms(this, Pool::instance().device(), ids);
   if (ids == timed_out_ids) {
     held = planner->hold(name, ids);
     return;
@@ -189,7 +190,7 @@ Partition::~Partition() {
   if (impl_ && impl_->confined) {
     if (impl_->planner)
       impl_->planner->remove(impl_->name);
-    detail::releaseSms(impl_->name);
+    detail::releaseSms(impl_.get());
     Pool::instance().release(impl_->groups);
   }
 }
@@ -312,7 +313,7 @@ void Partition::close(const std::string &name) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (i.planner)
     i.planner->remove(i.name);
-  detail::releaseSms(i.name);
+  detail::releaseSms(&i);
   Pool::instance().release(i.groups);
   i.groups = 0;
   i.cur = nullptr;

@@ -341,9 +341,9 @@ TEST_F(PartitionTest, NewLaunchesKeepOffTheHeldSmsUntilClose) {
   smpart::SmMask want;
   for (unsigned id : groupIds(0))
     want.set(id);
-  EXPECT_EQ(smpart::detail::reservedSms(), want);
+  EXPECT_EQ(smpart::detail::reservedSms(0), want);
   smpart::Partition::close("reserving");
-  EXPECT_TRUE(smpart::detail::reservedSms().none());
+  EXPECT_TRUE(smpart::detail::reservedSms(0).none());
 }
 
 TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {

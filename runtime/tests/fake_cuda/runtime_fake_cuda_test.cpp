@@ -375,17 +375,29 @@ TEST_F(FakeRuntime, ReservedSmsAreLeftOutOfANewLaunchsDefaultMask) {
         ids.push_back(id);
     return ids;
   };
-  smpart::detail::reserveSms("tenant", {3, 40});
+  const int tenant = 0, other = 0; // two owners
+  smpart::detail::reserveSms(&tenant, info.device, {3, 40});
+  // Another device's reservation is not this one's.
+  smpart::detail::reserveSms(&other, info.device + 1, {77});
   smpart::KernelHandle h = launch(stream_);
   EXPECT_EQ(maskOf(h), (std::vector<unsigned>{77, 300}));
   EXPECT_TRUE(h.wait().ok());
+  // A captured launch keeps every SM: its knobs serve every replay, also
+  // after the partition is gone.
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  smpart::KernelHandle captured = launch(stream_);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &graph), cudaSuccess);
+  EXPECT_EQ(maskOf(captured), info.sm_ids);
+  cudaGraphDestroy(graph);
   // Every SM reserved: a kernel keeps them all rather than none.
-  smpart::detail::reserveSms("other", {77, 300});
+  smpart::detail::reserveSms(&other, info.device, {77, 300});
   smpart::KernelHandle all = launch(stream_);
   EXPECT_EQ(maskOf(all), info.sm_ids);
   EXPECT_TRUE(all.wait().ok());
-  smpart::detail::releaseSms("tenant");
-  smpart::detail::releaseSms("other");
+  smpart::detail::releaseSms(&tenant);
+  smpart::detail::releaseSms(&other);
   smpart::KernelHandle after = launch(stream_);
   EXPECT_EQ(maskOf(after), info.sm_ids);
   EXPECT_TRUE(after.wait().ok());
