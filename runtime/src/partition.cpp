@@ -187,10 +187,12 @@ void Partition::Impl::holdLocked() {
 Partition::Partition(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Partition::~Partition() {
-  if (impl_ && impl_->confined) {
+  if (!impl_)
+    return;
+  detail::releaseSms(impl_.get()); // keyed by address: never left behind
+  if (impl_->confined) {
     if (impl_->planner)
       impl_->planner->remove(impl_->name);
-    detail::releaseSms(impl_.get());
     Pool::instance().release(impl_->groups);
   }
 }
