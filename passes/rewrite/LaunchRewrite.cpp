@@ -95,8 +95,7 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
     if (Partial || !Ref->hasExplicitTemplateArgs()) {
       // A lambda or an unnamed type has no spelling: no address then.
       std::optional<std::string> Spelled =
-          spellTemplateArgs(Args->asArray(), const_cast<ASTContext &>(AST),
-                            SpellingScope::Launch);
+          spellTemplateArgs(Args->asArray(), AST, SpellingScope::Launch);
       if (!Spelled)
         return "nullptr";
       Name += *Spelled;

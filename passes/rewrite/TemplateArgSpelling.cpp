@@ -70,7 +70,7 @@ static bool isUnspellable(const TagDecl &D, SpellingScope Where) {
 
 /// The arguments, comma-separated, without brackets.
 static std::optional<std::string>
-spellList(llvm::ArrayRef<TemplateArgument> Args, ASTContext &AST,
+spellList(llvm::ArrayRef<TemplateArgument> Args, const ASTContext &AST,
           SpellingScope Where, const PrintingPolicy &Policy) {
   std::string Out;
   for (const TemplateArgument &A : Args) {
@@ -101,7 +101,7 @@ spellList(llvm::ArrayRef<TemplateArgument> Args, ASTContext &AST,
 }
 
 std::optional<std::string>
-spellTemplateArgs(llvm::ArrayRef<TemplateArgument> Args, ASTContext &AST,
+spellTemplateArgs(llvm::ArrayRef<TemplateArgument> Args, const ASTContext &AST,
                   SpellingScope Where) {
   PrintingPolicy Policy = AST.getPrintingPolicy();
   Policy.SuppressUnwrittenScope = true; // no `(anonymous namespace)::`

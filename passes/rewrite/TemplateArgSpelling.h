@@ -30,6 +30,6 @@ bool isUnspellable(clang::QualType T, SpellingScope Where);
 /// than integers and enumerators are not spelled either).
 std::optional<std::string>
 spellTemplateArgs(llvm::ArrayRef<clang::TemplateArgument> Args,
-                  clang::ASTContext &AST, SpellingScope Where);
+                  const clang::ASTContext &AST, SpellingScope Where);
 
 } // namespace smpart
