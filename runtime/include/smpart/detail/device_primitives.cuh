@@ -49,6 +49,15 @@ __device__ __forceinline__ void fenceSystem() {
 #endif
 }
 
+/// A GPU-scope acquire-release fence: what a seqlock reader needs between
+/// its loads (readKnobs), without the cost of __threadfence (fence.sc),
+/// which every CTA of a launch pays at its first decision.
+__device__ __forceinline__ void fenceAcqRel() {
+#if !defined(SMPART_EMULATION)
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ unsigned long long globalTimerNs() {
 #if defined(SMPART_EMULATION)
   return emulation::globalTimerNs();

@@ -218,7 +218,12 @@ private:
   /// then, after its own fence, still reads started == 0 knows this read
   /// sees its write, so every CTA starts under it (KernelHandle::
   /// knobsApplied relies on it). The image is read until whole: a host
-  /// write caught half way is a few stores from done.
+  /// write caught half way is a few stores from done. Every other CTA of
+  /// the launch waits for this (about 6 us on an H200, most of it the
+  /// system fence and the PCIe round trip), so nothing else goes here: the
+  /// copy is published without the fences that protect concurrent readers
+  /// (there are none yet), and the next poll is due a poll interval later,
+  /// not at once (the image was just read).
   __device__ void initialise() {
     State &st = *c_.state;
     st.next_block = 0;
@@ -237,14 +242,21 @@ private:
       fenceSystem();
     }
     dk.epoch = 0; // older than any host epoch: the copy below publishes
-    while (!copyHostKnobs())
+    while (!copyHostKnobs(true))
       pauseNs(200);
+    dk.last_poll_ns = globalTimerNs();
   }
 
-  /// The device knob head, after a poll of the host if one is due.
+  /// The device knob head, after a poll of the host if one is due and
+  /// blocks are left to take. Once the grid is all taken, a poll (a PCIe
+  /// round trip and the acknowledgement's scan, about 5 us) would only
+  /// delay a CTA on its way out, maybe the kernel's last one; the parked
+  /// anchor still polls.
   __device__ KnobHead knobHead(unsigned long long now) {
     const KnobHead h = loadKnobHead(&knobs());
-    if (pollDue(now, h) && pollIfDue(now, h))
+    if (pollDue(now, h) &&
+        loadRelaxed(&c_.state->next_block) < c_.total_blocks &&
+        pollIfDue(now, h))
       return loadKnobHead(&knobs());
     return h;
   }
@@ -439,7 +451,12 @@ private:
       if (c_.notices)
         c_.notices->parked = 1;
       pauseNs(sleep);
-      sleep = sleep * 2 < kParkMaxSleepNs ? sleep * 2 : kParkMaxSleepNs;
+      // Back off only once the knobs are acknowledged: a preemption or SM
+      // move waits for the anchor's next poll to be acknowledged.
+      if (loadRelaxed(&knobs().acked_epoch) != h.epoch)
+        sleep = 500;
+      else
+        sleep = sleep * 2 < kParkMaxSleepNs ? sleep * 2 : kParkMaxSleepNs;
     }
   }
 
@@ -500,7 +517,8 @@ private:
   /// epoch is judged by a system-scope read of word 0's stamp, never by
   /// the weak copy alone: a copy that disagrees with it is read again at
   /// system scope. A host write in progress is left for the next poll.
-  __device__ bool copyHostKnobs() {
+  /// `first`: the launch handshake's copy, which no CTA reads yet.
+  __device__ bool copyHostKnobs(bool first = false) {
     unsigned long long *stage = t_.stage;
     const unsigned e = fetchHostImage(c_.knobs, stage);
     volatile DeviceKnobs &dk = knobs();
@@ -520,14 +538,15 @@ private:
     }
 #pragma unroll 1 // as in stampedWith()
     for (unsigned w = 0; w < kKnobImageWords; ++w) {
-      if (w == 0) { // readers of the old copy see from here it is going
+      if (w == 0 && !first) { // readers of the old copy see it is going
         dk.copy_epoch = e - 1u;
         __threadfence();
       }
       dk.copy.word[w] = stage[w];
     }
     dk.ack_scan_word = 0; // a new epoch is acknowledged after a new scan
-    __threadfence();
+    if (!first)           // the handshake's release orders the first copy
+      __threadfence();
     dk.copy_epoch = e;
     protocolStep();
     dk.epoch = e;
@@ -548,10 +567,11 @@ private:
 
   /// Reports the published epoch in Notices::acked_epoch once no SM slot
   /// is held that it forbids. Each poll checks the slots of 32 SM ids (one
-  /// mask word; a whole scan in one poll costs the kernel 8 registers on
-  /// some inputs) and moves on only when they are clean, so the epoch is
-  /// acknowledged ceil(%nsmid / 32) polls after its last forbidden slot
-  /// went. Only the poll-lock holder publishes, which restarts the scan, so
+  /// mask word; a whole scan in one poll, even rolled or out of line,
+  /// costs most kernels 8 registers) and moves on only when they are
+  /// clean, so the epoch is acknowledged ceil(%nsmid / 32) polls after its
+  /// last forbidden slot went (the parked anchor does not back off until
+  /// then). Only the poll-lock holder publishes, which restarts the scan, so
   /// the epoch and its copy cannot move under it. The fence before each
   /// check pairs with the one in claimSlot(): either the check sees a
   /// racing claim, or the claiming CTA sees the new epoch and gives its
@@ -634,7 +654,9 @@ private:
   /// cached set as it was, if the poller is rewriting it (copy_epoch moved
   /// from `epoch`, which the caller read before, with a fence between).
   __device__ bool readKnobs(unsigned epoch) {
-    __threadfence();
+    // Acquire-release fences suffice: the publisher's fences before the
+    // epoch and after copy_epoch pair with them (copyHostKnobs).
+    fenceAcqRel();
     const KnobImage &k = knobs().copy;
     const unsigned allowed = loadValue(&k.word[kKnobCtasPerSm]),
                    bypass = loadValue(&k.word[kKnobBypass]),
@@ -643,7 +665,7 @@ private:
                    grace = loadValue(&k.word[kKnobStallGrace]);
     const unsigned mask =
         t_.sm < kMaxSms ? loadValue(&k.word[kKnobMask + t_.sm / 32]) : 0u;
-    __threadfence();
+    fenceAcqRel();
     if (loadRelaxed(&knobs().copy_epoch) != epoch)
       return false;
     t_.epoch = epoch;
