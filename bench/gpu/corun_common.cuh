@@ -53,6 +53,18 @@ inline smpart::policy::GpuSpec gpuSpec(const smpart::DeviceInfo &info) {
   return g;
 }
 
+/// The kernel name the co-run's profiles use for one ncu reports: the GPU
+/// suite compiles each input inside a namespace of its own
+/// (gpu_orig_<file>:: for the originals ncu profiles, gpu_xf_<file>:: for
+/// the rewritten ones), which the runtime's kernel names do not carry.
+inline std::string profileName(const std::string &ncu_name) {
+  for (const char *wrapper : {"gpu_orig_", "gpu_xf_"})
+    if (ncu_name.rfind(wrapper, 0) == 0)
+      if (const auto colons = ncu_name.find("::"); colons != std::string::npos)
+        return ncu_name.substr(colons + 2);
+  return ncu_name;
+}
+
 /// LLC and DRAM metrics of the profiled kernels from an ncu CSV; a note
 /// (the policies that need them fall back to even) when it has none.
 inline void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
@@ -66,13 +78,19 @@ inline void mergeNcu(smpart::policy::ProfileSet &set, const std::string &path) {
   std::stringstream text;
   text << in.rdbuf();
   try {
+    unsigned merged = 0;
     for (const auto &m : smpart::profiler::importNcuCsv(text.str(), path))
       for (auto &k : set.kernels)
-        if (k.name == m.kernel) {
+        if (k.name == profileName(m.kernel)) {
           k.metrics.llc_apki = m.llc_apki;
           k.metrics.llc_hit_rate = m.llc_hit_rate;
           k.metrics.bw_util = m.bw_util;
+          ++merged;
         }
+    if (merged == 0)
+      std::printf("note: %s: no kernel of the co-run in it; policies that "
+                  "need memory metrics fall back to even\n",
+                  path.c_str());
   } catch (const smpart::policy::InputError &e) {
     std::printf("note: %s\n", e.what());
   }
