@@ -22,10 +22,10 @@
 //
 // * Steady state, per chunk of K logical blocks: one 16-byte L2 read of the
 //   device knob line (epoch, slot epoch, last poll time), a %globaltimer
-//   and a %smid read and, every other chunk, one atomic on the block
-//   counter's own cache line that claims two chunks (the second waits in
-//   shared memory), all by thread 0 before the barrier that ends the chunk,
-//   so they overlap the slowest warp.
+//   and a %smid read and one atomic on the block counter's own cache line
+//   (for chunks of more than one block, every other chunk: it claims two
+//   chunks, the second waits in shared memory), all by thread 0 before
+//   the barrier that ends the chunk, so they overlap the slowest warp.
 //   Per logical block: one barrier (shared memory reuse). K adapts so that
 //   a chunk lasts about Knobs::chunk_target_ns.
 // * Host knobs live in host-mapped memory as a stamped image (every word
