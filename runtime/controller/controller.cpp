@@ -91,14 +91,16 @@ void Controller::onArrival(std::shared_ptr<KernelControl> K) {
   decideAndApply("arrival");
 }
 
-void Controller::onLastBlockTaken(unsigned long long Id) {
+void Controller::onLastBlockTaken(unsigned long long Id, bool SuccessorQueued) {
   std::lock_guard<std::mutex> L(Mu);
   for (Tracked &T : Kernels)
     if (T.alloc.id == Id && !T.alloc.last_block_taken) {
       T.alloc.last_block_taken = true;
       if (Opts.trace)
         Opts.trace->lastBlockTaken(Id, T.alloc.name);
-      decideAndApply("last_block_taken");
+      // Its SMs wait for its stream's next launch (the arrival re-plans).
+      if (!SuccessorQueued)
+        decideAndApply("last_block_taken");
       return;
     }
 }
@@ -116,7 +118,7 @@ void Controller::readProgress(Tracked &T) {
     Opts.trace->lastBlockTaken(T.alloc.id, T.alloc.name);
 }
 
-void Controller::onDeparture(unsigned long long Id) {
+void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
   std::lock_guard<std::mutex> L(Mu);
   auto It = std::find_if(Kernels.begin(), Kernels.end(),
                          [&](const Tracked &T) { return T.alloc.id == Id; });
@@ -125,7 +127,11 @@ void Controller::onDeparture(unsigned long long Id) {
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
   Kernels.erase(It); // finished: whatever it was releasing is free
-  if (!Kernels.empty() || !Opaques.empty())
+  if (SuccessorQueued)
+    // Its SMs wait for its stream's next launch; grants that waited for
+    // what it was releasing go out now.
+    grantPending();
+  else if (!Kernels.empty() || !Opaques.empty())
     decideAndApply("departure");
 }
 

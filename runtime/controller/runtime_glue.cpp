@@ -70,12 +70,14 @@ public:
       C->onArrival(std::make_shared<HandleControl>(H));
   }
   void onLastBlockTaken(const KernelHandle &H) override {
-    C->onLastBlockTaken(H.id());
+    C->onLastBlockTaken(H.id(), H.successorQueued());
   }
   void onKnobsApplied(const KernelHandle &H) override {
     C->onKnobsApplied(H.id());
   }
-  void onDone(const KernelHandle &H) override { C->onDeparture(H.id()); }
+  void onDone(const KernelHandle &H) override {
+    C->onDeparture(H.id(), H.successorQueued());
+  }
 
 private:
   std::shared_ptr<Controller> C;

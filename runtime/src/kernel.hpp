@@ -141,6 +141,10 @@ public:
   std::uint32_t saw_applied_epoch = 0;
   bool saw_last_block = false;
   bool saw_done = false;
+  /// A later launch on the same stream was enqueued behind this one
+  /// before it finished (set by watch() on the launching thread, read by
+  /// the observer's callbacks: KernelHandle::successorQueued()).
+  std::atomic<bool> successor_queued{false};
 
   cudaEvent_t doneEvent() const { return opaque ? opaque_done : slot->done; }
   const volatile Notices &notices() const { return slot->host->notices; }

@@ -296,6 +296,10 @@ Status KernelHandle::progress(Progress &out) const {
   return Status();
 }
 
+bool KernelHandle::successorQueued() const {
+  return k_ && k_->successor_queued.load(std::memory_order_acquire);
+}
+
 bool KernelHandle::lastBlockTaken() const {
   if (!k_ || !k_->current().ok())
     return false;

@@ -149,6 +149,17 @@ void watch(const std::shared_ptr<Kernel> &k) {
   for (const auto &w : n.watched)
     if (w == k)
       return;
+  if (k->announce_pending && !k->opaque && k->stream != cudaStreamPerThread) {
+    // The latest launch still watched on this stream (ids grow with each
+    // launch) is the one this launch follows.
+    Kernel *before = nullptr;
+    for (const auto &w : n.watched)
+      if (w->stream == k->stream && !w->opaque &&
+          (!before || w->id > before->id))
+        before = w.get();
+    if (before)
+      before->successor_queued.store(true, std::memory_order_release);
+  }
   n.watched.push_back(k);
   if (k->announce_pending)
     n.to_announce.push_back(k);

@@ -305,6 +305,56 @@ TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
   EXPECT_TRUE(Allocs[0].last_block_taken);
 }
 
+TEST(Controller, StreamSuccessorTakesItsPredecessorsSmsWithoutAWait) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto Long = W.make(1, "sgemm", 1000000);
+  auto First = W.make(2, "stream_triad", 1000);
+  arrive(W, C, Long);
+  arrive(W, C, First);
+  const SmMask LongMask = Long->Mask, StreamMask = First->Mask;
+  ASSERT_EQ(StreamMask.count(), 5u);
+  // The stream's next launch is queued behind First: neither First's last
+  // block nor its departure hands its SMs to Long, which would have to
+  // give them back (and be waited for) when the next launch arrives.
+  W.Log.clear();
+  First->P.taken = 1000;
+  C.onLastBlockTaken(2, /*SuccessorQueued=*/true);
+  EXPECT_EQ(Long->Mask, LongMask);
+  C.onDeparture(2, /*SuccessorQueued=*/true);
+  EXPECT_EQ(Long->Mask, LongMask);
+  EXPECT_TRUE(W.Log.empty()) << "no knob write before the next launch";
+  auto Next = W.make(3, "stream_triad", 1000);
+  arrive(W, C, Next);
+  EXPECT_FALSE(Next->Preempted);
+  EXPECT_EQ(Next->Mask, StreamMask);
+  EXPECT_EQ(Long->Mask, LongMask);
+  EXPECT_EQ(C.pendingGrants(), 0u);
+  EXPECT_EQ(W.Violations, 0);
+  // Without a queued launch the departure gives the SMs back at once.
+  Next->P.taken = 1000;
+  C.onLastBlockTaken(3);
+  C.onDeparture(3);
+  EXPECT_EQ(Long->Mask.count(), 10u);
+}
+
+TEST(Controller, DepartureWithASuccessorStillGrantsWhatItWasLeaving) {
+  World W(denseIds(8));
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto A = W.make(1, "sgemm", 1000000);
+  arrive(W, C, A);
+  A->Applied = false; // never acknowledges: it finishes instead
+  auto B = W.make(2, "stream_triad", 1000000);
+  C.onArrival(B);
+  EXPECT_TRUE(B->Preempted);
+  C.onDeparture(1, /*SuccessorQueued=*/true);
+  EXPECT_FALSE(B->Preempted);
+  EXPECT_EQ(B->Mask.count(), 4u);
+  EXPECT_EQ(C.pendingGrants(), 0u);
+}
+
 TEST(Controller, UnprofiledKernelGetsEvenShareAndOneWarning) {
   World W(denseIds(12));
   Controller C(pol("cd-search"), examples("compute_memory_pair.json"), W.Ids,

@@ -134,8 +134,14 @@ public:
              std::vector<unsigned> SmIds, ControllerOptions Options = {});
 
   void onArrival(std::shared_ptr<KernelControl> Kernel);
-  void onLastBlockTaken(unsigned long long Id);
-  void onDeparture(unsigned long long Id);
+  /// \p SuccessorQueued: a later launch on the kernel's stream is already
+  /// enqueued (KernelHandle::successorQueued()). Its SMs are then left for
+  /// that launch, which arrives when the stream reaches it, instead of
+  /// going to the other kernels: a stream of short launches would
+  /// otherwise take SMs back from a long kernel at every launch and wait
+  /// for its acknowledgement each time (README "Stream successors").
+  void onLastBlockTaken(unsigned long long Id, bool SuccessorQueued = false);
+  void onDeparture(unsigned long long Id, bool SuccessorQueued = false);
   /// A kernel acknowledged its knobs: grants that waited for SMs that are
   /// now acknowledged (by this kernel or any other) go out.
   void onKnobsApplied(unsigned long long Id);

@@ -293,6 +293,28 @@ TEST_F(FakeRuntime, WatchedKernelLeavesAnotherThreadsGlobalCaptureIntact) {
   smpart::setLaunchObserver(nullptr);
 }
 
+// A launch enqueued behind a rewritten kernel on the same stream marks that
+// kernel (KernelHandle::successorQueued): a controller then leaves its SMs
+// to the launch behind it instead of handing them to other kernels.
+TEST_F(FakeRuntime, LaunchQueuedBehindAKernelMarksItAsFollowed) {
+  auto observer = std::make_shared<smpart::LaunchObserver>();
+  smpart::setLaunchObserver(observer);
+  monitor_.hold = true;
+  smpart::KernelHandle first = launch(stream_);
+  smpart::KernelHandle second = launch(stream_);
+  smpart::KernelHandle elsewhere = launch(nullptr);
+  EXPECT_TRUE(first.successorQueued());
+  EXPECT_FALSE(second.successorQueued());
+  EXPECT_FALSE(elsewhere.successorQueued());
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(first.wait().ok());
+  EXPECT_TRUE(second.wait().ok());
+  EXPECT_TRUE(elsewhere.wait().ok());
+  smpart::setLaunchObserver(nullptr);
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
 // A kernel with more than 48 KB of dynamic shared memory whose program
 // sets the limit to its own size before every launch (the rewrite points
 // that call at the rewritten kernel): every launch must still fit the
