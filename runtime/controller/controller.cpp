@@ -98,9 +98,14 @@ void Controller::onLastBlockTaken(unsigned long long Id, bool SuccessorQueued) {
       T.alloc.last_block_taken = true;
       if (Opts.trace)
         Opts.trace->lastBlockTaken(Id, T.alloc.name);
-      // Its SMs wait for its stream's next launch (the arrival re-plans).
-      if (!SuccessorQueued)
-        decideAndApply("last_block_taken");
+      if (SuccessorQueued && successorMayWait()) {
+        // Its SMs wait for its stream's next launch (the arrival
+        // re-plans); it left the plan, and so did its grant.
+        T.pending.reset();
+        T.alloc.waiting.reset();
+        return;
+      }
+      decideAndApply("last_block_taken");
       return;
     }
 }
@@ -127,12 +132,26 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
   Kernels.erase(It); // finished: whatever it was releasing is free
-  if (SuccessorQueued)
+  if (SuccessorQueued && successorMayWait())
     // Its SMs wait for its stream's next launch; grants that waited for
     // what it was releasing go out now.
     grantPending();
   else if (!Kernels.empty() || !Opaques.empty())
     decideAndApply("departure");
+}
+
+bool Controller::successorMayWait() const {
+  // Only a re-plan gives SMs to a kernel the plan preempted (more kernels
+  // than SMs, a power-aware round) or to an opaque partition: if one may
+  // be waiting, the stream's next launch might itself wait for it. A
+  // kernel preempted only until its grant's SMs are acknowledged gets them
+  // from grantPending().
+  if (!Opaques.empty())
+    return false;
+  for (const Tracked &T : Kernels)
+    if (!T.alloc.last_block_taken && T.alloc.preempted && !T.pending)
+      return false;
+  return true;
 }
 
 void Controller::onKnobsApplied(unsigned long long) {

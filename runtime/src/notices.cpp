@@ -150,11 +150,15 @@ void watch(const std::shared_ptr<Kernel> &k) {
     if (w == k)
       return;
   if (k->announce_pending && !k->opaque && k->stream != cudaStreamPerThread) {
-    // The latest launch still watched on this stream (ids grow with each
-    // launch) is the one this launch follows.
+    // The latest launch still watched on this stream of this context (ids
+    // grow with each launch) is the one this launch follows. Two threads
+    // launching on one stream at once may take their ids in the other
+    // order than their launches: the mark then lands on the later one,
+    // whose SMs wait for the next event instead (controller README,
+    // "Stream successors").
     Kernel *before = nullptr;
     for (const auto &w : n.watched)
-      if (w->stream == k->stream && !w->opaque &&
+      if (w->stream == k->stream && w->ctx == k->ctx && !w->opaque &&
           (!before || w->id > before->id))
         before = w.get();
     if (before)

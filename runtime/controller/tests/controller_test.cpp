@@ -471,6 +471,26 @@ TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
   EXPECT_FALSE((K3->Mask & B->Mask).any());
 }
 
+TEST(Controller, AQueuedSuccessorDoesNotKeepAPreemptedKernelWaiting) {
+  // Two SMs, three kernels: the third waits preempted. A's stream has its
+  // next launch queued, but that launch might wait for the third kernel
+  // (an event): A's last block and departure re-plan as before.
+  World W(denseIds(2));
+  Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
+  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100),
+       K3 = W.make(3, "c", 100);
+  arrive(W, C, A);
+  arrive(W, C, B);
+  arrive(W, C, K3);
+  ASSERT_TRUE(K3->Preempted);
+  A->P.taken = 100;
+  C.onLastBlockTaken(1, /*SuccessorQueued=*/true);
+  EXPECT_FALSE(K3->Preempted) << "the last block's re-plan gave it A's SM";
+  C.onDeparture(1, /*SuccessorQueued=*/true);
+  EXPECT_FALSE(K3->Preempted);
+  EXPECT_EQ(K3->Mask.count(), 1u);
+}
+
 TEST(Controller, ProgressFeedsThePolicyAndTheTrace) {
   namespace fs = std::filesystem;
   std::string Path = (fs::temp_directory_path() /

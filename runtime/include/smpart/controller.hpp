@@ -139,7 +139,9 @@ public:
   /// that launch, which arrives when the stream reaches it, instead of
   /// going to the other kernels: a stream of short launches would
   /// otherwise take SMs back from a long kernel at every launch and wait
-  /// for its acknowledgement each time (README "Stream successors").
+  /// for its acknowledgement each time (README "Stream successors"). Not
+  /// while a kernel the plan preempted or an opaque partition may be
+  /// waiting for a re-plan: the next launch might wait for them.
   void onLastBlockTaken(unsigned long long Id, bool SuccessorQueued = false);
   void onDeparture(unsigned long long Id, bool SuccessorQueued = false);
   /// A kernel acknowledged its knobs: grants that waited for SMs that are
@@ -244,6 +246,10 @@ private:
   bool opaqueClear(const Opaque &O);
   /// Grants that waited for acknowledgements go out.
   void grantPending();
+  /// The SMs of a kernel whose stream's next launch is queued may wait
+  /// for that launch: no kernel the plan preempted and no opaque partition
+  /// depends on a re-plan now.
+  bool successorMayWait() const;
   Opaque *findOpaque(const std::string &Name);
   /// Traces \p P (one decision per Active kernel, same order) and applies
   /// it: shrink every kernel, then grow.

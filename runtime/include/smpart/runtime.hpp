@@ -207,11 +207,12 @@ public:
   /// block was taken (no change of CTAs can help the kernel any more).
   /// A read of host memory, no CUDA call.
   bool lastBlockTaken() const;
-  /// A later rewritten launch on this kernel's stream was enqueued before
-  /// this kernel finished (not on cudaStreamPerThread, whose handle names
-  /// a different stream on each thread). A controller leaves this kernel's
-  /// SMs to that launch rather than hand them to other kernels that would
-  /// have to give them back at once.
+  /// A later rewritten launch on this kernel's stream was enqueued while
+  /// this kernel was still watched (it may have finished on the GPU
+  /// already) and had to wait for the stream (not on cudaStreamPerThread,
+  /// whose handle names a different stream on each thread). A controller
+  /// leaves this kernel's SMs to that launch rather than hand them to
+  /// other kernels that would have to give them back at once.
   bool successorQueued() const;
   /// Calls `cb` once, from the runtime's notice thread, when
   /// lastBlockTaken() becomes true (it polls host memory every ~50 us).

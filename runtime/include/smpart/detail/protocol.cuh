@@ -255,7 +255,8 @@ private:
   /// blocks are left to take. Once the grid is all taken, a poll (a PCIe
   /// round trip and the acknowledgement's scan, about 5 us) would only
   /// delay a CTA on its way out, maybe the kernel's last one; the parked
-  /// anchor still polls.
+  /// anchor still polls, and so does settle() while the device knobs are
+  /// older than the launch.
   __device__ KnobHead knobHead(unsigned long long now) {
     const KnobHead h = loadKnobHead(&knobs());
     if (pollDue(now, h) &&
