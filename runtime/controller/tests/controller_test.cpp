@@ -452,43 +452,45 @@ TEST(Controller, PolicyMissingInputsFallsBackToEvenWithOneWarning) {
       << W.Warnings[0];
 }
 
+/// Two SMs and three unprofiled kernels under even, arrived in order: the
+/// third waits preempted.
+struct ThreeKernelsOnTwoSms {
+  World W{denseIds(2)};
+  Controller C{pol("even"), policy::ProfileSet{}, W.Ids, W.options()};
+  std::shared_ptr<FakeKernel> A = W.make(1, "a", 100), B = W.make(2, "b", 100),
+                              K3 = W.make(3, "c", 100);
+  ThreeKernelsOnTwoSms() {
+    arrive(W, C, A);
+    arrive(W, C, B);
+    arrive(W, C, K3);
+  }
+};
+
 TEST(Controller, MoreKernelsThanSmsQueueByPreemptionAndResume) {
-  World W(denseIds(2));
-  Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
-  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100),
-       K3 = W.make(3, "c", 100);
-  arrive(W, C, A);
-  arrive(W, C, B);
-  arrive(W, C, K3);
-  EXPECT_TRUE(K3->Preempted);
-  EXPECT_FALSE(A->Preempted);
-  EXPECT_EQ(W.Violations, 0);
-  W.beforeEvent();
-  C.onDeparture(1);
-  W.settled();
-  EXPECT_FALSE(K3->Preempted);
-  EXPECT_EQ(K3->Mask.count(), 1u);
-  EXPECT_FALSE((K3->Mask & B->Mask).any());
+  ThreeKernelsOnTwoSms T;
+  EXPECT_TRUE(T.K3->Preempted);
+  EXPECT_FALSE(T.A->Preempted);
+  EXPECT_EQ(T.W.Violations, 0);
+  T.W.beforeEvent();
+  T.C.onDeparture(1);
+  T.W.settled();
+  EXPECT_FALSE(T.K3->Preempted);
+  EXPECT_EQ(T.K3->Mask.count(), 1u);
+  EXPECT_FALSE((T.K3->Mask & T.B->Mask).any());
 }
 
 TEST(Controller, AQueuedSuccessorDoesNotKeepAPreemptedKernelWaiting) {
-  // Two SMs, three kernels: the third waits preempted. A's stream has its
-  // next launch queued, but that launch might wait for the third kernel
-  // (an event): A's last block and departure re-plan as before.
-  World W(denseIds(2));
-  Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
-  auto A = W.make(1, "a", 100), B = W.make(2, "b", 100),
-       K3 = W.make(3, "c", 100);
-  arrive(W, C, A);
-  arrive(W, C, B);
-  arrive(W, C, K3);
-  ASSERT_TRUE(K3->Preempted);
-  A->P.taken = 100;
-  C.onLastBlockTaken(1, /*SuccessorQueued=*/true);
-  EXPECT_FALSE(K3->Preempted) << "the last block's re-plan gave it A's SM";
-  C.onDeparture(1, /*SuccessorQueued=*/true);
-  EXPECT_FALSE(K3->Preempted);
-  EXPECT_EQ(K3->Mask.count(), 1u);
+  // A's stream has its next launch queued, but that launch might wait for
+  // the preempted third kernel (an event): A's last block and departure
+  // re-plan as before.
+  ThreeKernelsOnTwoSms T;
+  ASSERT_TRUE(T.K3->Preempted);
+  T.A->P.taken = 100;
+  T.C.onLastBlockTaken(1, /*SuccessorQueued=*/true);
+  EXPECT_FALSE(T.K3->Preempted) << "the last block's re-plan gave it A's SM";
+  T.C.onDeparture(1, /*SuccessorQueued=*/true);
+  EXPECT_FALSE(T.K3->Preempted);
+  EXPECT_EQ(T.K3->Mask.count(), 1u);
 }
 
 TEST(Controller, ProgressFeedsThePolicyAndTheTrace) {
