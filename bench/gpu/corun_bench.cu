@@ -4,7 +4,9 @@
 //   - sequentially (each job alone, one after the other),
 //   - as plain concurrent streams (the original kernels, one stream each),
 //   - under smpart with the even, cd-search, hsm-fair, hsm-qos and greedy
-//     policies (the rewritten kernels, one smpart::Controller in-process,
+//     policies and the online cd-search-online, hsm-fair-online,
+//     hsm-qos-online and tlp-dynamic, whose epochs an smpart::EpochTimer
+//     closes (the rewritten kernels, one smpart::Controller in-process,
 //     profiles measured at the start of this same run).
 // A job is one kernel launched L times in a row on its own stream (L gives
 // about 40 ms alone). Reported per scenario and mode, with the papers'
@@ -599,8 +601,13 @@ int main(int argc, char **argv) {
       {"jacobi+nbody", {2, 3}},
       {"saxpy+nbody", {0, 3}},
       {"saxpy+sgemm+jacobi+nbody", {0, 1, 2, 3}}};
-  const char *policies[] = {"even", "cd-search", "hsm-fair", "hsm-qos",
-                            "greedy"};
+  // Offline policies decide at arrivals and departures from the profiles;
+  // online ones (controller README) also at every epoch, from progress
+  // measured while the kernels run (EpochTimer).
+  const char *policies[] = {
+      "even",       "cd-search",        "hsm-fair",        "hsm-qos",
+      "greedy",     "cd-search-online", "hsm-fair-online", "hsm-qos-online",
+      "tlp-dynamic"};
 
   for (const Scenario &sc : scenarios) {
     std::vector<const App *> jobs;
@@ -624,7 +631,10 @@ int main(int argc, char **argv) {
         sc.name, sequential, streamsMakespan, sequential / streamsMakespan);
     printRow(sc.name, "streams", streams, streams, "");
     for (const char *name : policies) {
-      const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);
+      const smpart::online::OnlinePolicyInfo *online =
+          smpart::online::findOnlinePolicy(name);
+      const smpart::policy::Policy *policy = smpart::policy::findPolicy(
+          online ? std::string(online->base) : std::string(name));
       if (!policy)
         continue;
       std::string warnings;
@@ -632,6 +642,9 @@ int main(int argc, char **argv) {
       options.warn = [&](const std::string &w) {
         warnings += (warnings.empty() ? "" : "; ") + w;
       };
+      if (online)
+        options.online =
+            smpart::online::makeOnlinePolicy(*online, profiles, {});
       std::unique_ptr<smpart::trace::TraceWriter> trace;
       if (!traceDir.empty()) {
         std::string error;
@@ -642,8 +655,12 @@ int main(int argc, char **argv) {
       auto controller = std::make_shared<smpart::Controller>(
           *policy, profiles, info.sm_ids, options);
       smpart::setLaunchObserver(smpart::observerFor(controller));
+      std::unique_ptr<smpart::EpochTimer> epochs;
+      if (online)
+        epochs = std::make_unique<smpart::EpochTimer>(controller);
       const std::vector<double> ms =
           runTogether(jobs, true, std::string(sc.name) + " smpart " + name);
+      epochs.reset();
       smpart::setLaunchObserver(nullptr);
       if (ms.empty())
         break;

@@ -83,50 +83,6 @@ private:
   std::shared_ptr<Controller> C;
 };
 
-// Closes the controller's epochs on a thread of its own, so the launch
-// path never waits for a measurement; an epoch reads the progress the
-// runtime mirrors to host memory and makes no CUDA call.
-class EpochTimer {
-public:
-  explicit EpochTimer(std::shared_ptr<Controller> C)
-      : C(std::move(C)), Worker([this] { run(); }) {}
-  ~EpochTimer() { stop(); }
-  void stop() {
-    {
-      std::lock_guard<std::mutex> L(Mu);
-      Stop = true;
-    }
-    Cv.notify_all();
-    if (Worker.joinable() && Worker.get_id() != std::this_thread::get_id())
-      Worker.join();
-  }
-
-private:
-  void run() {
-    using Clock = std::chrono::steady_clock;
-    const auto Start = Clock::now();
-    const auto Period = std::chrono::microseconds(
-        static_cast<long long>(std::max(1.0, C->epochUs())));
-    auto Next = Start;
-    std::unique_lock<std::mutex> L(Mu);
-    while (!Stop) {
-      Next += Period;
-      if (Cv.wait_until(L, Next, [this] { return Stop; }))
-        break;
-      L.unlock();
-      C->epoch(std::chrono::duration<double, std::micro>(Clock::now() - Start)
-                   .count());
-      L.lock();
-    }
-  }
-
-  std::shared_ptr<Controller> C;
-  std::mutex Mu;
-  std::condition_variable Cv;
-  bool Stop = false;
-  std::thread Worker; // last: starts once the members above exist
-};
-
 class TraceObserver : public LaunchObserver {
 public:
   void onLaunch(const KernelHandle &H) override {
@@ -315,6 +271,39 @@ std::shared_ptr<KernelControl> controlOf(KernelHandle H) {
 
 std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C) {
   return std::make_shared<ControllerObserver>(std::move(C));
+}
+
+EpochTimer::EpochTimer(std::shared_ptr<Controller> C)
+    : C(std::move(C)), Worker([this] { run(); }) {}
+
+EpochTimer::~EpochTimer() { stop(); }
+
+void EpochTimer::stop() {
+  {
+    std::lock_guard<std::mutex> L(Mu);
+    Stop = true;
+  }
+  Cv.notify_all();
+  if (Worker.joinable() && Worker.get_id() != std::this_thread::get_id())
+    Worker.join();
+}
+
+void EpochTimer::run() {
+  using Clock = std::chrono::steady_clock;
+  const auto Start = Clock::now();
+  const auto Period = std::chrono::microseconds(
+      static_cast<long long>(std::max(1.0, C->epochUs())));
+  auto Next = Start;
+  std::unique_lock<std::mutex> L(Mu);
+  while (!Stop) {
+    Next += Period;
+    if (Cv.wait_until(L, Next, [this] { return Stop; }))
+      break;
+    L.unlock();
+    C->epoch(std::chrono::duration<double, std::micro>(Clock::now() - Start)
+                 .count());
+    L.lock();
+  }
 }
 
 namespace {

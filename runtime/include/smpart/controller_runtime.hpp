@@ -11,7 +11,10 @@
 #include "smpart/controller.hpp"
 #include "smpart/runtime.hpp"
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 namespace smpart {
 
@@ -21,6 +24,32 @@ std::shared_ptr<KernelControl> controlOf(KernelHandle Handle);
 /// A launch observer that feeds arrivals (before the kernel is enqueued),
 /// early notifications and departures of transformed kernels to \p C.
 std::shared_ptr<LaunchObserver> observerFor(std::shared_ptr<Controller> C);
+
+/// Closes \p C's epochs (Controller::epoch) every ControllerOptions::
+/// epoch_us on a thread of its own, from construction until stop() or
+/// destruction: what SMPART_POLICY sets up for the process controller.
+/// An online policy decides only at epochs. An epoch reads the progress
+/// the runtime mirrors to host memory and makes no CUDA call, so the
+/// launch path never waits for one.
+class EpochTimer {
+public:
+  explicit EpochTimer(std::shared_ptr<Controller> C);
+  ~EpochTimer();
+  EpochTimer(const EpochTimer &) = delete;
+  EpochTimer &operator=(const EpochTimer &) = delete;
+  /// Ends the epochs; returns once the last one is closed. Called from
+  /// the timer's own thread (a warn callback during an epoch) it returns
+  /// without waiting; call it from one thread at a time.
+  void stop();
+
+private:
+  void run();
+  std::shared_ptr<Controller> C;
+  std::mutex Mu;
+  std::condition_variable Cv;
+  bool Stop = false;
+  std::thread Worker; // last: starts once the members above exist
+};
 
 /// The controller SMPART_POLICY made for this process (reading the
 /// environment first if no launch did yet), or null.

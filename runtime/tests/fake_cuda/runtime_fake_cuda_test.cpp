@@ -8,6 +8,8 @@
 #include "fake_cuda.hpp"
 #include "kernel.hpp"
 
+#include "smpart/controller_runtime.hpp"
+#include "smpart/policy/policy.hpp"
 #include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>
@@ -313,6 +315,24 @@ TEST_F(FakeRuntime, LaunchQueuedBehindAKernelMarksItAsFollowed) {
   EXPECT_TRUE(elsewhere.wait().ok());
   smpart::setLaunchObserver(nullptr);
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// An EpochTimer closes its controller's epochs (what online policies decide
+// at) on a thread of its own, and none after stop().
+TEST_F(FakeRuntime, EpochTimerClosesEpochsUntilStopped) {
+  smpart::ControllerOptions options;
+  options.epoch_us = 200;
+  auto controller = std::make_shared<smpart::Controller>(
+      *smpart::policy::findPolicy("even"), smpart::policy::ProfileSet{},
+      std::vector<unsigned>{0, 1, 2, 3}, options);
+  smpart::EpochTimer timer(controller);
+  for (int i = 0; i < 2000 && controller->lastEpoch().index < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  timer.stop();
+  const unsigned long long closed = controller->lastEpoch().index;
+  EXPECT_GE(closed, 3u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(controller->lastEpoch().index, closed);
 }
 
 // A kernel with more than 48 KB of dynamic shared memory whose program

@@ -572,8 +572,9 @@ private:
 
   /// Reports the published epoch in Notices::acked_epoch once no SM slot
   /// is held that it forbids. Each poll checks the slots of 32 SM ids (one
-  /// mask word; a whole scan in one poll, even rolled or out of line,
-  /// costs most kernels 8 registers) and moves on only when they are
+  /// mask word; a whole scan in one poll, even rolled, out of line or only
+  /// in the parked anchor's polls, costs most kernels 8 registers) and
+  /// moves on only when they are
   /// clean, so the epoch is acknowledged ceil(%nsmid / 32) polls after its
   /// last forbidden slot went (the parked anchor does not back off until
   /// then). Only the poll-lock holder publishes, which restarts the scan, so
