@@ -574,11 +574,11 @@ private:
   /// is held that it forbids. Each poll checks the slots of 32 SM ids (one
   /// mask word; a whole scan in one poll, even rolled, out of line or only
   /// in the parked anchor's polls, costs most kernels 8 registers) and
-  /// moves on only when they are
-  /// clean, so the epoch is acknowledged ceil(%nsmid / 32) polls after its
-  /// last forbidden slot went (the parked anchor does not back off until
-  /// then). Only the poll-lock holder publishes, which restarts the scan, so
-  /// the epoch and its copy cannot move under it. The fence before each
+  /// moves on only when they are clean, so the epoch is acknowledged
+  /// ceil(%nsmid / 32) polls after its last forbidden slot went (the
+  /// parked anchor does not back off until then). Only the poll-lock
+  /// holder publishes, which restarts the scan, so the epoch and its copy
+  /// cannot move under it. The fence before each
   /// check pairs with the one in claimSlot(): either the check sees a
   /// racing claim, or the claiming CTA sees the new epoch and gives its
   /// slot back; so a word found clean stays clean of forbidden slots.
