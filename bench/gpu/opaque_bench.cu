@@ -21,7 +21,9 @@
 // Without a GPU: "no GPU: skipped", exit 0. Bounded: every wait has a
 // deadline and the run stops at --max-seconds (default 25), printing what
 // it did not measure; exit 1 then. Asserts nothing.
-//   bench-opaque [--ncu ncu.csv] [--max-seconds S]
+//   bench-opaque [--ncu ncu.csv] [--trace-dir DIR] [--max-seconds S]
+// Each line also gives every job's NP; --trace-dir writes the controller's
+// trace of each smpart mode to DIR/opaque-<policy>.json.
 #include "bounded_wait.hpp"
 #include "corun_common.cuh"
 #include "corun_timing.cuh"
@@ -31,6 +33,7 @@
 #include "smpart/partition.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/profiler.hpp"
+#include "smpart/trace.hpp"
 
 #include <cublas_v2.h>
 
@@ -132,13 +135,27 @@ public:
   smpart::SmMask mask;
 };
 
-void printRow(const std::string &mode, const Figures &f, const Figures &base,
+/// One mode's line: the figures, their ratios against plain streams, each
+/// job's normalised progress (alone / together: which job a mode slows
+/// down) and the note.
+void printRow(const std::string &mode, const std::vector<Job *> &jobs,
+              const std::vector<double> &alone,
+              const std::vector<double> &together, const Figures &base,
               const std::string &note) {
+  const Figures f = figures(alone, together);
+  std::string np;
+  for (std::size_t i = 0; i < jobs.size() && i < together.size(); ++i) {
+    char one[64];
+    std::snprintf(one, sizeof one, "%s%s %.2f", np.empty() ? "NP " : ", ",
+                  jobs[i]->name.c_str(), alone[i] / together[i]);
+    np += one;
+  }
   std::printf("opaque mix  %-22s STP %5.2f  ANTT %5.2f  fair %4.2f | vs "
-              "streams: STP x%4.2f  ANTT x%4.2f  fair x%4.2f  %s\n",
+              "streams: STP x%4.2f  ANTT x%4.2f  fair x%4.2f  %s%s%s\n",
               mode.c_str(), f.stp, f.antt, f.fairness, f.stp / base.stp,
               base.antt / f.antt,
-              base.fairness > 0 ? f.fairness / base.fairness : 0, note.c_str());
+              base.fairness > 0 ? f.fairness / base.fairness : 0, np.c_str(),
+              note.empty() ? "" : "; ", note.c_str());
 }
 
 /// The end of a run that stopped early: 1, without running destructors,
@@ -153,15 +170,17 @@ int stopped() {
 
 int main(int argc, char **argv) {
   double max_s = 25;
-  std::string ncu;
+  std::string ncu, trace_dir;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-seconds") && i + 1 < argc)
       max_s = std::atof(argv[++i]);
     else if (!std::strcmp(argv[i], "--ncu") && i + 1 < argc)
       ncu = argv[++i];
+    else if (!std::strcmp(argv[i], "--trace-dir") && i + 1 < argc)
+      trace_dir = argv[++i];
     else {
-      std::fprintf(stderr,
-                   "usage: bench-opaque [--ncu ncu.csv] [--max-seconds S]\n");
+      std::fprintf(stderr, "usage: bench-opaque [--ncu ncu.csv] [--trace-dir "
+                           "DIR] [--max-seconds S]\n");
       return 2;
     }
   }
@@ -245,7 +264,7 @@ int main(int argc, char **argv) {
     return stopped();
   }
   const Figures base = figures(alone, plain);
-  printRow("streams", base, base, "");
+  printRow("streams", jobs, alone, plain, base, "");
 
   // Green contexts alone: a static even split, each a third of the SMs
   // rounded down to the device's step (the smallest partition's size).
@@ -287,7 +306,7 @@ int main(int argc, char **argv) {
       const std::vector<double> t =
           runTogether(jobs, where, false, "green-even");
       if (!t.empty())
-        printRow("green-even", figures(alone, t), base, "SMs " + sizes);
+        printRow("green-even", jobs, alone, t, base, "SMs " + sizes);
     }
     for (unsigned i = 0; i < 3; ++i)
       smpart::Partition::close("even_" + std::to_string(i));
@@ -331,7 +350,8 @@ int main(int argc, char **argv) {
     mergeNcu(profiles, ncu);
 
   // smpart: one controller plans the rewritten kernels and SGEMM's
-  // partition together.
+  // partition together. The traces outlive every controller and partition.
+  std::vector<std::unique_ptr<smpart::trace::TraceWriter>> traces;
   for (const char *name : {"cd-search", "hsm-fair"}) {
     const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);
     if (!policy || !mayRun(name))
@@ -339,6 +359,14 @@ int main(int argc, char **argv) {
     std::vector<std::string> notes;
     smpart::ControllerOptions opts;
     opts.warn = [&](const std::string &w) { notes.push_back(w); };
+    if (!trace_dir.empty()) {
+      std::string error;
+      traces.push_back(smpart::trace::TraceWriter::open(
+          trace_dir + "/opaque-" + name + ".json", &error));
+      if (!traces.back())
+        std::printf("note: no trace: %s\n", error.c_str());
+      opts.trace = traces.back().get();
+    }
     auto ctl = std::make_shared<smpart::Controller>(*policy, profiles,
                                                     info.sm_ids, opts);
     std::shared_ptr<smpart::OpaquePlanner> planner = smpart::plannerFor(ctl);
@@ -372,7 +400,7 @@ int main(int argc, char **argv) {
       }
     smpart::Partition::close(part_name);
     if (!t.empty())
-      printRow(std::string("smpart ") + name, figures(alone, t), base, note);
+      printRow(std::string("smpart ") + name, jobs, alone, t, base, note);
   }
   cublasDestroy(blas);
   if (!g_stopped.empty()) {
