@@ -142,12 +142,13 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
 
 bool Controller::successorMayWait() const {
   // Only a re-plan gives SMs to a kernel the plan preempted (more kernels
-  // than SMs, a power-aware round) or to an opaque partition: if one may
-  // be waiting, the stream's next launch might itself wait for it. A
-  // kernel preempted only until its grant's SMs are acknowledged gets them
-  // from grantPending().
-  if (!Opaques.empty())
-    return false;
+  // than SMs, a power-aware round) or to an opaque partition below its
+  // target: if one may be waiting, the stream's next launch might itself
+  // wait for it. A kernel preempted only until its grant's SMs are
+  // acknowledged gets them from grantPending().
+  for (const Opaque &O : Opaques)
+    if (O.held.count() < O.target)
+      return false;
   for (const Tracked &T : Kernels)
     if (!T.alloc.last_block_taken && T.alloc.preempted && !T.pending)
       return false;

@@ -252,6 +252,34 @@ TEST(Opaque, RemoveGivesTheSmsBack) {
   EXPECT_EQ(W.Warnings.size(), 1u);
 }
 
+// A partition that holds its target needs no re-plan: a kernel whose
+// stream's next launch is queued leaves its SMs to that launch, and the
+// other kernels keep theirs.
+TEST(Opaque, QueuedSuccessorKeepsItsSmsBesideASatisfiedPartition) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  W.C = &C;
+  auto A = W.make(1, "sgemm", 100000);
+  C.onArrival(A);
+  C.addOpaque(tenant("cudnn"));
+  ASSERT_TRUE(C.holdOpaque("cudnn", {1, 3, 4, 7, 8}));
+  auto B = W.make(2, "stream_triad", 1000);
+  C.onArrival(B);
+  ASSERT_GE(C.opaqueAllocations()[0].held.count(), C.opaqueTarget("cudnn"));
+  const SmMask AMask = A->Mask, BMask = B->Mask;
+  ASSERT_TRUE(BMask.any());
+  B->P.taken = 1000;
+  C.onLastBlockTaken(2, /*SuccessorQueued=*/true);
+  C.onDeparture(2, /*SuccessorQueued=*/true);
+  EXPECT_EQ(A->Mask, AMask) << "A did not grow onto B's SMs";
+  auto Next = W.make(3, "stream_triad", 1000);
+  C.onArrival(Next);
+  EXPECT_FALSE(Next->Preempted);
+  EXPECT_EQ(Next->Mask, BMask);
+  EXPECT_EQ(W.Violations, 0);
+}
+
 TEST(Opaque, TargetsRespectWeightGranularityAndMinimum) {
   World W(denseIds(16));
   Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());

@@ -140,8 +140,9 @@ public:
   /// going to the other kernels: a stream of short launches would
   /// otherwise take SMs back from a long kernel at every launch and wait
   /// for its acknowledgement each time (README "Stream successors"). Not
-  /// while a kernel the plan preempted or an opaque partition may be
-  /// waiting for a re-plan: the next launch might wait for them.
+  /// while a kernel the plan preempted or an opaque partition below its
+  /// target may be waiting for a re-plan: the next launch might wait for
+  /// them.
   void onLastBlockTaken(unsigned long long Id, bool SuccessorQueued = false);
   void onDeparture(unsigned long long Id, bool SuccessorQueued = false);
   /// A kernel acknowledged its knobs: grants that waited for SMs that are
@@ -248,7 +249,7 @@ private:
   void grantPending();
   /// The SMs of a kernel whose stream's next launch is queued may wait
   /// for that launch: no kernel the plan preempted and no opaque partition
-  /// depends on a re-plan now.
+  /// below its target depends on a re-plan now.
   bool successorMayWait() const;
   Opaque *findOpaque(const std::string &Name);
   /// Traces \p P (one decision per Active kernel, same order) and applies
