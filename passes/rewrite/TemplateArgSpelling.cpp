@@ -8,6 +8,7 @@ using namespace clang;
 
 namespace smpart {
 
+static bool isUnspellable(QualType T, SpellingScope Where);
 static bool isUnspellable(const TagDecl &D, SpellingScope Where);
 
 static bool anyUnspellable(llvm::ArrayRef<TemplateArgument> Args,
@@ -23,7 +24,8 @@ static bool anyUnspellable(llvm::ArrayRef<TemplateArgument> Args,
   return false;
 }
 
-bool isUnspellable(QualType T, SpellingScope Where) {
+/// True when no spelling at `Where` names `T` (spellTemplateArgs).
+static bool isUnspellable(QualType T, SpellingScope Where) {
   T = T.getCanonicalType();
   while (true) {
     if (const auto *P = T->getAs<PointerType>())

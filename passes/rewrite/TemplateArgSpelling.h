@@ -19,15 +19,13 @@ enum class SpellingScope {
   Global, ///< at namespace scope, after everything in the file
 };
 
-/// True when no spelling at `Where` names type `T`: a lambda's closure, an
-/// unnamed class or enum, and at global scope also a function-local type or
-/// a non-public member type; looks through pointers, references, arrays,
-/// function and member pointer types and class template arguments.
-bool isUnspellable(clang::QualType T, SpellingScope Where);
-
 /// `<A, B, ...>` (packs expanded in place), or nullopt when one argument
-/// cannot be spelled at `Where` (see isUnspellable; non-type arguments other
-/// than integers and enumerators are not spelled either).
+/// cannot be spelled at `Where`: a type that is or involves a lambda's
+/// closure, an unnamed class or enum, and at global scope also a
+/// function-local or non-public member type (looking through pointers,
+/// references, arrays, function and member pointer types and class
+/// template arguments); a non-type argument other than an integer or an
+/// enumerator.
 std::optional<std::string>
 spellTemplateArgs(llvm::ArrayRef<clang::TemplateArgument> Args,
                   const clang::ASTContext &AST, SpellingScope Where);
