@@ -19,6 +19,11 @@ rewrite (<build>/test_inputs/smpart/*.cu, compiled against
              atomics (atom/red), barriers, fences (membar/fence), accesses
              to host-mapped memory (the LaunchControl::knobs and ::notices
              pointers)
+  tagbr      static count of tagged loads that keep a run-time branch of
+             their own between ld.global.cg and the plain load (a loop of
+             them, which nvcc then issues one at a time, is written once
+             per tag by the tool where it can be; what remains is mostly
+             straight-line loads, one branch per block)
   regs, spill, occ (resident CTAs per SM), margin (registers per thread that
              could be added before occ drops), from ptxas -v; and the
              original kernel's static PTX instruction count, for scale.
@@ -835,6 +840,15 @@ def key(pretty):
 
 # ------------------------------------------------------------------- main
 
+def tag_branches(k):
+    """Tagged loads with a branch of their own: smpart::load's
+    `if (bypass) ld.global.cg else ld` diamond, the cg side ending in a
+    jump past the plain load."""
+    return sum(1 for a, b in zip(k.insts, k.insts[1:])
+               if a[2].startswith("ld.global.cg") and b[2].startswith("bra")
+               and b[0] is None)
+
+
 def analyse(args):
     rewritten = args.rewritten or args.build / "test_inputs/smpart"
     inc = args.runtime_include.resolve()
@@ -871,6 +885,7 @@ def analyse(args):
                                                         block))
                 r = x_res.get(xn, {})
                 smem = r.get("smem", 0) + tail
+                row["tag_branches"] = tag_branches(k)
                 row["xf"] = dict(r, occ=occupancy(r.get("regs", 0), smem, block),
                                  margin=margin(r.get("regs", 0), smem, block))
                 # The control block first; every user parameter zero.
@@ -890,7 +905,7 @@ def analyse(args):
 
 def report(rows, out):
     hdr = (f"{'kernel':40} {'t0/chunk':>8} {'oth/chunk':>9} {'/block':>6} {'K':>3} "
-           f"{'gld':>3} {'atom':>4} {'bar':>3} {'fnc':>3} {'host':>4} {'regs':>9} "
+           f"{'gld':>3} {'atom':>4} {'bar':>3} {'fnc':>3} {'host':>4} {'tagbr':>5} {'regs':>9} "
            f"{'spill':>5} {'occ':>7} {'margin':>6} {'orig':>5}")
     print(hdr, file=out)
     ratios, regs, margins, dropped = [], [], [], []
@@ -905,7 +920,7 @@ def report(rows, out):
                 f"{o.get('occ', '?'):>3}->{x['occ']:<3} {x['margin']:>6} "
                 f"{r.get('orig_instrs', '?'):>5}")
         if "path" not in r:
-            print(f"{name:40} {'error: ' + r['error'][:60]:<54} {tail}", file=out)
+            print(f"{name:40} {'error: ' + r['error'][:60]:<60} {tail}", file=out)
             continue
         p = r["path"]
         t0, ot = p["t0"], p["other"]
@@ -913,7 +928,8 @@ def report(rows, out):
         # Other threads pass the same barriers; they add nothing else here.
         print(f"{name:40} {t0['chunk'][0]:>8} {ot['chunk'][0]:>9} {ot['block'][0]:>6} "
               f"{p['chunk_blocks']:>3} {cats[0]:>3} {cats[1]:>4} {cats[2]:>3} {cats[3]:>3} "
-              f"{cats[4]:>4} {tail}{'' if p['steady'] else '  (not steady)'}", file=out)
+              f"{cats[4]:>4} {r['tag_branches']:>5} {tail}"
+              f"{'' if p['steady'] else '  (not steady)'}", file=out)
         if r.get("orig_instrs"):
             ratios.append(max(ot["block"][0], 1) / r["orig_instrs"])
     if ratios:

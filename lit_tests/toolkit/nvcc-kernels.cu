@@ -6,7 +6,8 @@
 // The rewritten kernels compile with nvcc against the smpart runtime
 // headers: early return, empty and `(void)` bodies, forward declarations,
 // templates with explicit instantiations, __launch_bounds__, namespaces,
-// device functions and bypass loads of scalars and vectors. (nvcc rejects
+// device functions, bypass loads of scalars and vectors, and a loop of them
+// written once per tag. (nvcc rejects
 // static member kernels, which clang accepts, so they are not here.)
 #include <cuda_runtime.h>
 
@@ -31,6 +32,18 @@ __global__ void __launch_bounds__(256, 2) scale(T *x, T a, int n = 8) {
 }
 template __global__ void scale<float>(float *, float, int);
 
+// A loop of tagged loads, written once per bypass tag.
+__global__ void rowSum(int n, const float *a, float *out) {
+  float sum = 0.0f;
+#pragma unroll 4
+  for (int k = 0; k < n; ++k) {
+    if (a[k] < 0.0f)
+      return;
+    sum += a[k];
+  }
+  out[threadIdx.x] = sum;
+}
+
 namespace app {
 __global__ void vec(const float4 *v, float *out) {
   __shared__ float tile[32];
@@ -53,3 +66,5 @@ __global__ void vec(const float4 *v, float *out) {
 // CHECK-DAG: {{^}}__global__ void vec(smpart::LaunchControl smpart_ctl, const float4 *v, float *out) {
 // CHECK-DAG: {{^}} y[i] = smpart::load(&x[i], smpart_cta.bypass()) + smpart::load(&*p, smpart_cta.bypass()) + smpart::load(&y[i], smpart_cta.bypass());
 // CHECK-DAG: {{^}} float4 f = smpart::load(&v[threadIdx.x], smpart_cta.bypass());
+// CHECK-DAG: {{^}}    sum += smpart::load(&a[k], true);
+// CHECK-DAG: {{^}}    sum += smpart::load(&a[k], false);

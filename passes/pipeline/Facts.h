@@ -43,6 +43,23 @@ struct Edit {
   }
 };
 
+/// How a tagged load's tag argument is spelled (BypassLoadRewrite): the
+/// planner writes it as a constant in the copies of a TagSwitchedLoop.
+inline constexpr const char BypassTagExpr[] = "smpart_cta.bypass()";
+
+/// A loop of a kernel body that holds tagged loads, written once per value
+/// of the tag (BypassLoopUnswitch): its text as written, and where.
+struct TagSwitchedLoop {
+  std::string File;
+  unsigned Begin = 0, End = 0;      ///< [Begin, End): its #pragma lines too
+  unsigned Line = 0, Col = 0;       ///< of Begin
+  unsigned EndLine = 0, EndCol = 0; ///< of End
+  std::string LineFile; ///< the kernel body's (KernelBody), by the planner
+  bool operator<(const TagSwitchedLoop &O) const {
+    return std::tie(File, Begin, End) < std::tie(O.File, O.Begin, O.End);
+  }
+};
+
 /// Why a function cannot be transformed, with the places that show it.
 struct Hazard {
   std::string Reason;
@@ -85,6 +102,8 @@ struct FunctionFacts {
   std::set<Edit> Edits;          ///< applied only if transformed
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
+  /// Kernels: loops written once per bypass tag, if transformed.
+  std::set<TagSwitchedLoop> TagSwitchedLoops;
   /// Kernel also declared in another file, or defined in a header: its
   /// original definition must stay beside the rewritten one (an overload),
   /// so that other translation units still link and launch it.

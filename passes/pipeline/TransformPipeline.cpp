@@ -419,8 +419,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       llvm::errs() << "smpart-transform: error: cannot read '" << Path << "'\n";
       return std::nullopt;
     }
+    std::set<Edit> Final = Edits;
+    if (auto Loops = Outcome.Plan.LoopsByFile.find(Path);
+        Loops != Outcome.Plan.LoopsByFile.end())
+      for (const TagSwitchedLoop &Loop : Loops->second)
+        TransformPlanner::unswitchLoop(Loop, (*Text)->getBuffer(), Final);
     Replacements Reps;
-    for (const Edit &E : coalesceInsertions(Edits))
+    for (const Edit &E : coalesceInsertions(Final))
       if (llvm::Error Err =
               Reps.add(Replacement(E.File, E.Offset, E.Length, E.Text))) {
         llvm::errs() << "smpart-transform: error: conflicting rewrites in '"

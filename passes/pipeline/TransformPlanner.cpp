@@ -3,6 +3,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace smpart {
 
@@ -42,6 +43,68 @@ std::string TransformPlanner::epilogue(const KernelBody &Body) {
   S += "\n  }\n";
   S += lineDirective(Body.CloseLine, Body.LineFile);
   return S;
+}
+
+/// \p Text with the bypass tag's expression made the constant \p Tag.
+static std::string withTag(std::string Text, bool Tag) {
+  const llvm::StringRef Expr = BypassTagExpr;
+  const char *Value = Tag ? "true" : "false";
+  for (size_t At = Text.find(Expr); At != std::string::npos;
+       At = Text.find(Expr, At))
+    Text.replace(At, Expr.size(), Value);
+  return Text;
+}
+
+void TransformPlanner::unswitchLoop(const TagSwitchedLoop &L,
+                                    llvm::StringRef FileText,
+                                    std::set<Edit> &Edits) {
+  if (L.Begin >= L.End || L.End > FileText.size())
+    return;
+  // Insertions at the loop's bounds belong to what is around it.
+  std::vector<Edit> Inside;
+  for (const Edit &E : Edits) {
+    if (E.File != L.File)
+      continue;
+    const unsigned EEnd = E.Offset + E.Length;
+    if (E.Length == 0 ? E.Offset <= L.Begin || E.Offset >= L.End
+                      : EEnd <= L.Begin || E.Offset >= L.End)
+      continue;
+    if (E.Offset < L.Begin || EEnd > L.End)
+      return; // crosses the loop's bounds
+    Inside.push_back(E);
+  }
+  auto Copy = [&](bool Tag) -> std::optional<std::string> {
+    std::string Out;
+    unsigned At = L.Begin;
+    for (const Edit &E : Inside) {
+      if (E.Offset < At)
+        return std::nullopt; // overlapping edits: let the pipeline say so
+      Out += FileText.slice(At, E.Offset);
+      Out += withTag(E.Text, Tag);
+      At = E.Offset + E.Length;
+    }
+    Out += FileText.slice(At, L.End);
+    return Out;
+  };
+  const std::optional<std::string> Bypassing = Copy(true);
+  const std::optional<std::string> Caching = Copy(false);
+  if (!Bypassing || !Caching)
+    return;
+  // The copies keep the loop's lines and columns for diagnostics.
+  const std::string Pad(L.Col - 1, ' ');
+  const std::string At = lineDirective(L.Line, L.LineFile) + Pad;
+  std::string Text =
+      "{ // smpart: the loop once per bypass tag, its loads' tag a constant\n";
+  Text += Pad + "if (" + BypassTagExpr + ") {\n" + At + *Bypassing + "\n" +
+          Pad + "} else {\n" + At + *Caching + "\n" + Pad + "}\n" + Pad +
+          "}\n" + lineDirective(L.EndLine, L.LineFile);
+  // The rest of the loop's last line at its column, unless it is blank.
+  const llvm::StringRef Rest = FileText.substr(L.End).split('\n').first;
+  if (!Rest.trim().empty())
+    Text += std::string(L.EndCol - 1, ' ');
+  for (const Edit &E : Inside)
+    Edits.erase(E);
+  Edits.insert(Edit{L.File, L.Begin, L.End - L.Begin, std::move(Text)});
 }
 
 std::set<std::string>
@@ -210,6 +273,10 @@ TransformPlan TransformPlanner::plan() const {
     }
     for (const Edit &E : K.Edits)
       Plan.EditsByFile[E.File].insert(E);
+    for (TagSwitchedLoop L : K.TagSwitchedLoops) {
+      L.LineFile = K.Body.LineFile;
+      Plan.LoopsByFile[L.File].insert(std::move(L));
+    }
     RewrittenFunctions.insert(Reach[Key].begin(), Reach[Key].end());
   }
   for (const std::string &Key : RewrittenFunctions)

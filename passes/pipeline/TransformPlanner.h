@@ -44,6 +44,8 @@ struct KernelDecision {
 struct TransformPlan {
   std::vector<KernelDecision> Kernels; ///< in source order
   std::map<std::string, std::set<Edit>> EditsByFile;
+  /// Loops of transformed kernels written once per bypass tag, by file.
+  std::map<std::string, std::set<TagSwitchedLoop>> LoopsByFile;
 };
 
 class TransformPlanner {
@@ -63,6 +65,13 @@ public:
   /// The text inserted after a kernel body's `{` and before its `}`.
   static std::string prologue(const KernelBody &Body, bool PublishBlockIdx);
   static std::string epilogue(const KernelBody &Body);
+
+  /// Replaces the edits inside \p Loop with one edit that writes the loop
+  /// twice from \p FileText, behind a test of the bypass tag, each copy
+  /// with those edits and the tag a constant (BypassLoopUnswitch). Leaves
+  /// \p Edits as they were if one crosses the loop's bounds.
+  static void unswitchLoop(const TagSwitchedLoop &Loop,
+                           llvm::StringRef FileText, std::set<Edit> &Edits);
 
 private:
   std::set<std::string> reachable(const std::string &Key) const;

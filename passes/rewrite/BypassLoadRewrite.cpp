@@ -96,12 +96,13 @@ void BypassLoadRewrite::run(const MatchFinder::MatchResult &Result) {
       isReadOnlyParam(Pointer, *Kernel) ? "smpart::load_ro(&"
                                         : "smpart::load(&");
   std::optional<Edit> Close =
-      RewriteContext::insert(SM, End, ", smpart_cta.bypass())");
+      RewriteContext::insert(SM, End, std::string(", ") + BypassTagExpr + ")");
   if (!Open || !Close)
     return;
   FunctionFacts &F = Ctx.functionFacts(SM, Kernel);
   F.Edits.insert(*Open);
   F.Edits.insert(*Close);
+  Loops.noteLoad(*Access, *Result.Context, F);
 }
 
 } // namespace smpart

@@ -5,11 +5,13 @@
 // smpart::load_ro(p, tag): the data is read-only for the whole kernel, so
 // both paths may use the non-coherent path (ld.global.nc) that nvcc picks
 // for such loads in the original, which a run-time choice between two
-// loads would otherwise hide from it.
+// loads would otherwise hide from it. A loop around such loads is written
+// once per tag where it can be (BypassLoopUnswitch).
 #pragma once
 
 #include "analysis/GlobalPointerProvenance.h"
 #include "pipeline/RewriteContext.h"
+#include "rewrite/BypassLoopUnswitch.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 
@@ -25,7 +27,10 @@ public:
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
   void
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
-  void onStartOfTranslationUnit() override { Provenance.clear(); }
+  void onStartOfTranslationUnit() override {
+    Provenance.clear();
+    Loops.clear();
+  }
 
   /// Types worth a bypass load: arithmetic scalars and CUDA vector types.
   static bool isLoadableType(clang::QualType T);
@@ -40,6 +45,8 @@ private:
   std::map<const clang::FunctionDecl *,
            std::unique_ptr<GlobalPointerProvenance>>
       Provenance;
+  /// Loops around tagged loads, written once per tag.
+  BypassLoopUnswitch Loops;
 };
 
 } // namespace smpart

@@ -159,5 +159,59 @@ TEST(TransformPlanner, PrologueShadowsOnlyWhatTheBodyUses) {
             std::string::npos);
 }
 
+// A loop "for (...) k(a[i]);" on line 2 from column 3, with a tagged load
+// of a[i] as two insertions, and a comment after it.
+struct LoopFixture {
+  std::string Text = "{\n  for (int i = 0; ; ) k(a[i]); // end\n}\n";
+  TagSwitchedLoop Loop;
+  std::set<Edit> Edits;
+  LoopFixture() {
+    Loop.File = "f.cu";
+    Loop.LineFile = "f.cu";
+    Loop.Begin = 4;
+    Loop.End = static_cast<unsigned>(Text.find(");")) + 2;
+    Loop.Line = Loop.EndLine = 2;
+    Loop.Col = 3;
+    Loop.EndCol = Loop.End - 2 + 1;
+    const unsigned A = static_cast<unsigned>(Text.find("a[i]"));
+    Edits.insert(Edit{"f.cu", A, 0, "smpart::load(&"});
+    Edits.insert(
+        Edit{"f.cu", A + 4, 0, std::string(", ") + BypassTagExpr + ")"});
+  }
+};
+
+TEST(TransformPlanner, UnswitchedLoopHasOneCopyPerTagWithItsEdits) {
+  LoopFixture F;
+  F.Edits.insert(Edit{"f.cu", 0, 0, "/* before */"}); // outside: stays
+  TransformPlanner::unswitchLoop(F.Loop, F.Text, F.Edits);
+  ASSERT_EQ(F.Edits.size(), 2u);
+  const std::string Text = std::prev(F.Edits.end())->Text;
+  EXPECT_EQ(std::prev(F.Edits.end())->Offset, F.Loop.Begin);
+  EXPECT_EQ(std::prev(F.Edits.end())->Length, F.Loop.End - F.Loop.Begin);
+  EXPECT_EQ(Text, "{ // smpart: the loop once per bypass tag, its loads' tag a "
+                  "constant\n"
+                  "  if (smpart_cta.bypass()) {\n"
+                  "#line 2 \"f.cu\"\n"
+                  "  for (int i = 0; ; ) k(smpart::load(&a[i], true));\n"
+                  "  } else {\n"
+                  "#line 2 \"f.cu\"\n"
+                  "  for (int i = 0; ; ) k(smpart::load(&a[i], false));\n"
+                  "  }\n"
+                  "  }\n"
+                  "#line 2 \"f.cu\"\n" +
+                      std::string(F.Loop.EndCol - 1, ' '));
+}
+
+TEST(TransformPlanner, UnswitchLeavesAnEditAcrossTheLoopAlone) {
+  LoopFixture F;
+  F.Edits.insert(Edit{"f.cu", F.Loop.End - 3, 6, "x"});
+  const std::set<Edit> Before = F.Edits;
+  TransformPlanner::unswitchLoop(F.Loop, F.Text, F.Edits);
+  ASSERT_EQ(F.Edits.size(), Before.size());
+  for (auto A = F.Edits.begin(), B = Before.begin(); A != F.Edits.end();
+       ++A, ++B)
+    EXPECT_EQ(A->Text, B->Text);
+}
+
 } // namespace
 } // namespace smpart

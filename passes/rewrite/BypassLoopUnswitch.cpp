@@ -1,0 +1,161 @@
+#include "rewrite/BypassLoopUnswitch.h"
+
+#include "pipeline/RewriteContext.h"
+
+#include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+
+namespace smpart {
+
+namespace {
+
+/// Finds what a second copy of a loop's text would change: a label defined
+/// twice, a `case` that would belong to the enclosing switch twice, a
+/// static or __shared__ local that would become two objects, asm whose
+/// labels would be defined twice.
+class DuplicationObstacle : public RecursiveASTVisitor<DuplicationObstacle> {
+public:
+  bool Found = false;
+
+  bool VisitLabelStmt(LabelStmt *) { return found(); }
+  bool VisitAddrLabelExpr(AddrLabelExpr *) { return found(); }
+  bool VisitAsmStmt(AsmStmt *) { return found(); }
+  bool VisitVarDecl(VarDecl *V) {
+    if (V->isStaticLocal() || V->hasExternalStorage() ||
+        V->hasAttr<CUDASharedAttr>())
+      return found();
+    return true;
+  }
+  bool TraverseSwitchStmt(SwitchStmt *S) {
+    ++Switches;
+    const bool Ok = RecursiveASTVisitor::TraverseSwitchStmt(S);
+    --Switches;
+    return Ok;
+  }
+  bool VisitSwitchCase(SwitchCase *) { return Switches > 0 || found(); }
+
+private:
+  bool found() {
+    Found = true;
+    return false;
+  }
+  int Switches = 0;
+};
+
+bool isLoop(const Stmt &S) {
+  return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
+}
+
+/// The file offset of the start of Loc's line.
+unsigned lineStart(const SourceManager &SM, SourceLocation Loc) {
+  const FileIDAndOffset Decomposed = SM.getDecomposedLoc(Loc);
+  const StringRef Buffer = SM.getBufferData(Decomposed.first);
+  const size_t Newline = Buffer.rfind('\n', Decomposed.second);
+  return Newline == StringRef::npos ? 0 : static_cast<unsigned>(Newline + 1);
+}
+
+} // namespace
+
+std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
+                                                            ASTContext &AST) {
+  const SourceManager &SM = AST.getSourceManager();
+  const LangOptions &LO = AST.getLangOpts();
+  // The loop's text in the file; a macro at either end must be all of it
+  // (`for (...) sum += TWICE(b[j])`), not more.
+  const CharSourceRange Range = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(Loop.getSourceRange()), SM, LO);
+  if (Range.isInvalid())
+    return std::nullopt;
+  const SourceLocation Begin = Range.getBegin();
+  SourceLocation End = Range.getEnd();
+  DuplicationObstacle Obstacle;
+  Obstacle.TraverseStmt(const_cast<Stmt *>(&Loop));
+  if (Obstacle.Found)
+    return std::nullopt;
+
+  // `#pragma unroll` makes an AttributedStmt of loop hints around the loop:
+  // its lines go into each copy, so that they still precede the loop.
+  unsigned BeginOffset = SM.getFileOffset(Begin);
+  for (const DynTypedNode &P : AST.getParents(Loop)) {
+    const auto *Attributed = P.get<AttributedStmt>();
+    if (!Attributed)
+      continue;
+    for (const Attr *A : Attributed->getAttrs()) {
+      const SourceLocation At = A->getLocation();
+      if (!isa<LoopHintAttr>(A) || At.isInvalid() || At.isMacroID() ||
+          SM.getFileID(At) != SM.getFileID(Begin))
+        return std::nullopt;
+      BeginOffset = std::min(BeginOffset, lineStart(SM, At));
+    }
+  }
+
+  // The range of a loop ends at its last token, before the `;` of a body
+  // (or a do-while) that is not a compound statement.
+  Token Tok;
+  const SourceLocation Last = Lexer::GetBeginningOfToken(
+      End.getLocWithOffset(-1), SM, LO);
+  if (!Lexer::getRawToken(Last, Tok, SM, LO, /*IgnoreWhiteSpace=*/true) &&
+      !Tok.is(tok::r_brace))
+    if (std::optional<Token> Next = Lexer::findNextToken(Last, SM, LO);
+        Next && Next->is(tok::semi) && !Next->getLocation().isMacroID())
+      End = Next->getEndLoc();
+
+  const FileID File = SM.getFileID(Begin);
+  const StringRef Buffer = SM.getBufferData(File);
+  const unsigned EndOffset = SM.getFileOffset(End);
+  if (EndOffset <= BeginOffset || EndOffset > Buffer.size())
+    return std::nullopt;
+  // Directives other than #pragma could open or close a conditional
+  // around part of the loop, or define a macro twice.
+  StringRef Rest = Buffer.substr(BeginOffset, EndOffset - BeginOffset);
+  while (!Rest.empty()) {
+    auto [Line, Next] = Rest.split('\n');
+    const StringRef Code = Line.ltrim();
+    if (Code.starts_with("#") && !Code.drop_front().ltrim().starts_with("pragma"))
+      return std::nullopt;
+    Rest = Next;
+  }
+  const SourceLocation BeginLoc = SM.getComposedLoc(File, BeginOffset);
+  TagSwitchedLoop L;
+  L.File = RewriteContext::fileOf(SM, BeginLoc);
+  L.Begin = BeginOffset;
+  L.End = EndOffset;
+  L.Line = SM.getSpellingLineNumber(BeginLoc);
+  L.Col = SM.getSpellingColumnNumber(BeginLoc);
+  L.EndLine = SM.getSpellingLineNumber(End);
+  L.EndCol = SM.getSpellingColumnNumber(End);
+  return L;
+}
+
+void BypassLoopUnswitch::noteLoad(const Expr &Access, ASTContext &AST,
+                                  FunctionFacts &F) {
+  // Up from the load to the body, through its loops; a lambda ends the
+  // walk (its body may run where the tag is another's).
+  std::optional<TagSwitchedLoop> Outermost;
+  DynTypedNodeList Parents = AST.getParents(Access);
+  while (!Parents.empty()) {
+    const DynTypedNode &P = Parents[0];
+    if (P.get<LambdaExpr>() ||
+        (P.get<Decl>() && !P.get<VarDecl>())) // the function's own
+      break;
+    const Stmt *S = P.get<Stmt>();
+    if (S && isLoop(*S)) {
+      auto [It, New] = Loops.try_emplace(S);
+      if (New)
+        It->second = describe(*S, AST);
+      if (It->second)
+        Outermost = It->second;
+    }
+    Parents = AST.getParents(P);
+  }
+  if (Outermost)
+    F.TagSwitchedLoops.insert(std::move(*Outermost));
+}
+
+} // namespace smpart
