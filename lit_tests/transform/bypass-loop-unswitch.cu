@@ -146,3 +146,58 @@ __global__ void copy(int n, const float *a, float *out) {
 // CHECK: {{^}}  if (smpart_cta.bypass()) {
 // CHECK: {{^}}    const float x = smpart::load(&a[i], true);
 // CHECK: {{^}}    const float x = smpart::load(&a[i], false);
+
+// The copies keep the `;` of a body that ends in a braced initialiser. A
+// loop after a directive (a conditional #pragma unroll) keeps the
+// run-time tag, as does one that a parse sees differently (a counter on
+// the device only), and a template's loop with a label in a branch
+// `if constexpr` discards.
+#ifdef __CUDA_ARCH__
+#define COUNT()                                                                \
+  do {                                                                         \
+    static __device__ int calls;                                               \
+    ++calls;                                                                   \
+  } while (0)
+#else
+#define COUNT()                                                                \
+  do {                                                                         \
+  } while (0)
+#endif
+
+template <bool B> __global__ void edges(int n, const float *a, float *out) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) s += float{a[i]};
+#ifdef __CUDA_ARCH__
+#pragma unroll 4
+#endif
+  for (int i = 0; i < n; ++i)
+    s -= a[i];
+  for (int i = 0; i < n; ++i) {
+    s += a[i];
+    COUNT();
+  }
+  for (int i = 0; i < n; ++i) {
+    s *= a[i];
+    if constexpr (B) {
+    again:
+      if (s < 0.0f)
+        goto again;
+    }
+  }
+  out[0] = s;
+}
+template __global__ void edges<false>(int, const float *, float *);
+
+// CHECK-LABEL: {{^}}template <bool B> __global__ void edges(smpart::LaunchControl smpart_ctl,
+// CHECK: {{^}}  if (smpart_cta.bypass()) {
+// CHECK-NEXT: #line
+// CHECK-NEXT: {{^}}  for (int i = 0; i < n; ++i) s += float{smpart::load(&a[i], true)};
+// CHECK: {{^}}  for (int i = 0; i < n; ++i) s += float{smpart::load(&a[i], false)};
+// CHECK-NOT: once per bypass tag
+// CHECK: {{^}}    s -= smpart::load(&a[i], smpart_cta.bypass());
+// CHECK-NOT: once per bypass tag
+// CHECK: {{^}}    s += smpart::load(&a[i], smpart_cta.bypass());
+// CHECK-NOT: once per bypass tag
+// CHECK: {{^}}    s *= smpart::load(&a[i], smpart_cta.bypass());
+// CHECK-NOT: once per bypass tag
+// CHECK: {{^}}  out[0] = s;

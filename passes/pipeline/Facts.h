@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace smpart {
@@ -54,7 +55,8 @@ struct TagSwitchedLoop {
   unsigned Begin = 0, End = 0;      ///< [Begin, End): its #pragma lines too
   unsigned Line = 0, Col = 0;       ///< of Begin
   unsigned EndLine = 0, EndCol = 0; ///< of End
-  std::string LineFile; ///< the kernel body's (KernelBody), by the planner
+  std::string LineFile;             ///< the file name #line uses
+  unsigned Keyword = 0; ///< offset of the loop's first token (`for`, ...)
   bool operator<(const TagSwitchedLoop &O) const {
     return std::tie(File, Begin, End) < std::tie(O.File, O.Begin, O.End);
   }
@@ -102,8 +104,10 @@ struct FunctionFacts {
   std::set<Edit> Edits;          ///< applied only if transformed
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
-  /// Kernels: loops written once per bypass tag, if transformed.
+  /// Kernels: loops written once per bypass tag, if transformed, unless
+  /// a parse refused them (UnswitchRefused: file and Keyword offset).
   std::set<TagSwitchedLoop> TagSwitchedLoops;
+  std::set<std::pair<std::string, unsigned>> UnswitchRefused;
   /// Kernel also declared in another file, or defined in a header: its
   /// original definition must stay beside the rewritten one (an overload),
   /// so that other translation units still link and launch it.

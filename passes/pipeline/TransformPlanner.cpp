@@ -273,10 +273,9 @@ TransformPlan TransformPlanner::plan() const {
     }
     for (const Edit &E : K.Edits)
       Plan.EditsByFile[E.File].insert(E);
-    for (TagSwitchedLoop L : K.TagSwitchedLoops) {
-      L.LineFile = K.Body.LineFile;
-      Plan.LoopsByFile[L.File].insert(std::move(L));
-    }
+    for (const TagSwitchedLoop &L : K.TagSwitchedLoops)
+      if (!K.UnswitchRefused.count({L.File, L.Keyword}))
+        Plan.LoopsByFile[L.File].insert(L);
     RewrittenFunctions.insert(Reach[Key].begin(), Reach[Key].end());
   }
   for (const std::string &Key : RewrittenFunctions)

@@ -52,6 +52,73 @@ bool isLoop(const Stmt &S) {
   return isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S);
 }
 
+bool hasObstacle(const Stmt &S) {
+  DuplicationObstacle Obstacle;
+  Obstacle.TraverseStmt(const_cast<Stmt *>(&S));
+  return Obstacle.Found;
+}
+
+/// The loop of a template's pattern that begins at `At`: it still holds
+/// the branches `if constexpr` discarded from the instantiation.
+class LoopAt : public RecursiveASTVisitor<LoopAt> {
+public:
+  explicit LoopAt(SourceLocation At) : At(At) {}
+  const Stmt *Found = nullptr;
+  bool VisitStmt(Stmt *S) {
+    if (isLoop(*S) && S->getBeginLoc() == At)
+      Found = S;
+    return !Found;
+  }
+
+private:
+  SourceLocation At;
+};
+
+/// The statement ends with a `;` that its source range leaves out (an
+/// expression, a declaration, a jump, a do-while), not with a `}`.
+bool endsWithSemi(const Stmt *S) {
+  while (S) {
+    if (isa<CompoundStmt>(S))
+      return false;
+    if (const auto *For = dyn_cast<ForStmt>(S))
+      S = For->getBody();
+    else if (const auto *While = dyn_cast<WhileStmt>(S))
+      S = While->getBody();
+    else if (const auto *Range = dyn_cast<CXXForRangeStmt>(S))
+      S = Range->getBody();
+    else if (const auto *If = dyn_cast<IfStmt>(S))
+      S = If->getElse() ? If->getElse() : If->getThen();
+    else if (const auto *Switch = dyn_cast<SwitchStmt>(S))
+      S = Switch->getBody();
+    else if (const auto *Label = dyn_cast<LabelStmt>(S))
+      S = Label->getSubStmt();
+    else if (const auto *Attributed = dyn_cast<AttributedStmt>(S))
+      S = Attributed->getSubStmt();
+    else
+      return true; // DoStmt included
+  }
+  return false;
+}
+
+/// The nearest line before `Offset` that is not blank or a // comment
+/// starts with `#`: a directive that may belong to the loop (a #pragma
+/// unroll, the #endif of a conditional one), which would end up in front
+/// of the test of the tag.
+bool followsDirective(StringRef Buffer, unsigned Offset) {
+  StringRef Before = Buffer.take_front(Offset);
+  Before = Before.take_front(Before.rfind('\n') + 1); // whole lines only
+  while (!Before.empty()) {
+    Before = Before.drop_back(); // its newline
+    const size_t Start = Before.rfind('\n');
+    const StringRef Line =
+        Before.substr(Start == StringRef::npos ? 0 : Start + 1).trim();
+    if (!Line.empty() && !Line.starts_with("//"))
+      return Line.starts_with("#");
+    Before = Before.take_front(Start == StringRef::npos ? 0 : Start + 1);
+  }
+  return false;
+}
+
 /// The file offset of the start of Loc's line.
 unsigned lineStart(const SourceManager &SM, SourceLocation Loc) {
   const FileIDAndOffset Decomposed = SM.getDecomposedLoc(Loc);
@@ -62,8 +129,9 @@ unsigned lineStart(const SourceManager &SM, SourceLocation Loc) {
 
 } // namespace
 
-std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
-                                                            ASTContext &AST) {
+std::optional<TagSwitchedLoop>
+BypassLoopUnswitch::describe(const Stmt &Loop, const FunctionDecl &Kernel,
+                             ASTContext &AST) {
   const SourceManager &SM = AST.getSourceManager();
   const LangOptions &LO = AST.getLangOpts();
   // The loop's text in the file; a macro at either end must be all of it
@@ -74,10 +142,15 @@ std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
     return std::nullopt;
   const SourceLocation Begin = Range.getBegin();
   SourceLocation End = Range.getEnd();
-  DuplicationObstacle Obstacle;
-  Obstacle.TraverseStmt(const_cast<Stmt *>(&Loop));
-  if (Obstacle.Found)
+  if (hasObstacle(Loop))
     return std::nullopt;
+  if (const FunctionDecl *Pattern = Kernel.getTemplateInstantiationPattern();
+      Pattern && Pattern != &Kernel) {
+    LoopAt Finder(Loop.getBeginLoc());
+    Finder.TraverseStmt(Pattern->getBody());
+    if (!Finder.Found || hasObstacle(*Finder.Found))
+      return std::nullopt;
+  }
 
   // `#pragma unroll` makes an AttributedStmt of loop hints around the loop:
   // its lines go into each copy, so that they still precede the loop.
@@ -96,20 +169,21 @@ std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
   }
 
   // The range of a loop ends at its last token, before the `;` of a body
-  // (or a do-while) that is not a compound statement.
-  Token Tok;
-  const SourceLocation Last = Lexer::GetBeginningOfToken(
-      End.getLocWithOffset(-1), SM, LO);
-  if (!Lexer::getRawToken(Last, Tok, SM, LO, /*IgnoreWhiteSpace=*/true) &&
-      !Tok.is(tok::r_brace))
-    if (std::optional<Token> Next = Lexer::findNextToken(Last, SM, LO);
-        Next && Next->is(tok::semi) && !Next->getLocation().isMacroID())
-      End = Next->getEndLoc();
+  // (or a do-while) that is not a compound statement: the copies need it.
+  if (endsWithSemi(&Loop)) {
+    const SourceLocation Last =
+        Lexer::GetBeginningOfToken(End.getLocWithOffset(-1), SM, LO);
+    const std::optional<Token> Next = Lexer::findNextToken(Last, SM, LO);
+    if (!Next || !Next->is(tok::semi) || Next->getLocation().isMacroID())
+      return std::nullopt; // e.g. a `;` spelled in a macro
+    End = Next->getEndLoc();
+  }
 
   const FileID File = SM.getFileID(Begin);
   const StringRef Buffer = SM.getBufferData(File);
   const unsigned EndOffset = SM.getFileOffset(End);
-  if (EndOffset <= BeginOffset || EndOffset > Buffer.size())
+  if (EndOffset <= BeginOffset || EndOffset > Buffer.size() ||
+      followsDirective(Buffer, BeginOffset))
     return std::nullopt;
   // Directives other than #pragma could open or close a conditional
   // around part of the loop, or define a macro twice.
@@ -117,7 +191,8 @@ std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
   while (!Rest.empty()) {
     auto [Line, Next] = Rest.split('\n');
     const StringRef Code = Line.ltrim();
-    if (Code.starts_with("#") && !Code.drop_front().ltrim().starts_with("pragma"))
+    if (Code.starts_with("#") &&
+        !Code.drop_front().ltrim().starts_with("pragma"))
       return std::nullopt;
     Rest = Next;
   }
@@ -126,14 +201,21 @@ std::optional<TagSwitchedLoop> BypassLoopUnswitch::describe(const Stmt &Loop,
   L.File = RewriteContext::fileOf(SM, BeginLoc);
   L.Begin = BeginOffset;
   L.End = EndOffset;
-  L.Line = SM.getSpellingLineNumber(BeginLoc);
+  L.Keyword = SM.getFileOffset(Begin);
+  // Where the loop is as diagnostics name it: its own file (it may be
+  // in a file the body includes), or what a #line before it says.
+  const PresumedLoc At = SM.getPresumedLoc(BeginLoc);
+  L.LineFile =
+      At.getFilename() == SM.getFilename(BeginLoc) ? L.File : At.getFilename();
+  L.Line = At.getLine();
   L.Col = SM.getSpellingColumnNumber(BeginLoc);
-  L.EndLine = SM.getSpellingLineNumber(End);
+  L.EndLine = SM.getPresumedLoc(End).getLine();
   L.EndCol = SM.getSpellingColumnNumber(End);
   return L;
 }
 
-void BypassLoopUnswitch::noteLoad(const Expr &Access, ASTContext &AST,
+void BypassLoopUnswitch::noteLoad(const Expr &Access,
+                                  const FunctionDecl &Kernel, ASTContext &AST,
                                   FunctionFacts &F) {
   // Up from the load to the body, through its loops; a lambda ends the
   // walk (its body may run where the tag is another's).
@@ -147,8 +229,16 @@ void BypassLoopUnswitch::noteLoad(const Expr &Access, ASTContext &AST,
     const Stmt *S = P.get<Stmt>();
     if (S && isLoop(*S)) {
       auto [It, New] = Loops.try_emplace(S);
-      if (New)
-        It->second = describe(*S, AST);
+      if (New) {
+        It->second = describe(*S, Kernel, AST);
+        // The other parse may see what this one does not (a macro
+        // defined for the device only): a loop either refuses stays.
+        const SourceManager &SM = AST.getSourceManager();
+        const SourceLocation At = SM.getExpansionLoc(S->getBeginLoc());
+        if (!It->second)
+          F.UnswitchRefused.insert(
+              {RewriteContext::fileOf(SM, At), SM.getFileOffset(At)});
+      }
       if (It->second)
         Outermost = It->second;
     }

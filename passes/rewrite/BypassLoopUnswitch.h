@@ -13,10 +13,10 @@
 // so the copies run the same program. Only loops whose text can be written
 // twice without changing it are taken: no labels, no `case` of an
 // enclosing switch, no static, __shared__ or extern locals (a copy would be
-// a second object), no asm (its labels), no preprocessor line but #pragma,
-// begin and end not spelled in a macro. The outermost such loop around a
-// load is taken, so taken loops never nest. This class finds the loops;
-// the copies are written from the file's text with the edits inside the
+// a second object), no asm (its labels), no preprocessor line but #pragma
+// inside or right before, no macro reaching past its ends. The outermost such
+// loop around a load is taken, so taken loops never nest. This class finds the
+// loops; the copies are written from the file's text with the edits inside the
 // loop (TransformPlanner::unswitchLoop), since other rewrites edit it too.
 #pragma once
 
@@ -34,13 +34,18 @@ class BypassLoopUnswitch {
 public:
   /// Records in \p F the outermost loop of the kernel around \p Access (a
   /// load BypassLoadRewrite tags) that can be written twice, if any.
-  void noteLoad(const clang::Expr &Access, clang::ASTContext &AST,
-                FunctionFacts &F);
+  /// A loop that cannot is recorded as refused: the host and device parses
+  /// must both take a loop for it to be written twice.
+  void noteLoad(const clang::Expr &Access, const clang::FunctionDecl &Kernel,
+                clang::ASTContext &AST, FunctionFacts &F);
   void clear() { Loops.clear(); }
 
   /// The loop's text and place, or nullopt if it cannot be written twice.
-  static std::optional<TagSwitchedLoop> describe(const clang::Stmt &Loop,
-                                                 clang::ASTContext &AST);
+  /// In a template instance, the pattern's loop is checked too: it holds
+  /// the branches `if constexpr` discarded.
+  static std::optional<TagSwitchedLoop>
+  describe(const clang::Stmt &Loop, const clang::FunctionDecl &Kernel,
+           clang::ASTContext &AST);
 
 private:
   /// describe() of each loop seen in this translation unit.
