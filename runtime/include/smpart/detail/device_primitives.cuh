@@ -263,6 +263,24 @@ __device__ __forceinline__ void releaseAdd(unsigned long long *p,
 #endif
 }
 
+/// Counts a CTA out of `*p` and returns the count before, with acquire and
+/// release semantics: what the CTA wrote before (its releaseAdd() of
+/// finished blocks, a reduction that may still be in flight) is visible to
+/// whoever counts out after it, and the last one out sees it all.
+__device__ __forceinline__ unsigned countOut(unsigned *p) {
+  protocolStep();
+#if defined(SMPART_EMULATION)
+  return (*p)--;
+#else
+  unsigned before;
+  asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;"
+               : "=r"(before)
+               : "l"(p), "r"(~0u)
+               : "memory");
+  return before;
+#endif
+}
+
 /// The poll lock: successive holders see each other's writes to the
 /// device copy of the knobs (ack_scan_word, strong_fetches), not only
 /// where a fence inside happens to order them.

@@ -382,9 +382,11 @@ private:
     releaseSlot();
     flushDone();
     if ((t_.flags & (kFirst | kAnchor)) == kFirst) {
-      protocolStep();
       noteGivesBack("first_live");
-      if (atomicSub(&c_.state->first_live, 1u) == 1u)
+      // Acquire-release: the anchor's first look at blocks_done in park()
+      // then sees every count flushed before, instead of finding one still
+      // in flight and polling the host (a PCIe round trip) at kernel end.
+      if (countOut(&c_.state->first_live) == 1u)
         t_.flags |= kAnchor;
     }
     if ((t_.flags & kAnchor) && park(d))
