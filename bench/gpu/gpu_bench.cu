@@ -273,6 +273,37 @@ bool ackTime(const smpart::KernelHandle &h, std::uint32_t epoch,
   return acked && e == epoch;
 }
 
+/// A knob change's device-clock latency in two parts: the host write to
+/// the poll that made it the device copy (KernelHandle::publishedAt: the
+/// poll interval, the PCIe read), and that to the acknowledgement (CTAs
+/// finishing the chunks they hold, the acknowledgement scan).
+struct KnobSplit {
+  std::vector<double> reach, settle;
+
+  /// After ackTime() found `epoch` acknowledged at `acked_ns`.
+  void add(const smpart::KernelHandle &h, std::uint32_t epoch,
+           unsigned long long acked_ns, long long written_ns) {
+    std::uint32_t e = 0;
+    unsigned long long published_ns = 0;
+    if (!h.publishedAt(e, published_ns) || e != epoch)
+      return;
+    reach.push_back((static_cast<long long>(published_ns) - written_ns) /
+                    1000.0);
+    settle.push_back(static_cast<long long>(acked_ns - published_ns) / 1000.0);
+  }
+  void print(const char *figure) const {
+    if (reach.empty())
+      return;
+    std::printf("%s, of which: the host write to the device copy (the "
+                "poll, its PCIe read) p50 %.1f us, p99 %.1f us; the device "
+                "copy to the acknowledgement (CTAs finishing their chunks, "
+                "the scan) p50 %.1f us, p99 %.1f us (%zu trials)\n",
+                figure, percentile(reach, 0.5), percentile(reach, 0.99),
+                percentile(settle, 0.5), percentile(settle, 0.99),
+                reach.size());
+  }
+};
+
 /// What (d) records: writes of the controller's knob calls made while it
 /// handles one onKnobsApplied event on the notice thread.
 struct ReactionLog {
@@ -888,6 +919,7 @@ int main() {
   const unsigned long long block_ns = 20000;
   const unsigned lat_blocks = sms * 16 * 100;
   std::vector<double> lat, lat_dev;
+  KnobSplit split_b;
   double block_us = 0;
   DeviceClock clock_b;
   if (!skipHung(fig_b)) {
@@ -924,9 +956,11 @@ int main() {
       // anchor holds a slot: the device's time of the last CTA gone, late
       // by at most the acknowledgement scan (ceil(SMs / 32) polls).
       unsigned long long acked_ns = 0;
-      if (st.ok() && clock_b.ok && ackTime(h, epoch, acked_ns))
+      if (st.ok() && clock_b.ok && ackTime(h, epoch, acked_ns)) {
         lat_dev.push_back(
             (static_cast<long long>(acked_ns) - clock_b.toDevice(t0)) / 1000.0);
+        split_b.add(h, epoch, acked_ns, clock_b.toDevice(t0));
+      }
       h.resume(); // also when the drain failed: let the kernel finish
       if (st.ok())
         st = smpart_test::waitKernel(h, kDeadlineS);
@@ -952,6 +986,7 @@ int main() {
         "(target <= 1)\n",
         lat_dev.size(), p50, p99, clock_b.uncertainty_ns / 1000.0, block_us,
         p99 / (block_us + 20.0));
+    split_b.print("(b) preemption latency, device clock");
   } else if (lat.size() == 100) {
     std::printf("(b) preemption latency, device clock: not measured (%s)\n",
                 clock_b.ok ? "no acknowledgement of the preempt epoch"
@@ -974,6 +1009,7 @@ int main() {
   smpart::DeviceInfo info;
   smpart::deviceInfo(info);
   std::vector<double> first_leave, conf, acked, acked_dev;
+  KnobSplit split_c;
   const unsigned half = sms / 2;
   const bool run_c = !skipHung(fig_c);
   DeviceClock clock_c;
@@ -1019,9 +1055,11 @@ int main() {
     } while ((confined < 0 || !ack) && usSince(t0) < 1e6);
     conf.push_back(confined < 0 ? usSince(t0) : confined);
     unsigned long long acked_ns = 0;
-    if (ack && clock_c.ok && ackTime(h, epoch, acked_ns))
+    if (ack && clock_c.ok && ackTime(h, epoch, acked_ns)) {
       acked_dev.push_back(
           (static_cast<long long>(acked_ns) - clock_c.toDevice(t0)) / 1000.0);
+      split_c.add(h, epoch, acked_ns, clock_c.toDevice(t0));
+    }
     h.setSmMask(smpart::smSet(info, 0, sms));
     if (const smpart::Status st = smpart_test::waitKernel(h, kDeadlineS);
         !st.ok()) {
@@ -1054,6 +1092,8 @@ int main() {
         "%zu trials\n",
         percentile(acked_dev, 0.5), percentile(acked_dev, 0.99),
         clock_c.uncertainty_ns / 1000.0, acked_dev.size());
+  if (conf.size() == 100)
+    split_c.print("(c') acknowledgement, device clock");
   if (conf.size() == 100 && !acked.empty())
     std::printf(
         "(c') acknowledgement, host-observed (mask change to knobsApplied() "

@@ -266,7 +266,17 @@ bool KernelHandle::acknowledgedAt(std::uint32_t &epoch,
                                   unsigned long long &device_ns) const {
   if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
     return false;
-  return detail::readAcknowledgement(k_->notices(), epoch, device_ns);
+  const volatile Notices &n = k_->notices();
+  return detail::readEpochTime(n.acked_epoch, n.acked_ns, epoch, device_ns);
+}
+
+bool KernelHandle::publishedAt(std::uint32_t &epoch,
+                               unsigned long long &device_ns) const {
+  if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
+    return false;
+  const volatile Notices &n = k_->notices();
+  return detail::readEpochTime(n.published_epoch, n.published_ns, epoch,
+                               device_ns);
 }
 
 Status KernelHandle::progress(Progress &out) const {

@@ -101,17 +101,26 @@ TEST(Knobs, AcknowledgementPairsTheEpochWithItsDeviceTime) {
   std::uint32_t epoch = 5;
   unsigned long long ns = 7;
   // Nothing acknowledged yet: the outputs are left alone.
-  EXPECT_FALSE(smpart::detail::readAcknowledgement(n, epoch, ns));
+  EXPECT_FALSE(
+      smpart::detail::readEpochTime(n.acked_epoch, n.acked_ns, epoch, ns));
   EXPECT_EQ(epoch, 5u);
   EXPECT_EQ(ns, 7ull);
   n.acked_ns = 123456789ull;
   n.acked_epoch = 4;
-  ASSERT_TRUE(smpart::detail::readAcknowledgement(n, epoch, ns));
+  n.published_ns = 123456000ull;
+  n.published_epoch = 6;
+  ASSERT_TRUE(
+      smpart::detail::readEpochTime(n.acked_epoch, n.acked_ns, epoch, ns));
   EXPECT_EQ(epoch, 4u);
   EXPECT_EQ(ns, 123456789ull);
+  ASSERT_TRUE(smpart::detail::readEpochTime(n.published_epoch, n.published_ns,
+                                            epoch, ns));
+  EXPECT_EQ(epoch, 6u);
+  EXPECT_EQ(ns, 123456000ull);
   // Handles with no Notices of their own never report one.
   smpart::KernelHandle none;
   EXPECT_FALSE(none.acknowledgedAt(epoch, ns));
+  EXPECT_FALSE(none.publishedAt(epoch, ns));
 }
 
 TEST(Layout, HotCountersHaveCacheLinesOfTheirOwn) {

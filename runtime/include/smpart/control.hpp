@@ -158,6 +158,13 @@ struct Notices {
   /// epoch is acknowledged once no CTA holds a slot, i.e. every CTA but
   /// the parked anchor is gone). For benchmarks and traces.
   unsigned long long acked_ns;
+  /// %globaltimer when a poll made the host's epoch `published_epoch` the
+  /// device copy's, written before that epoch is acknowledged: the device
+  /// clock's split of a knob change into the host write to this publish
+  /// (polling, the PCIe read) and this publish to the acknowledgement
+  /// (CTAs finishing their chunks, the scan). For benchmarks and traces.
+  unsigned long long published_ns;
+  std::uint32_t published_epoch;
 };
 
 /// Passed by value as the first parameter of every transformed kernel.

@@ -197,6 +197,12 @@ public:
   /// acknowledgement before writing again. Reads host memory; no CUDA call.
   bool acknowledgedAt(std::uint32_t &epoch,
                       unsigned long long &device_ns) const;
+  /// The last knob epoch the device took from the host (its copy holds it
+  /// from then on; Notices::published_ns) and its %globaltimer then: with
+  /// acknowledgedAt(), splits a knob change's latency into reaching the
+  /// device and being acknowledged there. Exact once that epoch is
+  /// acknowledged; false where acknowledgedAt() is.
+  bool publishedAt(std::uint32_t &epoch, unsigned long long &device_ns) const;
 
   // Observation. None of these makes a CUDA call that can wait on a queue.
   Status progress(Progress &out) const;

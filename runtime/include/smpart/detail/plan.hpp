@@ -167,22 +167,25 @@ inline bool knobsAppliedAt(const volatile Notices &n, bool finished,
   return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
 }
 
-/// KernelHandle::acknowledgedAt(): the acknowledged epoch and the time
-/// written before it. The device writes acked_ns, a system fence, then
-/// acked_epoch, so a time read after the epoch is that epoch's or a later
-/// one's; the epoch is read again after the time, and a pair that straddles
-/// a new epoch is read again (a few times at most: the device acknowledges
-/// at most once per poll, microseconds apart).
-inline bool readAcknowledgement(const volatile Notices &n, std::uint32_t &epoch,
-                                unsigned long long &device_ns) {
+/// An epoch the device wrote after its time (`when`): the pair, read
+/// epoch, time, epoch again; a pair that straddles a new epoch is read
+/// again (a few times at most: the device writes at most once per poll,
+/// microseconds apart). KernelHandle::acknowledgedAt() reads acked_epoch
+/// and acked_ns (a system fence between them on the device, so a time read
+/// after the epoch is that epoch's or a later one's); publishedAt() reads
+/// published_epoch and published_ns, which the fences of the epoch's
+/// acknowledgement order: exact once that epoch is acknowledged.
+inline bool readEpochTime(const volatile std::uint32_t &epoch_word,
+                          const volatile unsigned long long &when,
+                          std::uint32_t &epoch, unsigned long long &device_ns) {
   for (int tries = 0; tries < 4; ++tries) {
-    const std::uint32_t e = n.acked_epoch;
+    const std::uint32_t e = epoch_word;
     std::atomic_thread_fence(std::memory_order_acquire);
-    const unsigned long long t = n.acked_ns;
+    const unsigned long long t = when;
     std::atomic_thread_fence(std::memory_order_acquire);
     if (e == 0)
       return false;
-    if (n.acked_epoch == e || tries == 3) {
+    if (epoch_word == e || tries == 3) {
       epoch = e;
       device_ns = t;
       return true;

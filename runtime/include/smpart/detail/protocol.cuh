@@ -557,6 +557,10 @@ private:
     dk.copy_epoch = e;
     protocolStep();
     dk.epoch = e;
+    if (!first && c_.notices) { // the acknowledgement's fences order these
+      c_.notices->published_ns = globalTimerNs();
+      c_.notices->published_epoch = e;
+    }
     return true;
   }
 
