@@ -64,7 +64,7 @@ __global__ void vec(const float4 *v, float *out) {
 // CHECK-DAG: {{^}}__global__ void __launch_bounds__(256, 2) scale(smpart::LaunchControl smpart_ctl, T *x, T a, int n = 8) {
 // CHECK-DAG: {{^}}template __global__ void scale<float>(smpart::LaunchControl smpart_ctl, float *, float, int);
 // CHECK-DAG: {{^}}__global__ void vec(smpart::LaunchControl smpart_ctl, const float4 *v, float *out) {
-// CHECK-DAG: {{^}} y[i] = smpart::load(&x[i], smpart_cta.bypass()) + smpart::load(&*p, smpart_cta.bypass()) + smpart::load(&y[i], smpart_cta.bypass());
+// CHECK-DAG: {{^}} y[i] = smpart::load(&x[i], true) + smpart::load(&*p, true) + smpart::load(&y[i], true);
 // CHECK-DAG: {{^}} float4 f = smpart::load(&v[threadIdx.x], smpart_cta.bypass());
 // CHECK-DAG: {{^}}    sum += smpart::load(&a[k], true);
 // CHECK-DAG: {{^}}    sum += smpart::load(&a[k], false);

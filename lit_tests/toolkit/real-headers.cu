@@ -22,7 +22,7 @@ void run(int n, float *x, float *y, cudaStream_t s) {
 // CHECK: {{^}}__global__ void saxpy(smpart::LaunchControl smpart_ctl, int n, float a, const float *x, float *y) {
 // CHECK: {{^}}    const uint3 blockIdx = smpart_cta.blockIdx();
 // CHECK: {{^}}  if (i >= n) goto smpart_next_block;
-// CHECK-NEXT: {{^}}  y[i] = a * smpart::load(&x[i], smpart_cta.bypass()) + smpart::load(&y[i], smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  y[i] = a * smpart::load(&x[i], true) + smpart::load(&y[i], true);
 // CHECK: {{^}}__global__ void synced(int *p) { cooperative_groups::this_grid().sync(); }
 // CHECK: {{^}}  smpart::launch({"saxpy", reinterpret_cast<const void *>(&saxpy)}, (n + 255) / 256, 256, 0, s,
 // CHECK-NEXT: {{^}}  synced<<<1, 1>>>(nullptr);

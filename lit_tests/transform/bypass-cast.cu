@@ -7,4 +7,4 @@ __global__ void reinterpret(const float *x, int *y) {
   y[threadIdx.x] = bits[threadIdx.x];
 }
 
-// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&bits[threadIdx.x], smpart_cta.bypass());
+// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&bits[threadIdx.x], true);

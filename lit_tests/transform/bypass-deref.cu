@@ -8,5 +8,5 @@ __global__ void first(const int *x, int *y) {
   y[0] = a + b;
 }
 
-// CHECK: {{^}}  int a = smpart::load(&*x, smpart_cta.bypass());
-// CHECK-NEXT: {{^}}  int b = smpart::load(&*(x + 2), smpart_cta.bypass());
+// CHECK: {{^}}  int a = smpart::load(&*x, true);
+// CHECK-NEXT: {{^}}  int b = smpart::load(&*(x + 2), true);

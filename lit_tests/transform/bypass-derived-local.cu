@@ -11,4 +11,4 @@ __global__ void derived(const float *x, float *y) {
   y[threadIdx.x] = row[threadIdx.x] + *elem + *walk;
 }
 
-// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&row[threadIdx.x], smpart_cta.bypass()) + smpart::load(&*elem, smpart_cta.bypass()) + smpart::load(&*walk, smpart_cta.bypass());
+// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&row[threadIdx.x], true) + smpart::load(&*elem, true) + smpart::load(&*walk, true);

@@ -3,8 +3,10 @@
 // test of it, so that each copy's loads have a constant tag (nvcc then
 // batches them as in the original). The outermost such loop is taken, its
 // #pragma lines go with it, and #line keeps its lines. (A load spelled in
-// a macro argument is not tagged; the macro goes into both copies.) A loop that a
-// second copy would change stays as it is, its loads tagged at run time.
+// a macro argument is not tagged; the macro goes into both copies. The
+// asm at the end keeps the body from being written twice as a whole,
+// below.) A loop that a second copy would change stays as it is, its
+// loads tagged at run time.
 #include "cuda.h"
 
 #define TWICE(x) (2 * (x))
@@ -24,28 +26,28 @@ __global__ void dot(int n, const float *a, const float *b, float *out) {
   do
     sum += b[k];
   while (++k < n);
-  out[threadIdx.x] = sum + a[0];
+  out[threadIdx.x] = sum + a[0]; asm volatile("");
 }
 
 // CHECK-LABEL: {{^}}__global__ void dot(smpart::LaunchControl smpart_ctl,
-// CHECK: {{^}}  { // smpart: the loop once per bypass tag, its loads' tag a constant
+// CHECK: {{^}}  { // smpart: once per bypass tag, so that its loads' tag is a constant
 // CHECK-NEXT: {{^}}  if (smpart_cta.bypass()) {
-// CHECK-NEXT: {{^}}#line 14 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 16 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}  for (int i = 0; i < n; ++i)
 // CHECK-NEXT: {{^}}    for (int j = 0; j < 4; ++j)
 // CHECK-NEXT: {{^}}      sum += smpart::load(&a[i * 4 + j], true) * TWICE(b[j]);
 // CHECK-NEXT: {{^}}  } else {
-// CHECK-NEXT: {{^}}#line 14 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 16 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}  for (int i = 0; i < n; ++i)
 // CHECK-NEXT: {{^}}    for (int j = 0; j < 4; ++j)
 // CHECK-NEXT: {{^}}      sum += smpart::load(&a[i * 4 + j], false) * TWICE(b[j]);
 // CHECK-NEXT: {{^}}  }
 // CHECK-NEXT: {{^}}  }
-// CHECK-NEXT: {{^}}#line 16 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 18 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-EMPTY:
-// CHECK-NEXT: {{^}}{ // smpart: the loop once per bypass tag, its loads' tag a constant
+// CHECK-NEXT: {{^}}{ // smpart: once per bypass tag, so that its loads' tag is a constant
 // CHECK-NEXT: {{^}}if (smpart_cta.bypass()) {
-// CHECK-NEXT: {{^}}#line 17 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 19 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}#pragma unroll 4
 // CHECK-NEXT: {{^}}  for (int k = 0; k < 8; ++k) {
 // CHECK-NEXT: {{^}}    if (smpart::load(&a[k], true) < 0.0f)
@@ -53,15 +55,15 @@ __global__ void dot(int n, const float *a, const float *b, float *out) {
 // CHECK-NEXT: {{^}}    sum += smpart::load(&a[k], true);
 // CHECK-NEXT: {{^}}  }
 // CHECK-NEXT: {{^}}} else {
-// CHECK-NEXT: {{^}}#line 17 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 19 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}#pragma unroll 4
 // CHECK:      {{^}}    sum += smpart::load(&a[k], false);
-// CHECK:      {{^}}#line 22 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK:      {{^}}#line 24 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-EMPTY:
 // CHECK-NEXT: {{^}}  int k = 0;
-// CHECK-NEXT: {{^}}  { // smpart: the loop once per bypass tag, its loads' tag a constant
+// CHECK-NEXT: {{^}}  { // smpart: once per bypass tag, so that its loads' tag is a constant
 // CHECK-NEXT: {{^}}  if (smpart_cta.bypass()) {
-// CHECK-NEXT: {{^}}#line 24 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 26 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}  do
 // CHECK-NEXT: {{^}}    sum += smpart::load(&b[k], true);
 // CHECK-NEXT: {{^}}  while (++k < n);
@@ -69,9 +71,9 @@ __global__ void dot(int n, const float *a, const float *b, float *out) {
 // CHECK:      {{^}}  while (++k < n);
 // CHECK-NEXT: {{^}}  }
 // CHECK-NEXT: {{^}}  }
-// CHECK-NEXT: {{^}}#line 26 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 28 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-EMPTY:
-// CHECK-NEXT: {{^}}  out[threadIdx.x] = sum + smpart::load(&a[0], smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  out[threadIdx.x] = sum + smpart::load(&a[0], smpart_cta.bypass()); asm volatile("");
 
 // A copy would change these loops: a second __shared__ array, a second
 // static, a label defined twice, a `case` of the enclosing switch twice, a
@@ -127,9 +129,9 @@ __global__ void kept(int n, const float *a, float *out, int mode) {
 // CHECK: {{^}}    sum += smpart::load(&a[i], smpart_cta.bypass());
 // CHECK-NOT: once per bypass tag
 // CHECK: {{^}}  skip:
-// CHECK-NEXT: {{^}}    { // smpart: the loop once per bypass tag, its loads' tag a constant
+// CHECK-NEXT: {{^}}    { // smpart: once per bypass tag, so that its loads' tag is a constant
 // CHECK-NEXT: {{^}}    if (smpart_cta.bypass()) {
-// CHECK-NEXT: {{^}}#line 111 "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}#line 113 "{{.*}}bypass-loop-unswitch.cu"
 // CHECK-NEXT: {{^}}    for (int j = 0; j < n; ++j)
 // CHECK-NEXT: {{^}}      sum += smpart::load(&a[j], true);
 // CHECK: {{^}}  out[0] = sum;
@@ -201,3 +203,46 @@ template __global__ void edges<false>(int, const float *, float *);
 // CHECK: {{^}}    s *= smpart::load(&a[i], smpart_cta.bypass());
 // CHECK-NOT: once per bypass tag
 // CHECK: {{^}}  out[0] = s;
+
+// A body with nothing that prevents it is written twice as a whole, its
+// straight-line loads and loops together; one with a __shared__
+// declaration only has its loops written twice.
+__global__ void whole(int n, const float *a, float *out) {
+  float s = a[0] + a[1];
+  for (int i = 0; i < n; ++i)
+    s += a[i];
+  out[0] = s;
+}
+
+__global__ void tiled(int n, const float *a, float *out) {
+  __shared__ float tile[32];
+  tile[threadIdx.x] = a[threadIdx.x];
+  float s = tile[0] + a[1];
+  for (int i = 0; i < n; ++i)
+    s += a[i];
+  out[0] = s;
+}
+
+// CHECK-LABEL: {{^}}__global__ void whole(smpart::LaunchControl smpart_ctl,
+// CHECK: {{^}}#line [[#WHOLE:]] "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-EMPTY:
+// CHECK-NEXT: {{^}}  { // smpart: once per bypass tag, so that its loads' tag is a constant
+// CHECK-NEXT: {{^}}  if (smpart_cta.bypass()) {
+// CHECK-NEXT: {{^}}#line [[#WHOLE+1]] "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}  float s = smpart::load(&a[0], true) + smpart::load(&a[1], true);
+// CHECK-NEXT: {{^}}  for (int i = 0; i < n; ++i)
+// CHECK-NEXT: {{^}}    s += smpart::load(&a[i], true);
+// CHECK-NEXT: {{^}}  out[0] = s;
+// CHECK-NEXT: {{^}}  } else {
+// CHECK-NEXT: {{^}}#line [[#WHOLE+1]] "{{.*}}bypass-loop-unswitch.cu"
+// CHECK-NEXT: {{^}}  float s = smpart::load(&a[0], false) + smpart::load(&a[1], false);
+// CHECK: {{^}}  out[0] = s;
+// CHECK-NEXT: {{^}}  }
+// CHECK-NEXT: {{^}}  }
+// CHECK-NEXT: {{^}}#line [[#WHOLE+4]] "{{.*}}bypass-loop-unswitch.cu"
+
+// CHECK-LABEL: {{^}}__global__ void tiled(smpart::LaunchControl smpart_ctl,
+// CHECK: {{^}}  tile[threadIdx.x] = smpart::load(&a[threadIdx.x], smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  float s = tile[0] + smpart::load(&a[1], smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  { // smpart: once per bypass tag, so that its loads' tag is a constant
+// CHECK: {{^}}    s += smpart::load(&a[i], true);

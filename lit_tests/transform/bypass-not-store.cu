@@ -12,5 +12,5 @@ __global__ void update(const float *x, float *y) {
 // The kernel is transformed; its stores are not.
 // CHECK: {{^}}__global__ void update(smpart::LaunchControl smpart_ctl, const float *x, float *y) {
 // CHECK: {{^}}  y[threadIdx.x] = 2.0f;
-// CHECK-NEXT: {{^}}  y[threadIdx.x] += smpart::load(&x[threadIdx.x], smpart_cta.bypass());
+// CHECK-NEXT: {{^}}  y[threadIdx.x] += smpart::load(&x[threadIdx.x], true);
 // CHECK-NEXT: {{^}}  *y = 0.0f;

@@ -7,4 +7,4 @@ __global__ void copy(const float *x, float *y) {
   y[threadIdx.x] = x[threadIdx.x];
 }
 
-// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&x[threadIdx.x], smpart_cta.bypass());
+// CHECK: {{^}}  y[threadIdx.x] = smpart::load(&x[threadIdx.x], true);

@@ -11,5 +11,5 @@ __global__ void mix(const float *__restrict__ ro, const float *shared,
 }
 
 // CHECK: {{^}}__global__ void mix(smpart::LaunchControl smpart_ctl, const float *__restrict__ ro, const float *shared,
-// CHECK: {{^}}  rw[threadIdx.x] = smpart::load_ro(&ro[threadIdx.x], smpart_cta.bypass()) + smpart::load_ro(&*(ro + n - 1), smpart_cta.bypass()) + smpart::load(&shared[threadIdx.x], smpart_cta.bypass()) +
-// CHECK-NEXT: {{^}}                    smpart::load(&rw[threadIdx.x + 1], smpart_cta.bypass());
+// CHECK: {{^}}  rw[threadIdx.x] = smpart::load_ro(&ro[threadIdx.x], true) + smpart::load_ro(&*(ro + n - 1), true) + smpart::load(&shared[threadIdx.x], true) +
+// CHECK-NEXT: {{^}}                    smpart::load(&rw[threadIdx.x + 1], true);

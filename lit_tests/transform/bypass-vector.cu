@@ -7,4 +7,4 @@ __global__ void vec(const float4 *v, float *y) {
   y[threadIdx.x] = f.x + f.w;
 }
 
-// CHECK: {{^}}  float4 f = smpart::load(&v[threadIdx.x], smpart_cta.bypass());
+// CHECK: {{^}}  float4 f = smpart::load(&v[threadIdx.x], true);

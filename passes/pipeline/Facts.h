@@ -45,19 +45,19 @@ struct Edit {
 };
 
 /// How a tagged load's tag argument is spelled (BypassLoadRewrite): the
-/// planner writes it as a constant in the copies of a TagSwitchedLoop.
+/// planner writes it as a constant in the copies of a TagSwitchedText.
 inline constexpr const char BypassTagExpr[] = "smpart_cta.bypass()";
 
-/// A loop of a kernel body that holds tagged loads, written once per value
-/// of the tag (BypassLoopUnswitch): its text as written, and where.
-struct TagSwitchedLoop {
+/// A loop of a kernel body that holds tagged loads, or the whole body,
+/// written once per value of the tag (BypassLoopUnswitch): where its text
+/// is.
+struct TagSwitchedText {
   std::string File;
   unsigned Begin = 0, End = 0;      ///< [Begin, End): its #pragma lines too
   unsigned Line = 0, Col = 0;       ///< of Begin
   unsigned EndLine = 0, EndCol = 0; ///< of End
   std::string LineFile;             ///< the file name #line uses
-  unsigned Keyword = 0; ///< offset of the loop's first token (`for`, ...)
-  bool operator<(const TagSwitchedLoop &O) const {
+  bool operator<(const TagSwitchedText &O) const {
     return std::tie(File, Begin, End) < std::tie(O.File, O.Begin, O.End);
   }
 };
@@ -104,9 +104,10 @@ struct FunctionFacts {
   std::set<Edit> Edits;          ///< applied only if transformed
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
-  /// Kernels: loops written once per bypass tag, if transformed, unless
-  /// a parse refused them (UnswitchRefused: file and Keyword offset).
-  std::set<TagSwitchedLoop> TagSwitchedLoops;
+  /// Kernels: loops (or the whole body) written once per bypass tag, if
+  /// transformed, unless a parse refused a statement in them
+  /// (UnswitchRefused: file and offset of its first token).
+  std::set<TagSwitchedText> TagSwitchedTexts;
   std::set<std::pair<std::string, unsigned>> UnswitchRefused;
   /// Kernel also declared in another file, or defined in a header: its
   /// original definition must stay beside the rewritten one (an overload),

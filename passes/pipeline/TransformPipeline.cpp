@@ -420,10 +420,10 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
       return std::nullopt;
     }
     std::set<Edit> Final = Edits;
-    if (auto Loops = Outcome.Plan.LoopsByFile.find(Path);
-        Loops != Outcome.Plan.LoopsByFile.end())
-      for (const TagSwitchedLoop &Loop : Loops->second)
-        TransformPlanner::unswitchLoop(Loop, (*Text)->getBuffer(), Final);
+    if (auto Twice = Outcome.Plan.TagSwitchedByFile.find(Path);
+        Twice != Outcome.Plan.TagSwitchedByFile.end())
+      for (const TagSwitchedText &T : Twice->second)
+        TransformPlanner::unswitch(T, (*Text)->getBuffer(), Final);
     Replacements Reps;
     for (const Edit &E : coalesceInsertions(Final))
       if (llvm::Error Err =

@@ -55,12 +55,12 @@ static std::string withTag(std::string Text, bool Tag) {
   return Text;
 }
 
-void TransformPlanner::unswitchLoop(const TagSwitchedLoop &L,
-                                    llvm::StringRef FileText,
-                                    std::set<Edit> &Edits) {
+void TransformPlanner::unswitch(const TagSwitchedText &L,
+                                llvm::StringRef FileText,
+                                std::set<Edit> &Edits) {
   if (L.Begin >= L.End || L.End > FileText.size())
     return;
-  // Insertions at the loop's bounds belong to what is around it.
+  // Insertions at its bounds belong to what is around it.
   std::vector<Edit> Inside;
   for (const Edit &E : Edits) {
     if (E.File != L.File)
@@ -70,7 +70,7 @@ void TransformPlanner::unswitchLoop(const TagSwitchedLoop &L,
                       : EEnd <= L.Begin || E.Offset >= L.End)
       continue;
     if (E.Offset < L.Begin || EEnd > L.End)
-      return; // crosses the loop's bounds
+      return; // crosses its bounds
     Inside.push_back(E);
   }
   auto Copy = [&](bool Tag) -> std::optional<std::string> {
@@ -90,15 +90,15 @@ void TransformPlanner::unswitchLoop(const TagSwitchedLoop &L,
   const std::optional<std::string> Caching = Copy(false);
   if (!Bypassing || !Caching)
     return;
-  // The copies keep the loop's lines and columns for diagnostics.
+  // The copies keep the text's lines and columns for diagnostics.
   const std::string Pad(L.Col - 1, ' ');
   const std::string At = lineDirective(L.Line, L.LineFile) + Pad;
-  std::string Text =
-      "{ // smpart: the loop once per bypass tag, its loads' tag a constant\n";
+  std::string Text = "{ // smpart: once per bypass tag, so that its loads' tag "
+                     "is a constant\n";
   Text += Pad + "if (" + BypassTagExpr + ") {\n" + At + *Bypassing + "\n" +
           Pad + "} else {\n" + At + *Caching + "\n" + Pad + "}\n" + Pad +
           "}\n" + lineDirective(L.EndLine, L.LineFile);
-  // The rest of the loop's last line at its column, unless it is blank.
+  // The rest of its last line at its column, unless it is blank.
   const llvm::StringRef Rest = FileText.substr(L.End).split('\n').first;
   if (!Rest.trim().empty())
     Text += std::string(L.EndCol - 1, ' ');
@@ -273,9 +273,13 @@ TransformPlan TransformPlanner::plan() const {
     }
     for (const Edit &E : K.Edits)
       Plan.EditsByFile[E.File].insert(E);
-    for (const TagSwitchedLoop &L : K.TagSwitchedLoops)
-      if (!K.UnswitchRefused.count({L.File, L.Keyword}))
-        Plan.LoopsByFile[L.File].insert(L);
+    for (const TagSwitchedText &L : K.TagSwitchedTexts) {
+      // Taken by one parse, refused (at or inside it) by the other: kept.
+      const auto Refused = K.UnswitchRefused.lower_bound({L.File, L.Begin});
+      if (Refused == K.UnswitchRefused.end() || Refused->first != L.File ||
+          Refused->second >= L.End)
+        Plan.TagSwitchedByFile[L.File].insert(L);
+    }
     RewrittenFunctions.insert(Reach[Key].begin(), Reach[Key].end());
   }
   for (const std::string &Key : RewrittenFunctions)

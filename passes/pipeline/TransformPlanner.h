@@ -44,8 +44,8 @@ struct KernelDecision {
 struct TransformPlan {
   std::vector<KernelDecision> Kernels; ///< in source order
   std::map<std::string, std::set<Edit>> EditsByFile;
-  /// Loops of transformed kernels written once per bypass tag, by file.
-  std::map<std::string, std::set<TagSwitchedLoop>> LoopsByFile;
+  /// Code of transformed kernels written once per bypass tag, by file.
+  std::map<std::string, std::set<TagSwitchedText>> TagSwitchedByFile;
 };
 
 class TransformPlanner {
@@ -66,12 +66,12 @@ public:
   static std::string prologue(const KernelBody &Body, bool PublishBlockIdx);
   static std::string epilogue(const KernelBody &Body);
 
-  /// Replaces the edits inside \p Loop with one edit that writes the loop
-  /// twice from \p FileText, behind a test of the bypass tag, each copy
-  /// with those edits and the tag a constant (BypassLoopUnswitch). Leaves
-  /// \p Edits as they were if one crosses the loop's bounds.
-  static void unswitchLoop(const TagSwitchedLoop &Loop,
-                           llvm::StringRef FileText, std::set<Edit> &Edits);
+  /// Replaces the edits inside \p Text with one edit that writes it twice
+  /// from \p FileText, behind a test of the bypass tag, each copy with
+  /// those edits and the tag a constant (BypassLoopUnswitch). Leaves
+  /// \p Edits as they were if one crosses its bounds.
+  static void unswitch(const TagSwitchedText &Text, llvm::StringRef FileText,
+                       std::set<Edit> &Edits);
 
 private:
   std::set<std::string> reachable(const std::string &Key) const;

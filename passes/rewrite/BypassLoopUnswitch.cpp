@@ -58,27 +58,41 @@ bool hasObstacle(const Stmt &S) {
   return Obstacle.Found;
 }
 
-/// The loop of a template's pattern that begins at `At`: it still holds
-/// the branches `if constexpr` discarded from the instantiation.
-class LoopAt : public RecursiveASTVisitor<LoopAt> {
+/// The statement of a template's pattern that begins where `S` does and
+/// is of its class: it still holds the branches `if constexpr` discarded
+/// from the instance.
+class PatternStmt : public RecursiveASTVisitor<PatternStmt> {
 public:
-  explicit LoopAt(SourceLocation At) : At(At) {}
+  explicit PatternStmt(const Stmt &S) : Of(S) {}
   const Stmt *Found = nullptr;
   bool VisitStmt(Stmt *S) {
-    if (isLoop(*S) && S->getBeginLoc() == At)
+    if (S->getStmtClass() == Of.getStmtClass() &&
+        S->getBeginLoc() == Of.getBeginLoc())
       Found = S;
     return !Found;
   }
 
 private:
-  SourceLocation At;
+  const Stmt &Of;
 };
+
+/// hasObstacle(), in the instance and in the template's pattern.
+bool hasObstacle(const Stmt &S, const FunctionDecl &Kernel) {
+  if (hasObstacle(S))
+    return true;
+  const FunctionDecl *Pattern = Kernel.getTemplateInstantiationPattern();
+  if (!Pattern || Pattern == &Kernel)
+    return false;
+  PatternStmt Finder(S);
+  Finder.TraverseStmt(Pattern->getBody());
+  return !Finder.Found || hasObstacle(*Finder.Found);
+}
 
 /// The statement ends with a `;` that its source range leaves out (an
 /// expression, a declaration, a jump, a do-while), not with a `}`.
 bool endsWithSemi(const Stmt *S) {
   while (S) {
-    if (isa<CompoundStmt>(S))
+    if (isa<CompoundStmt, DeclStmt, NullStmt>(S)) // `}`, or their `;` in range
       return false;
     if (const auto *For = dyn_cast<ForStmt>(S))
       S = For->getBody();
@@ -129,51 +143,43 @@ unsigned lineStart(const SourceManager &SM, SourceLocation Loc) {
 
 } // namespace
 
-std::optional<TagSwitchedLoop>
-BypassLoopUnswitch::describe(const Stmt &Loop, const FunctionDecl &Kernel,
-                             ASTContext &AST) {
+std::optional<TagSwitchedText> BypassLoopUnswitch::describe(const Stmt &First,
+                                                            const Stmt &Last,
+                                                            ASTContext &AST) {
   const SourceManager &SM = AST.getSourceManager();
   const LangOptions &LO = AST.getLangOpts();
-  // The loop's text in the file; a macro at either end must be all of it
+  // `#pragma unroll` makes an AttributedStmt of loop hints around a loop:
+  // its lines go into each copy, so that they still precede the loop.
+  const AttributedStmt *Hints = dyn_cast<AttributedStmt>(&First);
+  for (const DynTypedNode &P : AST.getParents(First))
+    if (!Hints)
+      Hints = P.get<AttributedStmt>();
+  const Stmt &Head = Hints && Hints == &First ? *Hints->getSubStmt() : First;
+  // The text in the file; a macro at either end must be all of it
   // (`for (...) sum += TWICE(b[j])`), not more.
   const CharSourceRange Range = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(Loop.getSourceRange()), SM, LO);
+      CharSourceRange::getTokenRange(Head.getBeginLoc(), Last.getEndLoc()), SM,
+      LO);
   if (Range.isInvalid())
     return std::nullopt;
   const SourceLocation Begin = Range.getBegin();
   SourceLocation End = Range.getEnd();
-  if (hasObstacle(Loop))
-    return std::nullopt;
-  if (const FunctionDecl *Pattern = Kernel.getTemplateInstantiationPattern();
-      Pattern && Pattern != &Kernel) {
-    LoopAt Finder(Loop.getBeginLoc());
-    Finder.TraverseStmt(Pattern->getBody());
-    if (!Finder.Found || hasObstacle(*Finder.Found))
-      return std::nullopt;
-  }
-
-  // `#pragma unroll` makes an AttributedStmt of loop hints around the loop:
-  // its lines go into each copy, so that they still precede the loop.
   unsigned BeginOffset = SM.getFileOffset(Begin);
-  for (const DynTypedNode &P : AST.getParents(Loop)) {
-    const auto *Attributed = P.get<AttributedStmt>();
-    if (!Attributed)
-      continue;
-    for (const Attr *A : Attributed->getAttrs()) {
+  if (Hints)
+    for (const Attr *A : Hints->getAttrs()) {
       const SourceLocation At = A->getLocation();
       if (!isa<LoopHintAttr>(A) || At.isInvalid() || At.isMacroID() ||
           SM.getFileID(At) != SM.getFileID(Begin))
         return std::nullopt;
       BeginOffset = std::min(BeginOffset, lineStart(SM, At));
     }
-  }
 
-  // The range of a loop ends at its last token, before the `;` of a body
-  // (or a do-while) that is not a compound statement: the copies need it.
-  if (endsWithSemi(&Loop)) {
-    const SourceLocation Last =
+  // A range ends at its last token, before the `;` of an expression, a
+  // jump or a do-while (also as a loop's body): the copies need it.
+  if (endsWithSemi(&Last)) {
+    const SourceLocation LastToken =
         Lexer::GetBeginningOfToken(End.getLocWithOffset(-1), SM, LO);
-    const std::optional<Token> Next = Lexer::findNextToken(Last, SM, LO);
+    const std::optional<Token> Next = Lexer::findNextToken(LastToken, SM, LO);
     if (!Next || !Next->is(tok::semi) || Next->getLocation().isMacroID())
       return std::nullopt; // e.g. a `;` spelled in a macro
     End = Next->getEndLoc();
@@ -186,7 +192,7 @@ BypassLoopUnswitch::describe(const Stmt &Loop, const FunctionDecl &Kernel,
       followsDirective(Buffer, BeginOffset))
     return std::nullopt;
   // Directives other than #pragma could open or close a conditional
-  // around part of the loop, or define a macro twice.
+  // around part of the text, or define a macro twice.
   StringRef Rest = Buffer.substr(BeginOffset, EndOffset - BeginOffset);
   while (!Rest.empty()) {
     auto [Line, Next] = Rest.split('\n');
@@ -197,13 +203,12 @@ BypassLoopUnswitch::describe(const Stmt &Loop, const FunctionDecl &Kernel,
     Rest = Next;
   }
   const SourceLocation BeginLoc = SM.getComposedLoc(File, BeginOffset);
-  TagSwitchedLoop L;
+  TagSwitchedText L;
   L.File = RewriteContext::fileOf(SM, BeginLoc);
   L.Begin = BeginOffset;
   L.End = EndOffset;
-  L.Keyword = SM.getFileOffset(Begin);
-  // Where the loop is as diagnostics name it: its own file (it may be
-  // in a file the body includes), or what a #line before it says.
+  // Where the text is as diagnostics name it: its own file (it may be in
+  // a file the body includes), or what a #line before it says.
   const PresumedLoc At = SM.getPresumedLoc(BeginLoc);
   L.LineFile =
       At.getFilename() == SM.getFilename(BeginLoc) ? L.File : At.getFilename();
@@ -214,12 +219,46 @@ BypassLoopUnswitch::describe(const Stmt &Loop, const FunctionDecl &Kernel,
   return L;
 }
 
+/// Records that the text at `S` cannot be written twice (in this parse).
+static void refuse(const Stmt &S, ASTContext &AST, FunctionFacts &F) {
+  const SourceManager &SM = AST.getSourceManager();
+  const SourceLocation At = SM.getExpansionLoc(S.getBeginLoc());
+  F.UnswitchRefused.insert(
+      {RewriteContext::fileOf(SM, At), SM.getFileOffset(At)});
+}
+
+const std::optional<TagSwitchedText> &
+BypassLoopUnswitch::wholeBody(const CompoundStmt &Body,
+                              const FunctionDecl &Kernel, ASTContext &AST,
+                              FunctionFacts &F) {
+  auto [It, New] = Bodies.try_emplace(&Body);
+  std::optional<TagSwitchedText> &R = It->second;
+  if (!New)
+    return R;
+  // The whole body, if nothing in it prevents a second copy. A body after
+  // its __shared__ declarations would do as well, but on three of the 36
+  // test_inputs kernels (nbody_forces, jacobi5_shared, transpose_tiled)
+  // ptxas then took 40 registers instead of 32, a quarter of the resident
+  // CTAs; their loops alone cost none.
+  for (const Stmt *S : Body.body())
+    if (hasObstacle(*S, Kernel)) {
+      refuse(*S, AST, F);
+      return R;
+    }
+  if (!Body.body_empty()) {
+    R = describe(**Body.body_begin(), *Body.body_back(), AST);
+    if (!R)
+      refuse(**Body.body_begin(), AST, F);
+  }
+  return R;
+}
+
 void BypassLoopUnswitch::noteLoad(const Expr &Access,
                                   const FunctionDecl &Kernel, ASTContext &AST,
                                   FunctionFacts &F) {
   // Up from the load to the body, through its loops; a lambda ends the
   // walk (its body may run where the tag is another's).
-  std::optional<TagSwitchedLoop> Outermost;
+  std::optional<TagSwitchedText> Outermost;
   DynTypedNodeList Parents = AST.getParents(Access);
   while (!Parents.empty()) {
     const DynTypedNode &P = Parents[0];
@@ -227,17 +266,21 @@ void BypassLoopUnswitch::noteLoad(const Expr &Access,
         (P.get<Decl>() && !P.get<VarDecl>())) // the function's own
       break;
     const Stmt *S = P.get<Stmt>();
+    if (S && S == Kernel.getBody()) {
+      // The whole body, if it can be written twice, holds every loop.
+      if (const auto &Body = wholeBody(*cast<CompoundStmt>(S), Kernel, AST, F))
+        Outermost = Body;
+      break;
+    }
     if (S && isLoop(*S)) {
       auto [It, New] = Loops.try_emplace(S);
       if (New) {
-        It->second = describe(*S, Kernel, AST);
+        if (!hasObstacle(*S, Kernel))
+          It->second = describe(*S, *S, AST);
         // The other parse may see what this one does not (a macro
-        // defined for the device only): a loop either refuses stays.
-        const SourceManager &SM = AST.getSourceManager();
-        const SourceLocation At = SM.getExpansionLoc(S->getBeginLoc());
+        // defined for the device only): what either refuses stays.
         if (!It->second)
-          F.UnswitchRefused.insert(
-              {RewriteContext::fileOf(SM, At), SM.getFileOffset(At)});
+          refuse(*S, AST, F);
       }
       if (It->second)
         Outermost = It->second;
@@ -245,7 +288,7 @@ void BypassLoopUnswitch::noteLoad(const Expr &Access,
     Parents = AST.getParents(P);
   }
   if (Outermost)
-    F.TagSwitchedLoops.insert(std::move(*Outermost));
+    F.TagSwitchedTexts.insert(std::move(*Outermost));
 }
 
 } // namespace smpart

@@ -1,23 +1,25 @@
-// Emits a loop of a kernel body that holds tagged loads twice, behind one
-// test of the CTA's bypass tag:
+// Emits the code around tagged loads twice, behind one test of the CTA's
+// bypass tag:
 //
-//   { if (smpart_cta.bypass()) { LOOP, tag true } else { LOOP, tag false } }
+//   { if (smpart_cta.bypass()) { TEXT, tag true } else { TEXT, tag false } }
 //
-// With the tag a run-time value, every load of the loop sits behind its own
-// branch between ld.global.cg and ld.global, and nvcc neither batches nor
+// With the tag a run-time value, every load sits behind its own branch
+// between ld.global.cg and ld.global, and nvcc neither batches nor
 // unswitches them (the tag is not known to be uniform): sgemm_naive's inner
-// loop issued one load at a time and ran 2.5x its original. In each copy
-// the tag is a constant, so its loads compile as the original's.
+// loop issued one load at a time and ran 2.5x its original, and a stencil's
+// loads are issued between the additions that use them. In each copy the
+// tag is a constant, so its loads compile as the original's.
 //
-// The tag is constant for a whole logical block, and a loop is part of one,
-// so the copies run the same program. Only loops whose text can be written
-// twice without changing it are taken: no labels, no `case` of an
-// enclosing switch, no static, __shared__ or extern locals (a copy would be
-// a second object), no asm (its labels), no preprocessor line but #pragma
-// inside or right before, no macro reaching past its ends. The outermost such
-// loop around a load is taken, so taken loops never nest. This class finds the
-// loops; the copies are written from the file's text with the edits inside the
-// loop (TransformPlanner::unswitchLoop), since other rewrites edit it too.
+// TEXT is the kernel body's statements, if none of them prevents it (a
+// __shared__ declaration does), else the outermost loop around the load
+// that can be copied. The tag is constant for a whole logical block, and the
+// text is part of one, so the copies run the same program. Nothing a second
+// copy would change is taken: labels, a `case` of an enclosing switch, static,
+// __shared__ or extern locals (a copy would be a second object), asm (its
+// labels), preprocessor lines but #pragma inside or right before, a macro
+// reaching past its ends. Taken texts never nest. This class finds them;
+// the copies are written from the file's text with the edits inside
+// (TransformPlanner::unswitch), since other rewrites edit it too.
 #pragma once
 
 #include "pipeline/Facts.h"
@@ -32,24 +34,37 @@ namespace smpart {
 
 class BypassLoopUnswitch {
 public:
-  /// Records in \p F the outermost loop of the kernel around \p Access (a
-  /// load BypassLoadRewrite tags) that can be written twice, if any.
-  /// A loop that cannot is recorded as refused: the host and device parses
-  /// must both take a loop for it to be written twice.
+  /// Records in \p F the outermost text around \p Access (a load
+  /// BypassLoadRewrite tags) that can be written twice, if any: the
+  /// kernel body's statements, or else a loop. What cannot is recorded as
+  /// refused: the host and device parses must both take a text for it to be
+  /// written twice.
   void noteLoad(const clang::Expr &Access, const clang::FunctionDecl &Kernel,
                 clang::ASTContext &AST, FunctionFacts &F);
-  void clear() { Loops.clear(); }
+  void clear() {
+    Loops.clear();
+    Bodies.clear();
+  }
 
-  /// The loop's text and place, or nullopt if it cannot be written twice.
-  /// In a template instance, the pattern's loop is checked too: it holds
-  /// the branches `if constexpr` discarded.
-  static std::optional<TagSwitchedLoop>
-  describe(const clang::Stmt &Loop, const clang::FunctionDecl &Kernel,
-           clang::ASTContext &AST);
+  /// The text of the statements \p First to \p Last (one loop, or a run
+  /// of a body) and its place, or nullopt if the text cannot be written
+  /// twice (directives, macros past its ends); the caller has checked the
+  /// statements themselves (labels, statics, ... in the instance and, for
+  /// a template, in the pattern, which holds what `if constexpr` dropped).
+  static std::optional<TagSwitchedText> describe(const clang::Stmt &First,
+                                                 const clang::Stmt &Last,
+                                                 clang::ASTContext &AST);
 
 private:
+  /// describe() of a kernel body's statements, if none prevents it.
+  const std::optional<TagSwitchedText> &
+  wholeBody(const clang::CompoundStmt &Body, const clang::FunctionDecl &Kernel,
+            clang::ASTContext &AST, FunctionFacts &F);
+
   /// describe() of each loop seen in this translation unit.
-  std::map<const clang::Stmt *, std::optional<TagSwitchedLoop>> Loops;
+  std::map<const clang::Stmt *, std::optional<TagSwitchedText>> Loops;
+  /// wholeBody() of each body seen.
+  std::map<const clang::Stmt *, std::optional<TagSwitchedText>> Bodies;
 };
 
 } // namespace smpart

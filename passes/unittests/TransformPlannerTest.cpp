@@ -163,7 +163,7 @@ TEST(TransformPlanner, PrologueShadowsOnlyWhatTheBodyUses) {
 // of a[i] as two insertions, and a comment after it.
 struct LoopFixture {
   std::string Text = "{\n  for (int i = 0; ; ) k(a[i]); // end\n}\n";
-  TagSwitchedLoop Loop;
+  TagSwitchedText Loop;
   std::set<Edit> Edits;
   LoopFixture() {
     Loop.File = "f.cu";
@@ -183,13 +183,13 @@ struct LoopFixture {
 TEST(TransformPlanner, UnswitchedLoopHasOneCopyPerTagWithItsEdits) {
   LoopFixture F;
   F.Edits.insert(Edit{"f.cu", 0, 0, "/* before */"}); // outside: stays
-  TransformPlanner::unswitchLoop(F.Loop, F.Text, F.Edits);
+  TransformPlanner::unswitch(F.Loop, F.Text, F.Edits);
   ASSERT_EQ(F.Edits.size(), 2u);
   const std::string Text = std::prev(F.Edits.end())->Text;
   EXPECT_EQ(std::prev(F.Edits.end())->Offset, F.Loop.Begin);
   EXPECT_EQ(std::prev(F.Edits.end())->Length, F.Loop.End - F.Loop.Begin);
-  EXPECT_EQ(Text, "{ // smpart: the loop once per bypass tag, its loads' tag a "
-                  "constant\n"
+  EXPECT_EQ(Text, "{ // smpart: once per bypass tag, so that its loads' tag "
+                  "is a constant\n"
                   "  if (smpart_cta.bypass()) {\n"
                   "#line 2 \"f.cu\"\n"
                   "  for (int i = 0; ; ) k(smpart::load(&a[i], true));\n"
@@ -206,7 +206,7 @@ TEST(TransformPlanner, UnswitchLeavesAnEditAcrossTheLoopAlone) {
   LoopFixture F;
   F.Edits.insert(Edit{"f.cu", F.Loop.End - 3, 6, "x"});
   const std::set<Edit> Before = F.Edits;
-  TransformPlanner::unswitchLoop(F.Loop, F.Text, F.Edits);
+  TransformPlanner::unswitch(F.Loop, F.Text, F.Edits);
   ASSERT_EQ(F.Edits.size(), Before.size());
   for (auto A = F.Edits.begin(), B = Before.begin(); A != F.Edits.end();
        ++A, ++B)
