@@ -102,7 +102,7 @@ void BypassLoadRewrite::run(const MatchFinder::MatchResult &Result) {
   FunctionFacts &F = Ctx.functionFacts(SM, Kernel);
   F.Edits.insert(*Open);
   F.Edits.insert(*Close);
-  Loops.noteLoad(*Access, *Kernel, *Result.Context, F);
+  Unswitch.noteLoad(*Access, *Kernel, *Result.Context, F);
 }
 
 } // namespace smpart

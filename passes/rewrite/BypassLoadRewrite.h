@@ -5,8 +5,9 @@
 // smpart::load_ro(p, tag): the data is read-only for the whole kernel, so
 // both paths may use the non-coherent path (ld.global.nc) that nvcc picks
 // for such loads in the original, which a run-time choice between two
-// loads would otherwise hide from it. A loop around such loads is written
-// once per tag where it can be (BypassLoopUnswitch).
+// loads would otherwise hide from it. The kernel body, or else a loop,
+// around such loads is written once per tag where it can be
+// (BypassLoopUnswitch).
 #pragma once
 
 #include "analysis/GlobalPointerProvenance.h"
@@ -29,7 +30,7 @@ public:
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
   void onStartOfTranslationUnit() override {
     Provenance.clear();
-    Loops.clear();
+    Unswitch.clear();
   }
 
   /// Types worth a bypass load: arithmetic scalars and CUDA vector types.
@@ -45,8 +46,8 @@ private:
   std::map<const clang::FunctionDecl *,
            std::unique_ptr<GlobalPointerProvenance>>
       Provenance;
-  /// Loops around tagged loads, written once per tag.
-  BypassLoopUnswitch Loops;
+  /// The code around tagged loads written once per tag.
+  BypassLoopUnswitch Unswitch;
 };
 
 } // namespace smpart
