@@ -15,7 +15,7 @@ namespace smpart {
 
 namespace {
 
-/// Finds what a second copy of a loop's text would change: a label defined
+/// Finds what a second copy of a text would change: a label defined
 /// twice, a `case` that would belong to the enclosing switch twice, a
 /// static or __shared__ local that would become two objects, asm whose
 /// labels would be defined twice.
@@ -89,7 +89,7 @@ bool hasObstacle(const Stmt &S, const FunctionDecl &Kernel) {
 }
 
 /// The statement ends with a `;` that its source range leaves out (an
-/// expression, a declaration, a jump, a do-while), not with a `}`.
+/// expression, a jump, a do-while), not with a `}` or a declaration's `;`.
 bool endsWithSemi(const Stmt *S) {
   while (S) {
     if (isa<CompoundStmt, DeclStmt, NullStmt>(S)) // `}`, or their `;` in range

@@ -46,8 +46,9 @@ public:
     Bodies.clear();
   }
 
-  /// The text of the statements \p First to \p Last (one loop, or a run
-  /// of a body) and its place, or nullopt if the text cannot be written
+private:
+  /// The text of the statements `First` to `Last` (one loop, or a whole
+  /// body) and its place, or nullopt if the text cannot be written
   /// twice (directives, macros past its ends); the caller has checked the
   /// statements themselves (labels, statics, ... in the instance and, for
   /// a template, in the pattern, which holds what `if constexpr` dropped).
@@ -55,7 +56,6 @@ public:
                                                  const clang::Stmt &Last,
                                                  clang::ASTContext &AST);
 
-private:
   /// describe() of a kernel body's statements, if none prevents it.
   const std::optional<TagSwitchedText> &
   wholeBody(const clang::CompoundStmt &Body, const clang::FunctionDecl &Kernel,
