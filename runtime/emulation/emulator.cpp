@@ -45,6 +45,41 @@ Report runOriginal(dim3 grid, dim3 block, const OriginalBody &body,
   return report;
 }
 
+namespace {
+
+/// Report::ack_after_clean_ns: when the device's epoch that the host has
+/// not seen acknowledged stops forbidding every held slot, and the
+/// acknowledgement after that.
+void noteAckLatency(Machine &m) {
+  if (m.notices.acked_epoch != m.seen_acked_epoch) {
+    m.seen_acked_epoch = m.notices.acked_epoch;
+    m.report->ack_after_clean_ns =
+        m.clean_since_ns ? m.clock_ns - m.clean_since_ns : 0;
+    m.clean_since_ns = 0;
+    return;
+  }
+  if (m.published.empty() || m.notices.acked_epoch == m.state.knobs.epoch) {
+    m.clean_since_ns = 0;
+    return;
+  }
+  const Knobs &d = currentDeviceKnobs(m);
+  const std::uint32_t slots =
+      d.ctas_per_sm >= 32 ? ~0u : (1u << d.ctas_per_sm) - 1u;
+  for (unsigned i = 0; i < m.cfg.num_sms; ++i) {
+    const unsigned id = m.ids.empty() ? i : m.ids[i];
+    const std::uint32_t allowed =
+        d.preempt || !maskHas(d.sm_mask, id) ? 0u : slots;
+    if (m.state.sm_slots[id] & ~allowed) {
+      m.clean_since_ns = 0;
+      return;
+    }
+  }
+  if (!m.clean_since_ns)
+    m.clean_since_ns = m.clock_ns;
+}
+
+} // namespace
+
 Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
                       const Config &config) {
   Report report;
@@ -79,7 +114,8 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
     if (m.resident.empty() && m.pending.empty())
       break;
     ++report.steps;
-    m.clock_ns += 200; // a poll every 20 steps, the stall grace in 100
+    m.clock_ns += m.cfg.step_ns; // at 200: a poll every 20 steps at most,
+                                 // the stall grace in 1000
     for (const auto &[at, write] : config.script)
       if (report.steps == at)
         fullWrite(m, write);
@@ -106,9 +142,11 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
       continue; // pending CTAs wait for room
     if (!stepCta(m, m.pick(static_cast<unsigned>(m.resident.size()))))
       break;
+    noteAckLatency(m);
   }
   report.stalls = m.notices.stalls;
   report.strong_fetches = m.notices.strong_fetches;
+  report.acked_last_write = m.notices.acked_epoch == m.knobs.epoch;
   report.resident_at_end = static_cast<unsigned>(m.resident.size());
   report.taken_at_end = m.state.next_block;
   report.outside_blocks = m.outside;
@@ -167,6 +205,7 @@ void fetchHostImageWeak(const KnobImage *src, unsigned long long *stage) {
     for (unsigned w = 0; w < kKnobImageWords; ++w)
       m.cached_image->word[w] = src->word[w];
   }
+  m.clock_ns += m.cfg.host_read_ns; // the PCIe round trip
   // Vector by vector, so that a host write may land between two of them.
   const KnobImage *from = m.cached_image ? &*m.cached_image : src;
   for (unsigned w = 0; w < kKnobImageWords; w += 2) {

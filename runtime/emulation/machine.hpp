@@ -143,6 +143,11 @@ struct Machine {
   std::vector<unsigned> hw_count;
   unsigned long long clock_ns = 0;
   unsigned long long outside = 0;
+  /// Report::ack_after_clean_ns: since when no held slot is forbidden by
+  /// the device's unacknowledged epoch (0: one is, or none is pending),
+  /// and the last acknowledged epoch seen in `notices`.
+  unsigned long long clean_since_ns = 0;
+  std::uint32_t seen_acked_epoch = 0;
   // Co-runs (runCoRun): the run this launch belongs to, and its record.
   CoRun *co = nullptr;
   CoKernelReport *co_report = nullptr;

@@ -53,7 +53,8 @@ struct RowSums {
 };
 
 struct Smooth3d {
-  static constexpr int kNx = 40, kNy = 3, kNz = 2;
+  static constexpr int kNy = 3, kNz = 2;
+  int kNx = 40;
   std::vector<float> in, out;
   KernelCase make() {
     KernelCase k{"smooth3d", dim3((kNx + 31) / 32, kNy, kNz), dim3(32)};
@@ -248,6 +249,45 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
       EXPECT_GT(r.strong_fetches, 0u);
     }
   }
+}
+
+// A preemption is acknowledged a short scan after the last CTA gave its
+// slot back. With %smid 0, 100 and 200 the scan covers 7 mask words, one
+// per poll; the kernel runs on SM 0 only, so the scan waits at word 0 until
+// the preemption empties SM 0, and 6 clean words follow. The parked anchor
+// drives it, polling at every look, and reads the host's image (a PCIe
+// round trip, 2 us here) at most once per poll interval: the words follow
+// each other faster than one host read each (reading at every poll, the
+// scan took 7 round trips or more).
+TEST(EmulationProperty, AcknowledgesAPreemptionSoonAfterTheLastSlotIsGone) {
+  Smooth3d s;
+  s.kNx = 32 * 200; // 1200 blocks, one per chunk: still running at step 400
+  KernelCase k = s.make();
+  smpart::emu::Config cfg;
+  cfg.chaos = false;
+  cfg.settle = false;
+  cfg.num_sms = 3;
+  cfg.occupancy = 2;
+  cfg.sparse_ids = true;
+  cfg.id_stride = 100;
+  cfg.step_ns = 20; // a scan step of a few tens of yields in under 1 us
+  cfg.host_read_ns = 2000;
+  cfg.script = {{1,
+                 [](volatile smpart::Knobs &kn) {
+                   for (auto &w : kn.sm_mask)
+                     w = 0;
+                   kn.sm_mask[0] = 1u; // SM 0 only
+                   kn.chunk_target_ns = 0;
+                 }},
+                {400, [](volatile smpart::Knobs &kn) { kn.preempt = 1; }}};
+  k.reset();
+  const smpart::emu::Report r =
+      smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+  EXPECT_NE(r.error.find("stall"), std::string::npos) << r.error;
+  EXPECT_EQ(r.resident_at_end, 1u) << "only the anchor stays";
+  ASSERT_TRUE(r.acked_last_write) << "the preemption was never acknowledged";
+  const unsigned long long words = (200 + 1 + 31) / 32;
+  EXPECT_LT(r.ack_after_clean_ns, (words - 1) * cfg.host_read_ns);
 }
 
 // The checker is not vacuous: a "rewritten" kernel that ignores the

@@ -31,6 +31,8 @@ inline constexpr unsigned kMaxCtasPerSm = 32;
 /// outside its allocation (a reported stall) rather than hang.
 inline constexpr std::uint32_t kDefaultChunkTargetNs = 8000;
 inline constexpr std::uint32_t kDefaultStallGraceNs = 200000;
+/// How often (ns) the CTAs of a kernel poll the host's knob image, at most.
+inline constexpr unsigned long long kPollIntervalNs = 4000;
 
 /// Upper bound of logical blocks taken with one atomic.
 inline constexpr std::uint32_t kMaxChunkBlocks = 64;
@@ -100,6 +102,10 @@ struct alignas(128) DeviceKnobs {
   /// Polls whose fast copy of the host's image was stale or torn and that
   /// read it again at system scope (Notices::strong_fetches).
   std::uint32_t strong_fetches;
+  /// %globaltimer of the last read of the host's image: the parked
+  /// anchor, which polls at every look, reads it at most once per
+  /// kPollIntervalNs and otherwise only scans (protocol.cuh, pollIfDue).
+  unsigned long long last_read_ns;
 };
 static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 

@@ -56,6 +56,13 @@ struct Config {
   /// %globaltimer's step in ns (0: every emulated nanosecond). About 1000
   /// on many GPUs: two reads a few hundred ns apart often agree.
   unsigned timer_resolution_ns = 0;
+  /// Emulated time per scheduler step. Every yield of a CTA is a step, and
+  /// one CTA of several runs per step, so a poll (tens of yields) spans
+  /// microseconds at 200: smaller steps bring its span nearer a GPU's.
+  unsigned step_ns = 200;
+  /// Emulated time a weak read of the host's knob image adds (a PCIe round
+  /// trip on a GPU, 2-5 us); 0 keeps every poll a few steps long.
+  unsigned host_read_ns = 0;
 };
 
 struct Report {
@@ -68,6 +75,12 @@ struct Report {
                      chunks = 0, stalls = 0, outside_blocks = 0,
                      bypass_checks = 0; ///< settled-SM tag counts checked
   unsigned strong_fetches = 0;          ///< Notices::strong_fetches at the end
+  /// Of the last acknowledgement (Notices::acked_epoch moving): emulated
+  /// time from the first step at which no CTA held a slot its epoch forbids
+  /// to the acknowledgement, the scan's own latency.
+  unsigned long long ack_after_clean_ns = 0;
+  /// The host's last knob write was acknowledged by the end.
+  bool acked_last_write = false;
 };
 
 /// Runs the original kernel: each CTA of `grid` in order, its threads as

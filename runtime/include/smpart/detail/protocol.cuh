@@ -10,8 +10,6 @@
 namespace smpart {
 namespace detail {
 
-/// How often (ns) the CTAs of a kernel poll the host knobs, at most.
-inline constexpr unsigned long long kPollIntervalNs = 4000;
 /// Longest back-off (ns) of the parked anchor between two polls.
 inline constexpr unsigned kParkMaxSleepNs = 16000;
 
@@ -248,7 +246,7 @@ private:
     dk.epoch = 0; // older than any host epoch: the copy below publishes
     while (!copyHostKnobs(true))
       pauseNs(200);
-    dk.last_poll_ns = globalTimerNs();
+    dk.last_read_ns = dk.last_poll_ns = globalTimerNs();
   }
 
   /// The device knob head, after a poll of the host if one is due and
@@ -416,7 +414,7 @@ private:
       }
       const unsigned long long now = globalTimerNs();
       KnobHead h = loadKnobHead(&c_.state->knobs);
-      if (pollIfDue(now, h))
+      if (pollIfDue(now, h, true))
         h = loadKnobHead(&c_.state->knobs);
       refreshIfChanged(h);
       const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
@@ -485,8 +483,14 @@ private:
 
   /// One CTA at a time polls the host knobs: the one that moves
   /// last_poll_ns forward and takes the poll lock. Returns true if it
-  /// published new knobs.
-  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
+  /// published new knobs. `parked`: the anchor's poll, which it makes at
+  /// every look (every 0.5 us while an epoch waits for its
+  /// acknowledgement) and which reads the host's image only if
+  /// kPollIntervalNs passed since the last read: in between it only moves
+  /// the acknowledgement's scan on, so a scan step is 32 L2 reads, not a
+  /// PCIe round trip as well.
+  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h,
+                            bool parked = false) {
     if (static_cast<long long>(now - h.last_poll_ns) <= 0)
       return false; // another CTA polled at a later time than this `now`
     protocolStep();
@@ -495,15 +499,23 @@ private:
     unsigned *lock = &knobs().poll_lock;
     if (!tryLockAcquire(lock))
       return false;
-    const bool changed = poll();
+    const bool changed = poll(now, parked);
     unlockRelease(lock);
     return changed;
   }
 
-  /// Mirrors progress to the host, copies the host knobs if they moved,
-  /// and acknowledges the device copy once every CTA follows it.
-  __device__ bool poll() {
-    const bool changed = copyHostKnobs();
+  /// Mirrors progress to the host, copies the host knobs if they moved
+  /// (for the parked anchor, at most once per kPollIntervalNs), and
+  /// acknowledges the device copy once every CTA follows it.
+  __device__ bool poll(unsigned long long now, bool parked) {
+    volatile DeviceKnobs &dk = knobs();
+    bool changed = false;
+    protocolStep();
+    if (!parked || static_cast<long long>(now - dk.last_read_ns) >=
+                       static_cast<long long>(kPollIntervalNs)) {
+      dk.last_read_ns = now;
+      changed = copyHostKnobs();
+    }
     acknowledge();
     // After the acknowledgement: a host that saw it and then reads `taken`
     // knows every block from there on was taken under the acknowledged knobs.
@@ -582,14 +594,13 @@ private:
   /// in the parked anchor's polls, costs most kernels 8 registers) and
   /// moves on only when they are clean, so the epoch is acknowledged
   /// ceil(%nsmid / 32) polls after its last forbidden slot went (the
-  /// parked anchor does not back off until then). Only the poll-lock
-  /// holder publishes, which restarts the scan, so the epoch and its copy
-  /// cannot move under it. The fence before each
-  /// check pairs with the one in claimSlot(): either the check sees a
-  /// racing claim, or the claiming CTA sees the new epoch and gives its
-  /// slot back; so a word found clean stays clean of forbidden slots.
-  /// Costs 32 L2 reads per poll until an epoch is acknowledged, nothing
-  /// after.
+  /// parked anchor does not back off until then, and its polls in between
+  /// host reads only scan). Only the poll-lock holder publishes, which restarts
+  /// the scan, so the epoch and its copy cannot move under it. The fence before
+  /// each check pairs with the one in claimSlot(): either the check sees a
+  /// racing claim, or the claiming CTA sees the new epoch and gives its slot
+  /// back; so a word found clean stays clean of forbidden slots. Costs 32 L2
+  /// reads per poll until an epoch is acknowledged, nothing after.
   __device__ void acknowledge() {
     volatile DeviceKnobs &dk = knobs();
     protocolStep();
