@@ -886,7 +886,15 @@ int main() {
   const char *fig_a2 = "(a') recording kernel";
   double log_sum = 0, worst = 0;
   int cases = 0;
-  for (unsigned long long spin : {0ull, 2000ull})
+  for (unsigned long long spin : {0ull, 2000ull}) {
+    // Where the ratio comes from: the extra time of a launch (the
+    // intercept of time against blocks) and the extra time of a block (the
+    // slope), from the smallest and the largest grid.
+    struct Point {
+      unsigned blocks;
+      double orig, xf;
+    };
+    std::vector<Point> points;
     for (unsigned blocks :
          {unsigned(sms) * 16u, unsigned(sms) * 16u * 20u, max_blocks}) {
       if (!g_hung.empty())
@@ -908,7 +916,19 @@ int main() {
       log_sum += std::log(r);
       worst = std::max(worst, r);
       ++cases;
+      points.push_back({blocks, orig, xf});
     }
+    if (points.size() == 3) {
+      const Point &a = points.front(), &b = points.back();
+      const double per_block = (b.xf - a.xf) / (b.orig - a.orig);
+      const double per_launch_us =
+          1000 * ((a.xf - a.orig) - (per_block - 1) * a.orig);
+      std::printf("  spin=%lluns: per block %.3f of the original's time "
+                  "(slope, %u -> %u blocks), per launch %+.1f us "
+                  "(intercept)\n",
+                  spin, per_block, a.blocks, b.blocks, per_launch_us);
+    }
+  }
   if (cases == 6)
     std::printf(
         "  geomean %.3f (target <= 1.03), worst %.3f (target <= 1.10)\n",
