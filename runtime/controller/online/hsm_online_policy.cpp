@@ -317,7 +317,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
   // Speed[I][S] is its predicted NP on S SMs (Predict, memoised).
   std::vector<double> WorkLeft(K, 0), Alone(K, 0), Elapsed(K, 0);
   std::vector<std::vector<double>> Speed(K);
-  bool Project = Opts.project && !Opts.qos;
+  bool Project = Opts.project;
   for (std::size_t I : Opt) {
     if (!Project)
       break;
@@ -384,6 +384,18 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       F[I] = Alone[I] / (Elapsed[I] + Finish[I]);
   };
   std::vector<double> Final;
+  // HSM-QoS's objective for the others: their projected final NP where
+  // the projection is known, else the epoch's predicted NP.
+  auto OthersNp = [&](const std::vector<int> &A, std::size_t Skip) {
+    if (!Project)
+      return Stp(A, Skip);
+    Finals(A, Final);
+    double Sum = 0;
+    for (std::size_t I : Opt)
+      if (I != Skip)
+        Sum += Final[I];
+    return Sum;
+  };
   auto FinalFairness = [&](const std::vector<int> &A) {
     Finals(A, Final);
     double Lo = 1e300, Hi = 0;
@@ -541,7 +553,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       Next[H] = Hs;
       Distribute(Low, Free - Hs, false, Next);
       const bool StpGain =
-          Stp(Next, H) > Stp(Sms, H) * (1 + Opts.min_gain) && !Short;
+          OthersNp(Next, H) > OthersNp(Sms, H) * (1 + Opts.min_gain) && !Short;
       if (!Short && !Over && !StpGain)
         return Settle();
       if (Short)

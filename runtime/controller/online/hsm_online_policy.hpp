@@ -47,7 +47,8 @@ struct HsmOnlineOptions {
   /// over the rate the allocation is predicted to give, SiM's remaining
   /// time) rather than the epoch's NP, so that a kernel left alone on the
   /// GPU after its co-runner finished does not break fairness (README,
-  /// "Online HSM").
+  /// "Online HSM"). HSM-QoS judges the others' SMs by their projected
+  /// final NP while a high-priority kernel runs.
   bool project = true;
 };
 
