@@ -54,20 +54,20 @@ struct RowSums {
 
 struct Smooth3d {
   static constexpr int kNy = 3, kNz = 2;
-  int kNx = 40;
+  int nx = 40; ///< a test may make the grid longer
   std::vector<float> in, out;
   KernelCase make() {
-    KernelCase k{"smooth3d", dim3((kNx + 31) / 32, kNy, kNz), dim3(32)};
+    KernelCase k{"smooth3d", dim3((nx + 31) / 32, kNy, kNz), dim3(32)};
     k.reset = [this] {
-      in.resize(kNx * kNy * kNz);
+      in.resize(nx * kNy * kNz);
       std::iota(in.begin(), in.end(), 1.f);
       out.assign(in.size(), 0.f);
     };
     k.original = [this] {
-      emu_orig_reduce::smooth3d(in.data(), out.data(), kNx, kNy, kNz);
+      emu_orig_reduce::smooth3d(in.data(), out.data(), nx, kNy, kNz);
     };
     k.transformed = [this](const smpart::LaunchControl &c) {
-      emu_xf_reduce::smooth3d(c, in.data(), out.data(), kNx, kNy, kNz);
+      emu_xf_reduce::smooth3d(c, in.data(), out.data(), nx, kNy, kNz);
     };
     k.outputs = [this] { return smpart::emu::asDoubles(out); };
     return k;
@@ -261,7 +261,7 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
 // scan took 7 round trips or more).
 TEST(EmulationProperty, AcknowledgesAPreemptionSoonAfterTheLastSlotIsGone) {
   Smooth3d s;
-  s.kNx = 32 * 200; // 1200 blocks, one per chunk: still running at step 400
+  s.nx = 32 * 200; // 1200 blocks, one per chunk: still running at step 400
   KernelCase k = s.make();
   smpart::emu::Config cfg;
   cfg.chaos = false;
