@@ -228,21 +228,30 @@ static void refuse(const Stmt &S, ASTContext &AST, FunctionFacts &F) {
 }
 
 const std::optional<TagSwitchedText> &
-BypassLoopUnswitch::wholeBody(const CompoundStmt &Body,
-                              const FunctionDecl &Kernel, ASTContext &AST,
-                              FunctionFacts &F) {
-  auto [It, New] = Bodies.try_emplace(&Body);
+BypassLoopUnswitch::copyable(const Stmt &S, const FunctionDecl &Kernel,
+                             ASTContext &AST, FunctionFacts &F) {
+  auto [It, New] = Described.try_emplace(&S);
   std::optional<TagSwitchedText> &R = It->second;
   if (!New)
     return R;
+  // The other parse may see what this one does not (a macro defined for
+  // the device only): what either refuses stays refused.
+  if (&S != Kernel.getBody()) { // a loop
+    if (!hasObstacle(S, Kernel))
+      R = describe(S, S, AST);
+    if (!R)
+      refuse(S, AST, F);
+    return R;
+  }
   // The whole body, if nothing in it prevents a second copy. A body after
   // its __shared__ declarations would do as well, but on three of the 36
   // test_inputs kernels (nbody_forces, jacobi5_shared, transpose_tiled)
   // ptxas then took 40 registers instead of 32, a quarter of the resident
   // CTAs; their loops alone cost none.
-  for (const Stmt *S : Body.body())
-    if (hasObstacle(*S, Kernel)) {
-      refuse(*S, AST, F);
+  const auto &Body = cast<CompoundStmt>(S);
+  for (const Stmt *B : Body.body())
+    if (hasObstacle(*B, Kernel)) {
+      refuse(*B, AST, F);
       return R;
     }
   if (!Body.body_empty()) {
@@ -257,7 +266,8 @@ void BypassLoopUnswitch::noteLoad(const Expr &Access,
                                   const FunctionDecl &Kernel, ASTContext &AST,
                                   FunctionFacts &F) {
   // Up from the load to the body, through its loops; a lambda ends the
-  // walk (its body may run where the tag is another's).
+  // walk (its body may run where the tag is another's). The whole body, if
+  // it can be written twice, holds every loop.
   std::optional<TagSwitchedText> Outermost;
   DynTypedNodeList Parents = AST.getParents(Access);
   while (!Parents.empty()) {
@@ -266,25 +276,12 @@ void BypassLoopUnswitch::noteLoad(const Expr &Access,
         (P.get<Decl>() && !P.get<VarDecl>())) // the function's own
       break;
     const Stmt *S = P.get<Stmt>();
-    if (S && S == Kernel.getBody()) {
-      // The whole body, if it can be written twice, holds every loop.
-      if (const auto &Body = wholeBody(*cast<CompoundStmt>(S), Kernel, AST, F))
-        Outermost = Body;
+    const bool IsBody = S && S == Kernel.getBody();
+    if (S && (IsBody || isLoop(*S)))
+      if (const auto &T = copyable(*S, Kernel, AST, F))
+        Outermost = T;
+    if (IsBody)
       break;
-    }
-    if (S && isLoop(*S)) {
-      auto [It, New] = Loops.try_emplace(S);
-      if (New) {
-        if (!hasObstacle(*S, Kernel))
-          It->second = describe(*S, *S, AST);
-        // The other parse may see what this one does not (a macro
-        // defined for the device only): what either refuses stays.
-        if (!It->second)
-          refuse(*S, AST, F);
-      }
-      if (It->second)
-        Outermost = It->second;
-    }
     Parents = AST.getParents(P);
   }
   if (Outermost)

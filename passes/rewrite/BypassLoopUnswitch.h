@@ -41,10 +41,7 @@ public:
   /// written twice.
   void noteLoad(const clang::Expr &Access, const clang::FunctionDecl &Kernel,
                 clang::ASTContext &AST, FunctionFacts &F);
-  void clear() {
-    Loops.clear();
-    Bodies.clear();
-  }
+  void clear() { Described.clear(); }
 
 private:
   /// The text of the statements `First` to `Last` (one loop, or a whole
@@ -56,15 +53,15 @@ private:
                                                  const clang::Stmt &Last,
                                                  clang::ASTContext &AST);
 
-  /// describe() of a kernel body's statements, if none prevents it.
+  /// describe() of \p S, a loop or the kernel body (its statements), if nothing
+  /// in them prevents a second copy; else nullopt, and the refusal is
+  /// recorded in \p F. Once per statement.
   const std::optional<TagSwitchedText> &
-  wholeBody(const clang::CompoundStmt &Body, const clang::FunctionDecl &Kernel,
-            clang::ASTContext &AST, FunctionFacts &F);
+  copyable(const clang::Stmt &S, const clang::FunctionDecl &Kernel,
+           clang::ASTContext &AST, FunctionFacts &F);
 
-  /// describe() of each loop seen in this translation unit.
-  std::map<const clang::Stmt *, std::optional<TagSwitchedText>> Loops;
-  /// wholeBody() of each body seen.
-  std::map<const clang::Stmt *, std::optional<TagSwitchedText>> Bodies;
+  /// copyable() of each loop and body seen in this translation unit.
+  std::map<const clang::Stmt *, std::optional<TagSwitchedText>> Described;
 };
 
 } // namespace smpart
