@@ -131,9 +131,14 @@ void finalChecks(Machine &m) {
   if (m.state.blocks_done != m.ctl.total_blocks)
     return m.fail("blocks_done " + std::to_string(m.state.blocks_done) +
                   " != " + std::to_string(m.ctl.total_blocks));
-  for (unsigned s = 0; s < kMaxSms; ++s)
+  for (unsigned s = 0; s < kMaxSms; ++s) {
     if (m.state.sm_slots[s])
       return m.fail("SM id " + std::to_string(s) + " still has slots held");
+    if (m.state.sm_tickets[s])
+      return m.fail("SM id " + std::to_string(s) + " still has " +
+                    std::to_string(m.state.sm_tickets[s]) +
+                    " slot tickets out");
+  }
   if (m.state.resident_ctas)
     return m.fail("resident_ctas not back to 0");
   if (m.state.first_live)
@@ -168,10 +173,15 @@ void slotChanged(int slot) {
   if (c.slot >= 0 && slot != c.slot) // a hole opened on this SM
     m.slot_moved[smid()] = ++m.seq;
   c.freed = false;
+  c.claiming = false;
   c.slot = slot;
   c.working = false; // until it takes blocks under the new slot
   c.tag = false;
 }
+
+void claimingSlot(bool claiming) { em::g_m->cta->claiming = claiming; }
+
+void claimRetried() { ++em::g_m->report->claim_retries; }
 
 void slotFreed() {
   em::Cta &c = *em::g_m->cta;
@@ -308,7 +318,11 @@ void decided(unsigned sm, int slot, bool go, unsigned long long base,
   const unsigned slot_epoch = m.state.knobs.slot_epoch;
   unsigned holders = 0, tagged = 0, word = 0;
   for (const auto &o : m.resident) {
-    if (o->sm != c.sm || o->slot < 0)
+    if (o->sm != c.sm)
+      continue;
+    if (o->claiming) // its slot may be below one already held
+      return;
+    if (o->slot < 0)
       continue;
     if (!o->working || o->decided_epoch != epoch ||
         o->decided_slot_epoch != slot_epoch ||

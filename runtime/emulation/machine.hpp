@@ -83,6 +83,9 @@ struct Cta {
   /// (slotChanged(-1)), but another CTA may already hold it.
   bool freed = false;
   bool tag = false;
+  /// Drew a slot ticket that has not resolved yet (claimingSlot()): a
+  /// CTA with a later ticket may hold a slot above the one it will take.
+  bool claiming = false;
   bool left = false; ///< decided to leave (counted out of first_live)
   unsigned long long decided_seq = 0; ///< Machine::seq at its last go
   /// A chunk claimed ahead (claimed()) that decided() has not seen yet.

@@ -251,6 +251,29 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
   }
 }
 
+// A launch's CTAs claim their SM slots at once, 16 per SM here, the
+// scheduler switching CTAs between any two protocol steps. Each takes the
+// slot its ticket names: no claim finds its slot taken. (Racing on the
+// slot word with compare-and-swap, most claims failed at least once, and
+// on a GPU the last of 16 waited for 16 rounds of L2 round trips.)
+TEST(EmulationProperty, CtasArrivingTogetherClaimSlotsWithoutRetries) {
+  Smooth3d s;
+  s.nx = 32 * 400; // 2400 blocks: every CTA claims before any leaves
+  KernelCase k = s.make();
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    smpart::emu::Config cfg = smpart::emu::configFor(seed);
+    cfg.chaos = false;
+    cfg.num_sms = 4;
+    cfg.occupancy = 16;
+    k.reset();
+    const smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_EQ(r.ctas, 64u);
+    EXPECT_EQ(r.claim_retries, 0u) << "seed " << seed;
+  }
+}
+
 // A preemption is acknowledged a short scan after the last CTA gave its
 // slot back. With %smid 0, 100 and 200 the scan covers 7 mask words, one
 // per poll; the kernel runs on SM 0 only, so the scan waits at word 0 until

@@ -112,9 +112,10 @@ static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");
 /// Per-launch state in device memory. Each hot counter has a cache line of
 /// its own. The first CTA of a launch initialises everything before
 /// `sm_slots` (the launch handshake, device.cuh), so a launch copies
-/// nothing to the device; `sm_slots` is all zero between launches because
-/// every CTA releases its slot before it exits. A slot's first launch (and
-/// each replay of a captured one) copies a zero State first.
+/// nothing to the device; `sm_slots` and `sm_tickets` are all zero between
+/// launches because every CTA releases its slot before it exits. A slot's
+/// first launch (and each replay of a captured one) copies a zero State
+/// first.
 struct State {
   DeviceKnobs knobs;
   alignas(128) unsigned long long next_block; ///< logical blocks taken (may
@@ -130,6 +131,13 @@ struct State {
   std::uint32_t first_live;    ///< CTAs of the first instance not yet gone
   alignas(
       128) std::uint32_t sm_slots[kMaxSms]; ///< bit k: slot k taken on that SM
+  /// By SM id: CTAs that hold a slot there or are claiming one. A claimer's
+  /// ticket (the count before its own) is the slot it tries first: when
+  /// every CTA of an SM claims at once (a launch, a resume), the tickets
+  /// are 0, 1, 2, ... and each CTA takes its slot with one atomic, where a
+  /// compare-and-swap race on the slot word costs the last of 16 CTAs 16
+  /// rounds of L2 round trips (Protocol::claimSlot).
+  alignas(128) std::uint32_t sm_tickets[kMaxSms];
 };
 inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 

@@ -63,9 +63,9 @@ fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
     // must find a State left from an older launch, or a zero one.
     if ((s.handshake >> 1) >= ctl.generation || ctl.first_ctas != ctas)
       m.error("the State is not left from an older launch");
-    for (unsigned w : s.sm_slots)
-      if (w != 0) {
-        m.error("the State's slot words are not zero");
+    for (unsigned s_id = 0; s_id < smpart::kMaxSms; ++s_id)
+      if (s.sm_slots[s_id] != 0 || s.sm_tickets[s_id] != 0) {
+        m.error("the State's slot words or slot tickets are not zero");
         break;
       }
     smpart::Notices clean{};

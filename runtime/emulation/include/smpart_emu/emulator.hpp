@@ -74,7 +74,10 @@ struct Report {
                      mask_changes = 0, ctas = 0, tagged_loads = 0, loads = 0,
                      chunks = 0, stalls = 0, outside_blocks = 0,
                      bypass_checks = 0; ///< settled-SM tag counts checked
-  unsigned strong_fetches = 0;          ///< Notices::strong_fetches at the end
+  /// Atomics of slot claims that found their slot taken and tried again:
+  /// contention among CTAs of one SM claiming at once.
+  unsigned long long claim_retries = 0;
+  unsigned strong_fetches = 0; ///< Notices::strong_fetches at the end
   /// Of the last acknowledgement (Notices::acked_epoch moving): emulated
   /// time from the first step at which no CTA held a slot its epoch forbids
   /// to the acknowledgement, the scan's own latency.

@@ -358,6 +358,22 @@ __device__ __forceinline__ void noteSlotChanged(int slot) {
 #endif
 }
 
+/// The CTA drew a slot ticket (true), or gave it back without a slot.
+__device__ __forceinline__ void noteClaiming(bool claiming) {
+#if defined(SMPART_EMULATION)
+  emulation::claimingSlot(claiming);
+#else
+  (void)claiming;
+#endif
+}
+
+/// An atomic of a slot claim found its slot taken: the claim tries again.
+__device__ __forceinline__ void noteClaimRetried() {
+#if defined(SMPART_EMULATION)
+  emulation::claimRetried();
+#endif
+}
+
 /// The CTA cleared its slot bit: another CTA may claim the slot now.
 __device__ __forceinline__ void noteSlotFreed() {
 #if defined(SMPART_EMULATION)

@@ -32,6 +32,13 @@ unsigned dynamicSmemSize();
 /// Called by thread 0 when its CTA's SM slot changes: claimed, moved down
 /// by compaction, or released (-1, once the others can see the hole).
 void slotChanged(int slot);
+/// Called by thread 0 when its CTA draws a slot ticket (claiming: the
+/// slots of its SM may have a hole until it resolves) and when it gives the
+/// ticket back without a slot; a claim resolves with slotChanged().
+void claimingSlot(bool claiming);
+/// Called by thread 0 for each atomic of a slot claim that found its slot
+/// taken (Report::claim_retries).
+void claimRetried();
 /// Called by thread 0 right after its CTA cleared its slot bit, before
 /// slotChanged(-1): from here on the slot is another CTA's to claim.
 void slotFreed();

@@ -701,33 +701,59 @@ private:
     return true;
   }
 
-  /// Takes the lowest free slot below `allowed` on this SM.
+  /// Takes a free slot below `allowed` on this SM: first the one its
+  /// ticket names (State::sm_tickets: the CTAs holding or claiming a slot
+  /// there before it), with one atomicOr; if another CTA holds that one,
+  /// or the ticket is past `allowed`, the lowest free slot by
+  /// compare-and-swap. CTAs arriving together (a launch, a resume) thus
+  /// claim with two atomics each and no retry, dense from slot 0. A CTA
+  /// left without a slot gives its ticket back; releaseSlot() does too.
   __device__ void claimSlot() {
     unsigned *word = &c_.state->sm_slots[t_.sm];
-    unsigned old = loadRelaxed(word);
-    for (;;) {
+    unsigned *tickets = &c_.state->sm_tickets[t_.sm];
+    noteClaiming(true);
+    protocolStep();
+    const unsigned ticket = atomicAdd(tickets, 1u);
+    int bit = -1;
+    unsigned old;
+    protocolStep();
+    if (ticket < t_.allowed) {
+      old = atomicOr(word, 1u << ticket);
+      if ((old >> ticket) & 1u)
+        noteClaimRetried();
+      else
+        bit = static_cast<int>(ticket);
+    } else {
+      old = loadRelaxed(word);
+    }
+    while (bit < 0) {
       const unsigned free = ~old & lowBits(t_.allowed);
-      if (free == 0)
-        return;
-      const int bit = __ffs(free) - 1;
-      protocolStep();
-      const unsigned seen = atomicCAS(word, old, old | (1u << bit));
-      if (seen == old) {
-        t_.slot = bit;
-        noteSlotChanged(bit);
+      if (free == 0) {
         protocolStep();
-        atomicAdd(&c_.state->resident_ctas, 1u);
-        // Pairs with acknowledge(): if knobs were published since this CTA
-        // read them, the acknowledging scan may have missed this slot, so
-        // it goes back and the CTA decides again under the new epoch.
-        __threadfence();
-        if (loadRelaxed(&knobs().epoch) != t_.epoch) {
-          releaseSlot();
-          t_.epoch = 1u; // odd: re-read the knobs
-        }
+        atomicSub(tickets, 1u);
+        noteClaiming(false);
         return;
       }
+      const int b = __ffs(free) - 1;
+      protocolStep();
+      const unsigned seen = atomicCAS(word, old, old | (1u << b));
+      if (seen == old)
+        bit = b;
+      else
+        noteClaimRetried();
       old = seen;
+    }
+    t_.slot = bit;
+    noteSlotChanged(bit);
+    protocolStep();
+    atomicAdd(&c_.state->resident_ctas, 1u);
+    // Pairs with acknowledge(): if knobs were published since this CTA
+    // read them, the acknowledging scan may have missed this slot, so it
+    // goes back and the CTA decides again under the new epoch.
+    __threadfence();
+    if (loadRelaxed(&knobs().epoch) != t_.epoch) {
+      releaseSlot();
+      t_.epoch = 1u; // odd: re-read the knobs
     }
   }
 
@@ -758,6 +784,8 @@ private:
     noteGivesBack("its SM slot");
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
     noteSlotFreed(); // another CTA may claim it from here on
+    protocolStep();
+    atomicSub(&c_.state->sm_tickets[t_.sm], 1u);
     protocolStep();
     atomicSub(&c_.state->resident_ctas, 1u);
     // Others compact into the hole at their next chunk.
