@@ -143,7 +143,10 @@ inline constexpr std::size_t kStateInitBytes = offsetof(State, sm_slots);
 
 /// Written by the device, read by the host without a CUDA call
 /// (host-mapped). The progress mirror is refreshed by the CTA that polls
-/// the knobs, by the parked anchor CTA, and finally at completion.
+/// the knobs and by the parked anchor CTA; a launch whose `finished` holds
+/// its generation is done whatever the mirror says (taken and done are
+/// the whole grid, nothing is resident or parked): the anchor writes only
+/// `finished` at the end.
 ///
 /// `acked_epoch` is the device's acknowledgement of a knob write: the host
 /// epoch e once the device copy holds e and no CTA holds an SM slot that e

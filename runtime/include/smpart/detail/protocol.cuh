@@ -465,20 +465,16 @@ private:
     }
   }
 
-  /// Last act of the kernel: the final progress mirror, then `finished`.
+  /// Last act of the kernel: `finished`, one PCIe store. A host reads
+  /// every progress field of a finished launch from `finished` alone
+  /// (KernelHandle::progress), so no final mirror and no system fence
+  /// (about 1.5 us) delay the kernel's end.
   __device__ void finish() {
     releaseSlot(); // the slot words must be all zero for the next launch
     if (!c_.notices)
       return;
     noteGivesBack("finished");
-    volatile Notices &n = *c_.notices;
-    n.taken = c_.total_blocks;
-    n.done = c_.total_blocks;
-    n.resident_ctas = 0;
-    n.parked = 0;
-    n.started = 1;
-    fenceSystem();
-    n.finished = c_.generation;
+    c_.notices->finished = c_.generation;
   }
 
   /// One CTA at a time polls the host knobs: the one that moves
