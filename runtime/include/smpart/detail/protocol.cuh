@@ -725,8 +725,15 @@ private:
     while (bit < 0) {
       const unsigned free = ~old & lowBits(t_.allowed);
       if (free == 0) {
+        // A ticket drawn after this one while it was out named a slot one
+        // higher than it would have: its holder may sit above a hole that
+        // nothing else announces. The slot epoch makes the CTAs of the
+        // kernel look again (keepsSlot) and compact into it.
         protocolStep();
-        atomicSub(tickets, 1u);
+        if (atomicSub(tickets, 1u) - 1u > ticket) {
+          protocolStep();
+          atomicAdd(&knobs().slot_epoch, 1u);
+        }
         noteClaiming(false);
         return;
       }
