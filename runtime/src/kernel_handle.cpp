@@ -315,7 +315,9 @@ bool KernelHandle::lastBlockTaken() const {
     return false;
   if (k_->opaque)
     return detail::eventDone(k_->opaque_done);
-  return k_->notices().last_block_taken != 0;
+  // finished first: nothing orders another CTA's last_block_taken store
+  // before the anchor's `finished` on the way to host memory.
+  return k_->finished() || k_->notices().last_block_taken != 0;
 }
 
 Status KernelHandle::onLastBlockTaken(std::function<void()> cb) {
