@@ -4,6 +4,8 @@
 //      test_inputs/ that nvcc compiles (original and smpart-transform output
 //      from the smpart_gpu_inputs library, built when the tool is available),
 //      then the synthetic recording kernel of gpu_kernels.cuh;
+//  (a'') where a rewritten launch's fixed cost goes (start, blocks, end),
+//      on the device clock;
 //  (b) preemption latency, preempt() to the last CTA gone, p50/p99 over
 //      100 trials, against the kernel's mean logical-block time (target:
 //      p99 <= K blocks + 20 us): on the device's clock (the host's call
@@ -98,15 +100,20 @@ double percentile(std::vector<double> v, double p) {
                     static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
+/// %globaltimer, in nanoseconds.
+__device__ unsigned long long timerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 /// Holds its stream for `ns` of device time: put before a timed launch,
 /// it covers the host's work of enqueuing that launch, so the interval the
 /// events measure starts when the GPU could start the kernel.
 __global__ void holdStream(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  while (t - t0 < ns);
+  const unsigned long long t0 = timerNs();
+  while (timerNs() - t0 < ns) {
+  }
 }
 
 /// Median time of `reps` launches on `s`, each behind a holdStream; NaN, after
@@ -136,6 +143,126 @@ double medianMs(const char *figure, cudaStream_t s, int reps, F &&launch) {
   cudaEventDestroy(b);
   return int(t.size()) == reps ? percentile(t, 0.5)
                                : std::numeric_limits<double>::quiet_NaN();
+}
+
+// ---- (a'') where a launch's fixed cost goes, on the device clock ---------
+
+/// %globaltimer stamps of one launch: `before` and `after` by one-thread
+/// kernels on either side of it in the stream; `entry` the earliest CTA
+/// to start, `first` the earliest logical block to start, `last` the
+/// latest to end (atomicMin/Max by thread 0 of each).
+struct LaunchStamps {
+  unsigned long long before, entry, first, last, after;
+};
+
+__global__ void stampNow(unsigned long long *at) { *at = timerNs(); }
+
+/// Every block stores one float per thread, as the recording kernel does.
+__global__ void stampOriginal(LaunchStamps *st, float *out) {
+  if (threadIdx.x == 0) {
+    const unsigned long long t = timerNs();
+    atomicMin(&st->entry, t);
+    atomicMin(&st->first, t);
+  }
+  out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 2.0f;
+  __syncthreads();
+  if (threadIdx.x == 0)
+    atomicMax(&st->last, timerNs());
+}
+
+/// stampOriginal as smpart-transform writes it, with the CTA's entry.
+__global__ void stampRewritten(smpart::LaunchControl smpart_ctl,
+                               LaunchStamps *st, float *out) {
+  if (threadIdx.x == 0)
+    atomicMin(&st->entry, timerNs());
+  for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
+    const uint3 blockIdx = smpart_cta.blockIdx();
+    if (threadIdx.x == 0)
+      atomicMin(&st->first, timerNs());
+    out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 2.0f;
+    __syncthreads();
+    if (threadIdx.x == 0)
+      atomicMax(&st->last, timerNs());
+  }
+}
+
+/// The medians (us) of one variant's gaps: stream to its first CTA, first
+/// CTA to first block, first block to last block end, last block end to
+/// the next kernel in the stream.
+struct LaunchSplit {
+  double to_entry = 0, to_first = 0, blocks = 0, to_next = 0;
+  bool ok = false;
+};
+
+template <class F>
+LaunchSplit splitLaunch(const char *figure, cudaStream_t s, LaunchStamps *st,
+                        F &&launch) {
+  std::vector<double> entry, first, blocks, next;
+  for (int i = 0; i < 15; ++i) {
+    const LaunchStamps init{0, ~0ull, ~0ull, 0, 0};
+    cudaMemcpyAsync(st, &init, sizeof init, cudaMemcpyHostToDevice, s);
+    holdStream<<<1, 1, 0, s>>>(300000); // the host enqueues meanwhile
+    stampNow<<<1, 1, 0, s>>>(&st->before);
+    launch();
+    stampNow<<<1, 1, 0, s>>>(&st->after);
+    if (const cudaError_t e = smpart_test::syncStream(s, kDeadlineS);
+        e != cudaSuccess) {
+      fail(figure, cudaWhy(e), e == cudaErrorTimeout);
+      return {};
+    }
+    LaunchStamps t;
+    cudaMemcpy(&t, st, sizeof t, cudaMemcpyDeviceToHost);
+    auto us = [](unsigned long long a, unsigned long long b) {
+      return (static_cast<long long>(b) - static_cast<long long>(a)) / 1000.0;
+    };
+    entry.push_back(us(t.before, t.entry));
+    first.push_back(us(t.entry, t.first));
+    blocks.push_back(us(t.first, t.last));
+    next.push_back(us(t.last, t.after));
+  }
+  return {percentile(entry, 0.5), percentile(first, 0.5),
+          percentile(blocks, 0.5), percentile(next, 0.5), true};
+}
+
+/// Prints, for a grid of one block per CTA and one of 20, where the
+/// rewritten launch's extra time goes: the launch handshake and first
+/// decisions (first CTA to first block), the blocks, and the kernel's end
+/// (last block to the next kernel: the last CTAs' give-backs, the anchor's
+/// end, the CTAs' exit).
+void launchCostSplit(cudaStream_t s, unsigned sms, float *out) {
+  const char *fig = "(a'') launch cost split";
+  LaunchStamps *st = nullptr;
+  if (skipHung(fig) || !ok(cudaMalloc(&st, sizeof(LaunchStamps)), "cudaMalloc"))
+    return;
+  std::printf("(a'') where a launch's time goes, device clock, medians of 15 "
+              "(us; original -> rewritten): stream to first CTA, first CTA "
+              "to first block, first block to last block end, last block end "
+              "to the next kernel\n");
+  for (unsigned per_cta : {1u, 20u}) {
+    const unsigned blocks = sms * 16 * per_cta;
+    const LaunchSplit o = splitLaunch(
+        fig, s, st, [&] { stampOriginal<<<blocks, 128, 0, s>>>(st, out); });
+    if (!o.ok)
+      break;
+    const LaunchSplit x = splitLaunch(fig, s, st, [&] {
+      smpart::launch(
+          {"stampOriginal", reinterpret_cast<const void *>(&stampRewritten)},
+          dim3(blocks), dim3(128), 0, s,
+          [st, out](const smpart::LaunchParams &p) {
+            stampRewritten<<<p.grid, p.block, p.smem, p.stream>>>(p.ctl, st,
+                                                                  out);
+          });
+    });
+    if (!x.ok)
+      break;
+    std::printf("  blocks=%u: %.1f -> %.1f, %.1f -> %.1f, %.1f -> %.1f, "
+                "%.1f -> %.1f; extra: start %+.1f, blocks %+.1f, end %+.1f\n",
+                blocks, o.to_entry, x.to_entry, o.to_first, x.to_first,
+                o.blocks, x.blocks, o.to_next, x.to_next,
+                (x.to_entry + x.to_first) - (o.to_entry + o.to_first),
+                x.blocks - o.blocks, x.to_next - o.to_next);
+  }
+  cudaFree(st);
 }
 
 /// One calibration round per `go` value: waits until the host raises it,
@@ -933,6 +1060,7 @@ int main() {
     std::printf(
         "  geomean %.3f (target <= 1.03), worst %.3f (target <= 1.10)\n",
         std::exp(log_sum / cases), worst);
+  launchCostSplit(s, unsigned(sms), out);
 
   // (b) preemption latency against the logical-block time.
   const char *fig_b = "(b) preemption latency";
