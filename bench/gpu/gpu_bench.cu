@@ -1090,6 +1090,18 @@ int main() {
     const unsigned occ = probe.occupancy();
     block_us = full_ms * 1000.0 *
                std::min<double>(lat_blocks, double(sms) * occ) / lat_blocks;
+    // The same grid unrewritten: whether a block's time beyond its spin is
+    // the protocol's or the spin's own (all CTAs reading %globaltimer).
+    const double orig_ms = medianMs(fig_b, s, 3, [&] {
+      smpart_test::recordOriginal<<<lat_blocks, threads, 0, s>>>(rec, out,
+                                                                 block_ns);
+    });
+    if (!std::isnan(orig_ms))
+      std::printf("(b) mean logical block of its kernel (%llu us spin): "
+                  "original %.1f us, rewritten %.1f us, at %u CTAs per SM\n",
+                  block_ns / 1000,
+                  orig_ms * 1000.0 * double(sms) * occ / lat_blocks, block_us,
+                  occ);
     for (int t = 0; t < 100 && g_hung.empty() && !std::isnan(full_ms); ++t) {
       smpart::KernelHandle h = smpart_test::launchRecord(
           dim3(lat_blocks), threads, s, rec, out, block_ns);
