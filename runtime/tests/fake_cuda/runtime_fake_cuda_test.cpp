@@ -93,8 +93,9 @@ fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
     smpart::State &s = *ctl.state;
     volatile smpart::Notices &n = *ctl.notices;
     s.next_block = s.blocks_done = ctl.total_blocks;
-    n.taken = n.done = ctl.total_blocks;
-    n.last_block_taken = 1;
+    // As the anchor ends a launch (Protocol::finish): `finished` alone. The
+    // progress mirror keeps what the last poll wrote, and the CTA that took
+    // the last block may not have set last_block_taken yet.
     n.finished = ctl.generation;
     {
       std::lock_guard<std::mutex> lock(m.mu);
@@ -485,6 +486,24 @@ TEST_F(FakeRuntime, FreshSlotStartsWithZeroSlotWords) {
   }
   EXPECT_EQ(monitor_.finished.load(), 3u);
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// A launch's end is one store of Notices::finished: the handle reports
+// the whole grid taken and done, nothing resident or parked, and the last
+// block taken, whatever the mirror still says.
+TEST_F(FakeRuntime, FinishedLaunchReportsItsWholeProgress) {
+  smpart::KernelHandle h = launch(stream_, 100);
+  ASSERT_TRUE(h.status().ok()) << h.status().message();
+  ASSERT_TRUE(h.wait().ok());
+  smpart::Progress p;
+  ASSERT_TRUE(h.progress(p).ok());
+  EXPECT_TRUE(p.finished);
+  EXPECT_TRUE(p.started);
+  EXPECT_EQ(p.taken, 100u);
+  EXPECT_EQ(p.done, 100u);
+  EXPECT_EQ(p.resident_ctas, 0u);
+  EXPECT_FALSE(p.parked);
+  EXPECT_TRUE(h.lastBlockTaken());
 }
 
 // (9) deviceInfo() waiting for a probe that has not answered must not hold
