@@ -3,15 +3,18 @@
 // enqueued, so that knobs it sets apply to the first blocks. The notice
 // thread turns what the device writes into host memory (the early
 // notification, knob acknowledgements, completion) into calls of
-// onLastBlockTaken callbacks and of the observer, polling every
-// kNoticePeriod while there is something to watch and sleeping otherwise.
+// onLastBlockTaken callbacks and of the observer, polling while there is
+// something to watch (at the pace of detail/notice_pace.hpp: faster while
+// a knob write awaits its acknowledgement) and sleeping otherwise.
 // Callbacks run with no runtime lock held, so they may call any smpart
 // function, launches included.
 #include "kernel.hpp"
 
 #include "smpart/detail/announce.hpp"
+#include "smpart/detail/notice_pace.hpp"
 
 #include <chrono>
+#include <thread>
 
 #if defined(__linux__)
 #include <sys/prctl.h>
@@ -60,11 +63,6 @@ bool done(const Kernel &k) {
                   : (k.finished() || (!k.captured && eventDone(k.slot->done)));
 }
 
-/// A controller reacts to a device event (acknowledgement, last block,
-/// completion) at most this long after it: the period is the reaction
-/// time's floor, so it is short; one core polls a few host-memory words.
-constexpr std::chrono::microseconds kNoticePeriod(10);
-
 void loop() {
 #if defined(__linux__)
   // Linux rounds sleeps up by the timer slack (50 us by default), which
@@ -73,9 +71,22 @@ void loop() {
 #endif
   Notifier &n = notifier();
   PendingAnnouncements<std::shared_ptr<Kernel>, cudaStream_t> pending;
+  NoticePace pace;
+  std::uint64_t awaited = 0; // NoticePace::next's summary, last pass
   std::unique_lock<std::mutex> lock(n.mu);
   for (;;) {
-    n.wake.wait_for(lock, kNoticePeriod);
+    const std::chrono::microseconds period =
+        pace.next(NoticePace::Clock::now(), awaited);
+    if (period < NoticePace::kIdle) {
+      // Polling: a condition variable would wake 5-10 us late.
+      lock.unlock();
+      for (const auto until = NoticePace::Clock::now() + period;
+           NoticePace::Clock::now() < until;)
+        std::this_thread::yield();
+      lock.lock();
+    } else {
+      n.wake.wait_for(lock, period);
+    }
     if (n.watched.empty())
       n.wake.wait(lock, [&] { return !n.watched.empty(); });
     std::shared_ptr<LaunchObserver> obs = n.observer;
@@ -94,14 +105,19 @@ void loop() {
         obs->onLaunch(KernelHandle(k));
     }
 
+    awaited = 0;
     for (const auto &k : watched) {
       if (k->announce_pending)
         continue;
       const bool isDone = done(*k);
-      if (obs && !isDone && !k->opaque && !k->reset &&
-          newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
-                       k->saw_applied_epoch))
-        obs->onKnobsApplied(KernelHandle(k));
+      if (obs && !isDone && !k->opaque && !k->reset) {
+        if (newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
+                         k->saw_applied_epoch))
+          obs->onKnobsApplied(KernelHandle(k));
+        else if (const std::uint32_t e = k->slot->host->knobs.epoch;
+                 !(e & 1u) && e > kLaunchKnobEpoch && e != k->saw_applied_epoch)
+          awaited += NoticePace::awaited(k->id, e);
+      }
       if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
         k->saw_last_block = true;
         std::function<void()> cb;

@@ -2,6 +2,7 @@
 // error reporting. On a machine without a usable GPU (no driver, or a
 // driver and no device) the first call must say so clearly, and no call may
 // throw or abort.
+#include "smpart/detail/notice_pace.hpp"
 #include "smpart/runtime.hpp"
 
 #include <gtest/gtest.h>
@@ -177,6 +178,35 @@ TEST(Plan, SmSetMapsPositionsOntoSparseIds) {
   smpart::detail::storeMask(k, smpart::smSet(info, 0, 144));
   EXPECT_EQ(smpart::detail::loadMask(k).count(), 144u);
   EXPECT_NE(k.sm_mask[8], 0u) << "ids above 255 reach the ninth word";
+}
+
+// The notice thread polls fast while a knob write awaits its
+// acknowledgement, for a bounded time per set of awaited writes, and at
+// its idle period otherwise.
+TEST(NoticePace, PollsFastOnlyWhileAWriteAwaitsItsAcknowledgement) {
+  using smpart::detail::NoticePace;
+  NoticePace pace;
+  const NoticePace::Clock::time_point t0{};
+  EXPECT_EQ(pace.next(t0, 0), NoticePace::kIdle);
+  const std::uint64_t one = NoticePace::awaited(7, 4);
+  EXPECT_EQ(pace.next(t0, one), NoticePace::kUrgent);
+  EXPECT_EQ(pace.next(t0 + NoticePace::kUrgentBudget / 2, one),
+            NoticePace::kUrgent);
+  // Never acknowledged: back to the idle period once the budget is spent.
+  EXPECT_EQ(pace.next(t0 + NoticePace::kUrgentBudget, one), NoticePace::kIdle);
+  // A second kernel's write is a new set: fast again, for a new budget.
+  const std::uint64_t two = one + NoticePace::awaited(8, 6);
+  const auto t1 = t0 + 3 * NoticePace::kUrgentBudget;
+  EXPECT_EQ(pace.next(t1, two), NoticePace::kUrgent);
+  // The first acknowledged: the set changed again.
+  const std::uint64_t rest = NoticePace::awaited(8, 6);
+  EXPECT_EQ(pace.next(t1 + NoticePace::kUrgentBudget, rest),
+            NoticePace::kUrgent);
+  // Nothing awaited.
+  EXPECT_EQ(pace.next(t1 + NoticePace::kUrgentBudget, 0), NoticePace::kIdle);
+  // A later write of the same kernel is a new term.
+  EXPECT_NE(NoticePace::awaited(7, 4), NoticePace::awaited(7, 6));
+  EXPECT_NE(NoticePace::awaited(7, 4), NoticePace::awaited(8, 4));
 }
 
 TEST(Streams, DefaultStreamStaysLegacyInOrdinaryTranslationUnits) {
