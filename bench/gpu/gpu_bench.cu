@@ -100,19 +100,14 @@ double percentile(std::vector<double> v, double p) {
                     static_cast<std::size_t>(p * (v.size() - 1) + 0.5))];
 }
 
-/// %globaltimer, in nanoseconds.
-__device__ unsigned long long timerNs() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using smpart::detail::globalTimerNs;
 
 /// Holds its stream for `ns` of device time: put before a timed launch,
 /// it covers the host's work of enqueuing that launch, so the interval the
 /// events measure starts when the GPU could start the kernel.
 __global__ void holdStream(unsigned long long ns) {
-  const unsigned long long t0 = timerNs();
-  while (timerNs() - t0 < ns) {
+  const unsigned long long t0 = globalTimerNs();
+  while (globalTimerNs() - t0 < ns) {
   }
 }
 
@@ -155,34 +150,34 @@ struct LaunchStamps {
   unsigned long long before, entry, first, last, after;
 };
 
-__global__ void stampNow(unsigned long long *at) { *at = timerNs(); }
+__global__ void stampNow(unsigned long long *at) { *at = globalTimerNs(); }
 
 /// Every block stores one float per thread, as the recording kernel does.
 __global__ void stampOriginal(LaunchStamps *st, float *out) {
   if (threadIdx.x == 0) {
-    const unsigned long long t = timerNs();
+    const unsigned long long t = globalTimerNs();
     atomicMin(&st->entry, t);
     atomicMin(&st->first, t);
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 2.0f;
   __syncthreads();
   if (threadIdx.x == 0)
-    atomicMax(&st->last, timerNs());
+    atomicMax(&st->last, globalTimerNs());
 }
 
 /// stampOriginal as smpart-transform writes it, with the CTA's entry.
 __global__ void stampRewritten(smpart::LaunchControl smpart_ctl,
                                LaunchStamps *st, float *out) {
   if (threadIdx.x == 0)
-    atomicMin(&st->entry, timerNs());
+    atomicMin(&st->entry, globalTimerNs());
   for (smpart::detail::Cta smpart_cta(smpart_ctl); smpart_cta.next();) {
     const uint3 blockIdx = smpart_cta.blockIdx();
     if (threadIdx.x == 0)
-      atomicMin(&st->first, timerNs());
+      atomicMin(&st->first, globalTimerNs());
     out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x * 2.0f;
     __syncthreads();
     if (threadIdx.x == 0)
-      atomicMax(&st->last, timerNs());
+      atomicMax(&st->last, globalTimerNs());
   }
 }
 
