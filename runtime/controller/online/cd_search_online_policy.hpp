@@ -25,6 +25,12 @@ struct CdSearchOnlineOptions {
   /// system (Eq. 1 > Eq. 2); so is one whose profile curve gains less than
   /// this factor from the second half of its share (saturated alone).
   double saturated_gain = 1.5;
+  /// Performance mode: a probe beyond the loss is still kept when the
+  /// compute kernels' measured gain from the SMs it gave them exceeds its
+  /// own measured loss by more than this (normalised progress against
+  /// private rates, alone on the whole GPU); 0 keeps the paper's threshold
+  /// alone (README, "Online CD-search", why the threshold is measured).
+  double gain_margin = 0.01;
 };
 
 class CdSearchOnlinePolicy final : public OnlinePolicy {
@@ -66,6 +72,9 @@ private:
     int probe = 0;    ///< SMs of the step being measured
     bool done = true; ///< its search ended (compute kernels: always)
     int target = 0;   ///< SMs of the last plan made for it (0: none yet)
+    /// Rate, and rate over private rate, on the partition the search kept
+    /// last.
+    double kept_rate = 0, kept_np = 0;
   };
   /// A kernel set by what it runs, not by launch: its sorted base names
   /// ("name#instance" is one launch of "name").
@@ -88,6 +97,13 @@ private:
   /// One step of the mode's search from the epoch's measurements; fills
   /// the next SM count of every searched kernel.
   void searchStep(const EpochReport &R, std::vector<std::string> &Notes);
+  /// Each kernel's rate over its private rate (alone on the whole GPU),
+  /// 0 for a kernel without a profile curve.
+  std::vector<double> privateNp(const EpochReport &R) const;
+  /// Co-runners only slow a kernel down: a steady epoch that measures it
+  /// faster than its profile allows proves the profile too slow by that
+  /// much (as online HSM and tlp-dynamic calibrate).
+  void calibrate(const EpochReport &R);
   policy::Plan planFor(const EpochReport &R, const std::vector<int> &Sms,
                        std::vector<std::string> Notes);
 
@@ -110,6 +126,8 @@ private:
   /// changes at all.
   std::optional<unsigned long long> Converged;
   unsigned long long Steps = 0;
+  /// Measured private rate over the profile's, per kernel name.
+  std::map<std::string, double> Kappa;
 };
 
 } // namespace smpart::online

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "smpart/controller_epoch.hpp"
+#include "smpart/policy/curves.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/policy/profile.hpp"
 
@@ -27,6 +28,17 @@ profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
     if (K.name == Base && !K.by_sms.empty())
       return &K;
   return nullptr;
+}
+
+/// Private-mode rate of sample \p S of profiled kernel \p P: blocks per
+/// microsecond alone on all \p NumSms SMs at its occupancy (the SM curve
+/// was measured there); 0 when the profile gives no time.
+inline double profiledPrivateRate(const policy::KernelProfile &P,
+                                  const EpochSample &S, double NumSms) {
+  const double Total = P.total_blocks ? static_cast<double>(*P.total_blocks)
+                                      : static_cast<double>(S.total);
+  const double Ms = policy::timeAtSms(P, NumSms);
+  return Total > 0 && Ms > 0 ? Total / (Ms * 1000.0) : 0;
 }
 
 /// The report's kernel ids in report order: a change of them is an

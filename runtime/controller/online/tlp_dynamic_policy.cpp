@@ -55,14 +55,11 @@ void TlpDynamicPolicy::learn(const EpochSample &S) {
 
 double TlpDynamicPolicy::privateRate(const EpochSample &S) const {
   if (const policy::KernelProfile *P = profileOf(S.name)) {
-    // by_sms was measured at the kernel's occupancy: the private rate is
-    // the curve's blocks per microsecond on the whole GPU.
-    const double Total = P->total_blocks ? static_cast<double>(*P->total_blocks)
-                                         : static_cast<double>(S.total);
-    const double Ms = policy::timeAtSms(*P, static_cast<double>(NumSms));
     auto K = Kappa.find(P->name);
-    if (Total > 0 && Ms > 0)
-      return Total / (Ms * 1000.0) * (K != Kappa.end() ? K->second : 1.0);
+    if (const double Rate =
+            profiledPrivateRate(*P, S, static_cast<double>(NumSms));
+        Rate > 0)
+      return Rate * (K != Kappa.end() ? K->second : 1.0);
   }
   auto B = BestRate.find(S.id);
   return B != BestRate.end() ? B->second : 0;

@@ -230,7 +230,9 @@ TEST(CdSearchOnline, NewLaunchesOfSearchedKernelsKeepTheirPartition) {
   // papers' re-launch of a kernel that finished first) runs the same
   // co-run: the search must not start over with every launch id.
   const Mix M = mix("three_sgemm_stream_spmv");
-  online::CdSearchOnlinePolicy P(M.controller, {});
+  online::CdSearchOnlineOptions O;
+  O.gain_margin = 0; // the paper's threshold alone: stop at the 42-SM probe
+  online::CdSearchOnlinePolicy P(M.controller, O);
   policy::Plan Current;
   Current.num_sms = 132;
   ASSERT_TRUE(P.onEpoch(
@@ -321,26 +323,42 @@ TEST(CdSearchOnline, InvariantsHoldUnderItsSteps) {
 TEST(CdSearchOnline, BeatsOfflineCdSearchWithProfilesThirtyPercentWrong) {
   // Where the measured search finds more than the profile's curve does
   // (simulator README, "Online CD-search"): the memory kernels lose less
-  // beside their co-runners than alone, and each step is measured.
+  // beside their co-runners than alone, and each step is measured. Judged
+  // as the papers measure a mix: every first run has its co-runners
+  // throughout (--relaunch).
   for (const char *Name :
        {"mc_sgemm_stream", "arrival_sgemm_stream", "mc_kmeans_stream",
-        "three_sgemm_stream_spmv", "arrival3_lbm_sgemm_histo"}) {
+        "three_sgemm_stream_spmv", "four_sgemm_conv_stream_lbm"}) {
     const Mix M = mix(Name, 0.3);
     RunOptions O;
     O.spatial = true;
+    O.relaunch = true;
     const RunResult Offline = runPolicy(M, "cd-search", O);
     const RunResult Online = runPolicy(M, "cd-search-online", O);
     EXPECT_GT(Online.metrics.stp, Offline.metrics.stp) << Name;
   }
-  // Within 5 % of the best static configuration of the model on the
-  // memory + compute pair.
+}
+
+TEST(CdSearchOnline, MeasuredStepsPastTheThresholdReachTheBestPartition) {
+  // The paper's 5 % stops memory + compute at the even split (stream_triad
+  // loses 5.3 % on 54 SMs); the measured exchange (its loss against
+  // sgemm's gain) goes on while the SMs buy more than they cost, to within
+  // 5 % of the best static configuration of the model, where the
+  // threshold alone stays 7 % below it.
   const Mix M = mix("mc_sgemm_stream");
   RunOptions O;
   O.spatial = true;
+  O.relaunch = true;
   const SearchResult Best = searchBestStatic(M, O);
-  EXPECT_GE(runPolicy(M, "cd-search-online", O).metrics.stp,
-            0.95 * Best.result.metrics.stp)
-      << Best.best.describe();
+  const double Measured = runPolicy(M, "cd-search-online", O).metrics.stp;
+  EXPECT_GE(Measured, 0.95 * Best.result.metrics.stp) << Best.best.describe();
+  online::CdSearchOnlineOptions Paper;
+  Paper.gain_margin = 0;
+  O.online =
+      std::make_shared<online::CdSearchOnlinePolicy>(M.controller, Paper);
+  const double Threshold = runPolicy(M, "even", O).metrics.stp;
+  EXPECT_LT(Threshold, 0.95 * Best.result.metrics.stp);
+  EXPECT_GT(Measured, Threshold);
 }
 
 TEST(CdSearchOnline, SelectableByNameInTheEnvironment) {
