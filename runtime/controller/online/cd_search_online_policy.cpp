@@ -83,16 +83,16 @@ CdSearchOnlinePolicy::classify(const EpochSample &S, int N,
 }
 
 std::vector<double>
-CdSearchOnlinePolicy::privateNp(const EpochReport &R) const {
-  std::vector<double> Np;
+CdSearchOnlinePolicy::privateRates(const EpochReport &R) const {
+  std::vector<double> Rates;
   for (const EpochSample &S : R.kernels) {
     const policy::KernelProfile *P = profileOf(S.name);
     double Private = P ? profiledPrivateRate(*P, S, NumSms) : 0;
     if (auto K = P ? Kappa.find(P->name) : Kappa.end(); K != Kappa.end())
       Private *= K->second;
-    Np.push_back(Private > 0 ? S.rate / Private : 0);
+    Rates.push_back(Private);
   }
-  return Np;
+  return Rates;
 }
 
 void CdSearchOnlinePolicy::calibrate(const EpochReport &R) {
@@ -114,17 +114,19 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
   // GPU. Here it is measured: the compute kernels' gain in normalised
   // progress since the partition kept last, split evenly among the memory
   // kernels that gave SMs, against each one's own loss. A probe beyond the
-  // threshold whose SMs bought more than they cost is kept.
-  const std::vector<double> Np = privateNp(R);
+  // threshold whose SMs bought more than they cost is kept. Both are read
+  // against the current private rates, so a calibration between the two
+  // epochs moves neither.
+  const std::vector<double> Private = privateRates(R);
   double Gain = 0;
   int Givers = 0;
   for (std::size_t I = 0; I < Kernels.size(); ++I) {
-    if (Kernels[I].klass == Class::Compute)
-      Gain += Np[I] - Kernels[I].kept_np;
+    if (Kernels[I].klass == Class::Compute && Private[I] > 0)
+      Gain += (R.kernels[I].rate - Kernels[I].kept_rate) / Private[I];
     else if (!Kernels[I].done)
       ++Givers;
   }
-  bool Kept = false;
+  bool Kept = false, Stopped = false;
   for (std::size_t I = 0; I < Kernels.size(); ++I) {
     State &K = Kernels[I];
     if (K.done)
@@ -132,26 +134,28 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
     const EpochSample &S = R.kernels[I];
     const double Ratio = K.ref > 0 ? S.rate / K.ref : 0;
     const bool Within = Ratio >= 1 - Opts.loss;
-    // Its loss in normalised progress: the measured drop of its rate
-    // times its NP on the partition kept last. A profile too fast
-    // understates that NP, and the loss with it; so the NP is at least
-    // what the curve's shape gives without co-runners (rate alone on those
-    // SMs over rate alone on the GPU), a bound no profile error moves
-    // (misprofiled times scale the whole curve). Overstating a loss only
-    // stops the search sooner.
+    const double Drop = K.kept_rate > 0 ? 1 - S.rate / K.kept_rate : 0;
+    // Its loss in normalised progress: the measured drop of its rate times
+    // its NP on the partition kept last, which is taken as what the curve's
+    // shape gives there without co-runners (rate alone on those SMs over
+    // rate alone on the GPU) unless the measured NP is higher. Co-runners
+    // only lower NP, so the bound overstates a loss that contention
+    // already took, and only stops the search sooner; but no profile error
+    // understates it (misprofiled times scale the whole curve, and a
+    // profile too fast would make a measured NP too low).
     const double KeptNp =
-        std::max(K.kept_np, policy::perfAtSms(*K.profile, K.good) /
-                                policy::perfAtSms(*K.profile, NumSms));
-    const double Loss = KeptNp * (1 - S.rate / K.kept_rate);
+        std::max(Private[I] > 0 ? K.kept_rate / Private[I] : 0,
+                 policy::perfAtSms(*K.profile, K.kept_sms) /
+                     policy::perfAtSms(*K.profile, NumSms));
+    const double Loss = KeptNp * Drop;
     const double Bought = Givers > 0 ? Gain / Givers : 0;
     // Only a kernel whose rate fell less than its SMs did (past its
     // curve's knee) can pay: one that scales with its SMs buys the compute
     // kernels no more than it loses, whatever its profile says (a profile
     // too fast makes a compute kernel look starved and cheap).
-    const bool Saturated =
-        K.kept_rate > 0 && K.good > 0 &&
-        S.rate / K.kept_rate > (1 + Opts.loss) * K.probe / K.good;
-    const bool Pays = Opts.gain_margin > 0 && Np[I] > 0 && Saturated &&
+    const bool Saturated = K.kept_rate > 0 && K.kept_sms > 0 &&
+                           1 - Drop > (1 + Opts.loss) * S.sms / K.kept_sms;
+    const bool Pays = Opts.gain_margin > 0 && Private[I] > 0 && Saturated &&
                       Bought - Loss > Opts.gain_margin;
     const char *Name = S.name.c_str();
     if (!Power) {
@@ -172,6 +176,7 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
           K.probe = Next;
       } else {
         K.done = true;
+        Stopped = true;
         Notes.push_back(policy::formatNote(
             "performance: %s on %d SMs: %.3f of its %d-SM rate, beyond "
             "%.0f%%; NP lost %.3f, compute NP gained %.3f -> stop at %d SMs",
@@ -198,10 +203,14 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
       K.probe = Next;
     }
   }
-  if (Kept)
+  // The epoch measured the partition kept now unless a kernel stopped: it
+  // goes back to its last kept count, which this epoch did not measure.
+  // The baseline then stays the last partition measured whole; the next
+  // step's gain and each loss span the same steps from it.
+  if (Kept && !Stopped)
     for (std::size_t I = 0; I < Kernels.size(); ++I) {
       Kernels[I].kept_rate = R.kernels[I].rate;
-      Kernels[I].kept_np = Np[I];
+      Kernels[I].kept_sms = static_cast<int>(R.kernels[I].sms);
     }
 }
 
@@ -379,7 +388,6 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
   std::vector<std::size_t> Memory, Compute;
   int Free = NumSms; // SMs of the classified kernels
   if (At == Phase::Classify) {
-    const std::vector<double> Np = privateNp(R);
     for (std::size_t I = 0; I < K; ++I) {
       const EpochSample &S = R.kernels[I];
       State &St = Kernels[I];
@@ -391,7 +399,7 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
       St.ref = S.rate;
       St.np = S.np;
       St.kept_rate = S.rate;
-      St.kept_np = Np[I];
+      St.kept_sms = static_cast<int>(S.sms);
       Classes[S.id] = St.klass;
       Notes.push_back(Why);
     }

@@ -68,13 +68,13 @@ private:
     int share = 0;    ///< SMs in the classification phase
     double ref = 0;   ///< rate measured on the share
     double np = 0;    ///< NP measured on the share
-    int good = 0;     ///< the fewest SMs measured within the loss
+    int good = 0;     ///< the fewest SMs kept (within the loss, or paid)
     int probe = 0;    ///< SMs of the step being measured
     bool done = true; ///< its search ended (compute kernels: always)
     int target = 0;   ///< SMs of the last plan made for it (0: none yet)
-    /// Rate, and rate over private rate, on the partition the search kept
-    /// last.
-    double kept_rate = 0, kept_np = 0;
+    /// Rate and SMs on the partition the search kept last.
+    double kept_rate = 0;
+    int kept_sms = 0;
   };
   /// A kernel set by what it runs, not by launch: its sorted base names
   /// ("name#instance" is one launch of "name").
@@ -97,9 +97,9 @@ private:
   /// One step of the mode's search from the epoch's measurements; fills
   /// the next SM count of every searched kernel.
   void searchStep(const EpochReport &R, std::vector<std::string> &Notes);
-  /// Each kernel's rate over its private rate (alone on the whole GPU),
-  /// 0 for a kernel without a profile curve.
-  std::vector<double> privateNp(const EpochReport &R) const;
+  /// Each kernel's private rate (alone on the whole GPU, blocks per us,
+  /// calibrated), 0 for a kernel without a profile curve.
+  std::vector<double> privateRates(const EpochReport &R) const;
   /// Co-runners only slow a kernel down: a steady epoch that measures it
   /// faster than its profile allows proves the profile too slow by that
   /// much (as online HSM and tlp-dynamic calibrate).
