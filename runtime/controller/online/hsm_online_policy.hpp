@@ -113,8 +113,12 @@ private:
   std::optional<unsigned long long> Probing;
   /// The objective before the last step and what the model predicted for
   /// it: a step that delivers under half of its predicted gain ends the
-  /// search (the model cannot see further).
+  /// search (the model cannot see further), except that HSM-Fair plans
+  /// once more from the new measurement where the step still gained.
   std::optional<std::pair<double, double>> Expected;
+  /// HSM-Fair: the last step was planned after one that gained under half
+  /// of its prediction (README, "Online HSM"): the search ends with it.
+  bool AfterShortStep = false;
   /// The objective when the kernel set converged: once converged, only a
   /// measured drop below it by min_gain starts a new step (hysteresis).
   double Band = 0;
