@@ -446,6 +446,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
   std::string Why;
   double Level = 0; // the objective measured now
   auto Settle = [&] {
+    AfterShortStep = false; // a later search judges its own first step
     if (!Converged) {
       Converged = R.index;
       Band = Level;
@@ -598,13 +599,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       if (std::exchange(AfterShortStep, false))
         return Settle(); // the step planned after a short one ends it
       if (Now < Before + 0.5 * (Predicted - Before)) {
-        // Short of half the gain the step promised. Where it still gained,
-        // the model misjudged how far to go (its linear bandwidth model
-        // where DRAM is shared max-min fair), not the direction: it plans
-        // once more from the new measurement, and that step ends the
-        // search, so a kernel set still converges within 10 epochs
-        // (README, "Online HSM").
-        if (Now <= Before)
+        // Short of half the gain the step promised. Where it lost nothing
+        // beyond the noise, the model misjudged how far to go (its linear
+        // bandwidth model where DRAM is shared max-min fair), not the
+        // direction: it plans once more from the new measurement, and
+        // that step ends the search, so a kernel set still converges
+        // within 10 epochs (README, "Online HSM").
+        if (Now < Before - Opts.min_gain) // a loss beyond the noise
           return Settle();
         AfterShortStep = true;
       }

@@ -114,7 +114,8 @@ private:
   /// The objective before the last step and what the model predicted for
   /// it: a step that delivers under half of its predicted gain ends the
   /// search (the model cannot see further), except that HSM-Fair plans
-  /// once more from the new measurement where the step still gained.
+  /// once more from the new measurement where the step lost nothing
+  /// beyond the noise.
   std::optional<std::pair<double, double>> Expected;
   /// HSM-Fair: the last step was planned after one that gained under half
   /// of its prediction (README, "Online HSM"): the search ends with it.
