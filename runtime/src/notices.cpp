@@ -114,9 +114,9 @@ void loop() {
         if (newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
                          k->saw_applied_epoch))
           obs->onKnobsApplied(KernelHandle(k));
-        else if (const std::uint32_t e = k->slot->host->knobs.epoch;
-                 !(e & 1u) && e > kLaunchKnobEpoch && e != k->saw_applied_epoch)
-          awaited += NoticePace::awaited(k->id, e);
+        else if (const std::uint32_t e = unannouncedEpoch(k->slot->host->knobs,
+                                                          k->saw_applied_epoch))
+          awaited += NoticePace::awaited(k->id, e); // not applied yet
       }
       if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
         k->saw_last_block = true;

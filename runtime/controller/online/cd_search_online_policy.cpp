@@ -87,23 +87,9 @@ CdSearchOnlinePolicy::privateRates(const EpochReport &R) const {
   std::vector<double> Rates;
   for (const EpochSample &S : R.kernels) {
     const policy::KernelProfile *P = profileOf(S.name);
-    double Private = P ? profiledPrivateRate(*P, S, NumSms) : 0;
-    if (auto K = P ? Kappa.find(P->name) : Kappa.end(); K != Kappa.end())
-      Private *= K->second;
-    Rates.push_back(Private);
+    Rates.push_back(P ? privateRateOf(*P, S, NumSms, Kappa) : 0);
   }
   return Rates;
-}
-
-void CdSearchOnlinePolicy::calibrate(const EpochReport &R) {
-  for (const EpochSample &S : R.kernels) {
-    const policy::KernelProfile *P = profileOf(S.name);
-    if (!P || !S.steady || S.isolated_source != IsolatedSource::Profile)
-      continue;
-    double &K = Kappa.try_emplace(P->name, 1.0).first->second;
-    if (S.np > (1 + Opts.loss / 2) * K) // beyond the rate noise
-      K = S.np;
-  }
 }
 
 void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
@@ -374,7 +360,9 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
                                         : "kernels searched together before"))
         return P;
   }
-  calibrate(R);
+  for (const EpochSample &S : R.kernels)
+    if (const policy::KernelProfile *P = profileOf(S.name))
+      calibrateProfile(Kappa, *P, S);
   if (K < 2 || At == Phase::Done)
     return std::nullopt; // converged: the partition holds until the set
                          // changes (hysteresis: no knob changes at all)

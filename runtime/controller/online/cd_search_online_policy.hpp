@@ -6,6 +6,8 @@
 // is measured and what substitutes the paper's counters and preemption.
 #pragma once
 
+#include "report_kernels.hpp"
+
 #include "smpart/controller_epoch.hpp"
 #include "smpart/policy/profile.hpp"
 
@@ -100,10 +102,6 @@ private:
   /// Each kernel's private rate (alone on the whole GPU, blocks per us,
   /// calibrated), 0 for a kernel without a profile curve.
   std::vector<double> privateRates(const EpochReport &R) const;
-  /// Co-runners only slow a kernel down: a steady epoch that measures it
-  /// faster than its profile allows proves the profile too slow by that
-  /// much (as online HSM and tlp-dynamic calibrate).
-  void calibrate(const EpochReport &R);
   policy::Plan planFor(const EpochReport &R, const std::vector<int> &Sms,
                        std::vector<std::string> Notes);
 
@@ -126,8 +124,8 @@ private:
   /// changes at all.
   std::optional<unsigned long long> Converged;
   unsigned long long Steps = 0;
-  /// Measured private rate over the profile's, per kernel name.
-  std::map<std::string, double> Kappa;
+  /// Profiles found too slow by steady epochs (calibrateProfile).
+  ProfileCalibration Kappa;
 };
 
 } // namespace smpart::online

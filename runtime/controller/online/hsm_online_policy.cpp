@@ -68,15 +68,8 @@ bool HsmOnlinePolicy::allowed(const EpochReport &R,
 }
 
 void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
-  const policy::KernelProfile *P = profileOf(S.name);
-  if (!P || !S.steady || S.preempted ||
-      S.isolated_source != IsolatedSource::Profile || S.np <= 0)
-    return;
-  // Co-runners only slow a kernel down: NP above 1 beyond the noise means
-  // the profile's isolated time is too long by at least that much.
-  double &K = Kappa.try_emplace(P->name, 1.0).first->second;
-  if (S.np > 1.03 * K)
-    K = S.np;
+  if (const policy::KernelProfile *P = profileOf(S.name))
+    calibrateProfile(Kappa, *P, S);
 }
 
 std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {

@@ -7,6 +7,7 @@
 #include "smpart/policy/policy.hpp"
 #include "smpart/policy/profile.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -30,15 +31,39 @@ profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
   return nullptr;
 }
 
+/// Measured private rate over the profile's, per kernel name: what the
+/// online policies learn of profiles that are too slow (calibrateProfile).
+using ProfileCalibration = std::map<std::string, double>;
+
+/// Co-runners only slow a kernel down: a steady sample of profiled kernel
+/// \p P measured faster than its profile's isolated rate at the same
+/// allocation, beyond the noise (3 %), proves the profile's times too long
+/// by at least that much; \p C keeps the largest such factor.
+inline void calibrateProfile(ProfileCalibration &C,
+                             const policy::KernelProfile &P,
+                             const EpochSample &S) {
+  if (!S.steady || S.preempted ||
+      S.isolated_source != IsolatedSource::Profile || !(S.np > 0))
+    return;
+  double &K = C.try_emplace(P.name, 1.0).first->second;
+  if (S.np > 1.03 * K)
+    K = S.np;
+}
+
 /// Private-mode rate of sample \p S of profiled kernel \p P: blocks per
 /// microsecond alone on all \p NumSms SMs at its occupancy (the SM curve
-/// was measured there); 0 when the profile gives no time.
-inline double profiledPrivateRate(const policy::KernelProfile &P,
-                                  const EpochSample &S, double NumSms) {
+/// was measured there), calibrated by \p C; 0 when the profile gives no
+/// time.
+inline double privateRateOf(const policy::KernelProfile &P,
+                            const EpochSample &S, double NumSms,
+                            const ProfileCalibration &C) {
   const double Total = P.total_blocks ? static_cast<double>(*P.total_blocks)
                                       : static_cast<double>(S.total);
   const double Ms = policy::timeAtSms(P, NumSms);
-  return Total > 0 && Ms > 0 ? Total / (Ms * 1000.0) : 0;
+  const auto K = C.find(P.name);
+  return Total > 0 && Ms > 0
+             ? Total / (Ms * 1000.0) * (K != C.end() ? K->second : 1.0)
+             : 0;
 }
 
 /// The report's kernel ids in report order: a change of them is an

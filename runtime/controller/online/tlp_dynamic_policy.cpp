@@ -42,24 +42,16 @@ void TlpDynamicPolicy::learn(const EpochSample &S) {
   // rate.
   double &Best = BestRate[S.id];
   Best = std::max(Best, S.rate);
-  // Co-runners only slow a kernel down: a rate above its isolated rate at
-  // the same allocation, beyond the noise, proves the profile too slow by
-  // at least that much (as online HSM calibrates).
-  const policy::KernelProfile *P = profileOf(S.name);
-  if (P && S.steady && S.isolated_source == IsolatedSource::Profile) {
-    double &K = Kappa.try_emplace(P->name, 1.0).first->second;
-    if (S.np > 1.03 * K)
-      K = S.np;
-  }
+  if (const policy::KernelProfile *P = profileOf(S.name))
+    calibrateProfile(Kappa, *P, S);
 }
 
 double TlpDynamicPolicy::privateRate(const EpochSample &S) const {
   if (const policy::KernelProfile *P = profileOf(S.name)) {
-    auto K = Kappa.find(P->name);
     if (const double Rate =
-            profiledPrivateRate(*P, S, static_cast<double>(NumSms));
+            privateRateOf(*P, S, static_cast<double>(NumSms), Kappa);
         Rate > 0)
-      return Rate * (K != Kappa.end() ? K->second : 1.0);
+      return Rate;
   }
   auto B = BestRate.find(S.id);
   return B != BestRate.end() ? B->second : 0;

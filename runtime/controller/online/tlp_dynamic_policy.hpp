@@ -10,6 +10,7 @@
 #pragma once
 
 #include "change_budget.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/controller_epoch.hpp"
 #include "smpart/policy/policy.hpp"
@@ -127,8 +128,7 @@ private:
   /// epoch) and the highest rate an unprofiled kernel reached.
   std::map<unsigned long long, double> Arrived;
   std::map<unsigned long long, double> BestRate;
-  /// Measured private rate over the profile's, per kernel name.
-  std::map<std::string, double> Kappa;
+  ProfileCalibration Kappa;
   /// Base names of the kernel set, and the sets (sorted names) seen to
   /// come back: a kernel launched again beside the same co-runners (a
   /// program's loop). Such a co-run (Recurs: the current set is one) is

@@ -194,14 +194,21 @@ inline bool readEpochTime(const volatile std::uint32_t &epoch_word,
   return false;
 }
 
+/// The epoch of the knobs `k` if a knob call wrote them (an epoch past the
+/// launch's), no write is in progress, and a watcher that last announced
+/// `announced` has not announced them yet; 0 otherwise.
+inline std::uint32_t unannouncedEpoch(const volatile Knobs &k,
+                                      std::uint32_t announced) {
+  const std::uint32_t e = k.epoch;
+  return (e & 1u) || e <= kLaunchKnobEpoch || e == announced ? 0u : e;
+}
+
 /// Whether a watcher that last announced `announced` should announce
-/// onKnobsApplied for the knobs `k` now: a knob call wrote them (an epoch
-/// past the launch's), no write is in progress, and they are applied.
+/// onKnobsApplied for the knobs `k` now: unannounced, and applied.
 inline bool newlyApplied(const volatile Knobs &k, const volatile Notices &n,
                          bool finished, std::uint32_t &announced) {
-  const std::uint32_t e = k.epoch;
-  if ((e & 1u) || e <= kLaunchKnobEpoch || e == announced ||
-      !knobsAppliedAt(n, finished, e))
+  const std::uint32_t e = unannouncedEpoch(k, announced);
+  if (e == 0 || !knobsAppliedAt(n, finished, e))
     return false;
   announced = e;
   return true;
