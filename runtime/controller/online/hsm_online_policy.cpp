@@ -67,9 +67,9 @@ bool HsmOnlinePolicy::allowed(const EpochReport &R,
   return true;
 }
 
-void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
+void HsmOnlinePolicy::learnFrom(const EpochSample &S, bool Alone) {
   if (const policy::KernelProfile *P = profileOf(S.name))
-    calibrateProfile(Kappa, *P, S);
+    calibrateProfile(Kappa, *P, S, Alone);
 }
 
 std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {
@@ -217,7 +217,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
   if (std::optional<std::optional<Plan>> C = calibrate(R, N))
     return *C;
   for (const EpochSample &S : R.kernels)
-    learnFrom(S);
+    learnFrom(S, K == 1);
   if (K < 2)
     return std::nullopt;
   return decide(R, N);

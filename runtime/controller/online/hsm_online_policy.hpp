@@ -87,7 +87,7 @@ private:
   /// One repartitioning decision from a report of steady co-run samples.
   std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms);
   /// A steady rate above the isolated rate proves the profile too slow.
-  void learnFrom(const EpochSample &S);
+  void learnFrom(const EpochSample &S, bool Alone);
 
   /// Where a kernel was first seen, to estimate its arrival time.
   struct FirstSeen {

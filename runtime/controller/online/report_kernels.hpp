@@ -38,15 +38,18 @@ using ProfileCalibration = std::map<std::string, double>;
 /// Co-runners only slow a kernel down: a steady sample of profiled kernel
 /// \p P measured faster than its profile's isolated rate at the same
 /// allocation, beyond the noise (3 %), proves the profile's times too long
-/// by at least that much; \p C keeps the largest such factor.
+/// by at least that much; \p C keeps the largest such factor. A sample of
+/// the kernel running \p Alone (the only kernel of its report) is its
+/// isolated rate: it sets the factor either way, so a profile too fast is
+/// corrected too (a co-run sample cannot tell that from contention).
 inline void calibrateProfile(ProfileCalibration &C,
                              const policy::KernelProfile &P,
-                             const EpochSample &S) {
+                             const EpochSample &S, bool Alone = false) {
   if (!S.steady || S.preempted ||
       S.isolated_source != IsolatedSource::Profile || !(S.np > 0))
     return;
   double &K = C.try_emplace(P.name, 1.0).first->second;
-  if (S.np > 1.03 * K)
+  if (Alone || S.np > 1.03 * K)
     K = S.np;
 }
 
