@@ -362,7 +362,7 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
   }
   for (const EpochSample &S : R.kernels)
     if (const policy::KernelProfile *P = profileOf(S.name))
-      calibrateProfile(Kappa, *P, S, K == 1);
+      calibrateProfile(Kappa, *P, S);
   if (K < 2 || At == Phase::Done)
     return std::nullopt; // converged: the partition holds until the set
                          // changes (hysteresis: no knob changes at all)

@@ -67,9 +67,9 @@ bool HsmOnlinePolicy::allowed(const EpochReport &R,
   return true;
 }
 
-void HsmOnlinePolicy::learnFrom(const EpochSample &S, bool Alone) {
+void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
   if (const policy::KernelProfile *P = profileOf(S.name))
-    calibrateProfile(Kappa, *P, S, Alone);
+    calibrateProfile(Kappa, *P, S);
 }
 
 std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {
@@ -78,10 +78,16 @@ std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {
     return std::nullopt;
   FirstSeen &F = It->second;
   if (!F.arrival_us && S.steady && S.rate > 0) {
-    // It ran its first blocks at about the rate it runs now; a kernel that
-    // ran none in its first epoch waited (preempted) for half of it.
+    // It ran its first blocks at about the rate it runs now. One that
+    // finished none in its first epoch either waited (the plan preempted
+    // it: half the epoch) or arrived within the lifetime of its first
+    // blocks (the sampling period) before the end, its SMs perhaps still
+    // on their way from other kernels (preempted until they are
+    // acknowledged, which takes microseconds): half of that.
     const double Ran = F.done > 0 ? static_cast<double>(F.done) / S.rate
-                                  : 0.5 * (F.end_us - F.start_us);
+                       : F.waited ? 0.5 * (F.end_us - F.start_us)
+                                  : 0.5 * std::min(S.sampling_period_us,
+                                                   F.end_us - F.start_us);
     F.arrival_us = std::clamp(F.end_us - Ran, F.start_us, F.end_us);
   }
   return F.arrival_us;
@@ -197,7 +203,9 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
   }
   for (const EpochSample &S : R.kernels)
     if (S.epochs == 1)
-      Seen[S.id] = {R.start_us, R.end_us, S.done, std::nullopt};
+      Seen[S.id] = {R.start_us, R.end_us, S.done,
+                    S.preempted && !plannedToRun(Current, S.name),
+                    std::nullopt};
   for (auto It = Seen.begin(); It != Seen.end();)
     It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
              ? Seen.erase(It)
@@ -217,7 +225,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
   if (std::optional<std::optional<Plan>> C = calibrate(R, N))
     return *C;
   for (const EpochSample &S : R.kernels)
-    learnFrom(S, K == 1);
+    learnFrom(S);
   if (K < 2)
     return std::nullopt;
   return decide(R, N);

@@ -87,12 +87,13 @@ private:
   /// One repartitioning decision from a report of steady co-run samples.
   std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms);
   /// A steady rate above the isolated rate proves the profile too slow.
-  void learnFrom(const EpochSample &S, bool Alone);
+  void learnFrom(const EpochSample &S);
 
   /// Where a kernel was first seen, to estimate its arrival time.
   struct FirstSeen {
     double start_us = 0, end_us = 0;
     unsigned long long done = 0;
+    bool waited = false;              ///< held no SM at the first epoch's end
     std::optional<double> arrival_us; ///< estimated from the first rate
   };
   /// The kernel's arrival: its first epoch's end less the time its

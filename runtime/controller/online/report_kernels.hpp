@@ -39,17 +39,17 @@ using ProfileCalibration = std::map<std::string, double>;
 /// \p P measured faster than its profile's isolated rate at the same
 /// allocation, beyond the noise (3 %), proves the profile's times too long
 /// by at least that much; \p C keeps the largest such factor. A sample of
-/// the kernel running \p Alone (the only kernel of its report) is its
+/// the kernel alone (no other kernel tracked during the epoch) is its
 /// isolated rate: it sets the factor either way, so a profile too fast is
 /// corrected too (a co-run sample cannot tell that from contention).
 inline void calibrateProfile(ProfileCalibration &C,
                              const policy::KernelProfile &P,
-                             const EpochSample &S, bool Alone = false) {
+                             const EpochSample &S) {
   if (!S.steady || S.preempted ||
       S.isolated_source != IsolatedSource::Profile || !(S.np > 0))
     return;
   double &K = C.try_emplace(P.name, 1.0).first->second;
-  if (Alone || S.np > 1.03 * K)
+  if (S.alone || S.np > 1.03 * K)
     K = S.np;
 }
 
@@ -76,6 +76,16 @@ inline std::vector<unsigned long long> kernelIds(const EpochReport &R) {
   for (const EpochSample &S : R.kernels)
     Ids.push_back(S.id);
   return Ids;
+}
+
+/// Whether plan \p P gives report kernel \p Name SMs to run on now: a
+/// kernel it does is preempted only while its SMs wait for other kernels'
+/// acknowledgements.
+inline bool plannedToRun(const policy::Plan &P, const std::string &Name) {
+  for (const policy::KernelDecision &D : P.kernels)
+    if (D.name == Name)
+      return D.sms > 0 && !(D.round && *D.round > 0);
+  return false;
 }
 
 /// A decision that gives sample \p S \p Sms SMs and keeps its CTA knobs.

@@ -35,7 +35,7 @@ TlpDynamicPolicy::profileOf(const std::string &Name) const {
   return profileWithCurve(Profiles, Name);
 }
 
-void TlpDynamicPolicy::learn(const EpochSample &S, bool Alone) {
+void TlpDynamicPolicy::learn(const EpochSample &S) {
   if (!(S.rate > 0))
     return;
   // Unprofiled: the fastest it was seen to run stands in for its private
@@ -43,7 +43,7 @@ void TlpDynamicPolicy::learn(const EpochSample &S, bool Alone) {
   double &Best = BestRate[S.id];
   Best = std::max(Best, S.rate);
   if (const policy::KernelProfile *P = profileOf(S.name))
-    calibrateProfile(Kappa, *P, S, Alone);
+    calibrateProfile(Kappa, *P, S);
 }
 
 double TlpDynamicPolicy::privateRate(const EpochSample &S) const {
@@ -354,7 +354,7 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
   NumSms = Current.num_sms > 0 ? static_cast<unsigned>(Current.num_sms)
                                : static_cast<unsigned>(Profiles.gpu.num_sms);
   for (const EpochSample &S : R.kernels)
-    learn(S, K == 1);
+    learn(S);
   if (K < 2 || !usable(R))
     return std::nullopt;
 

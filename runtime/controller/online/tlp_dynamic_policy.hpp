@@ -79,8 +79,8 @@ private:
   /// Private-mode rate (alone, whole GPU, occupancy), blocks per us.
   double privateRate(const EpochSample &S) const;
   /// Learns private rates from what a sample proves (unprofiled kernels,
-  /// profiles too slow; any profile when the kernel runs \p Alone).
-  void learn(const EpochSample &S, bool Alone);
+  /// profiles too slow; any profile when the kernel runs alone).
+  void learn(const EpochSample &S);
   double memShare(const EpochSample &S) const;
   unsigned occupancyOf(const EpochSample &S) const;
   bool fits(const EpochReport &R, const std::vector<Knobs> &K) const;

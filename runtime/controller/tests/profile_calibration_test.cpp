@@ -9,8 +9,8 @@
 using smpart::EpochSample;
 using smpart::IsolatedSource;
 using smpart::online::calibrateProfile;
-using smpart::online::ProfileCalibration;
 using smpart::online::privateRateOf;
+using smpart::online::ProfileCalibration;
 
 namespace {
 
@@ -27,12 +27,13 @@ smpart::policy::KernelProfile profile() {
   return P;
 }
 
-EpochSample sample(double Np) {
+EpochSample sample(double Np, bool Alone = false) {
   EpochSample S;
   S.name = "k";
   S.steady = true;
   S.isolated_source = IsolatedSource::Profile;
   S.np = Np;
+  S.alone = Alone;
   return S;
 }
 
@@ -52,14 +53,14 @@ TEST(ProfileCalibration, ACoRunSampleOnlyProvesAProfileTooSlow) {
 TEST(ProfileCalibration, ASampleAloneIsTheIsolatedRateEitherWay) {
   const auto P = profile();
   ProfileCalibration C;
-  calibrateProfile(C, P, sample(0.7), /*Alone=*/true); // profile too fast
+  calibrateProfile(C, P, sample(0.7, /*Alone=*/true)); // profile too fast
   EXPECT_DOUBLE_EQ(privateRateOf(P, sample(0.7), 132, C), 0.7);
-  calibrateProfile(C, P, sample(1.3), /*Alone=*/true);
+  calibrateProfile(C, P, sample(1.3, /*Alone=*/true));
   EXPECT_DOUBLE_EQ(privateRateOf(P, sample(1.3), 132, C), 1.3);
   // Not steady (its allocation moved during the epoch): nothing learnt.
-  EpochSample Moving = sample(0.5);
+  EpochSample Moving = sample(0.5, true);
   Moving.steady = false;
-  calibrateProfile(C, P, Moving, true);
+  calibrateProfile(C, P, Moving);
   EXPECT_DOUBLE_EQ(privateRateOf(P, Moving, 132, C), 1.3);
 }
 
