@@ -72,27 +72,6 @@ void HsmOnlinePolicy::learnFrom(const EpochSample &S) {
     calibrateProfile(Kappa, *P, S);
 }
 
-std::optional<double> HsmOnlinePolicy::arrivalOf(const EpochSample &S) {
-  auto It = Seen.find(S.id);
-  if (It == Seen.end())
-    return std::nullopt;
-  FirstSeen &F = It->second;
-  if (!F.arrival_us && S.steady && S.rate > 0) {
-    // It ran its first blocks at about the rate it runs now. One that
-    // finished none in its first epoch either waited (the plan preempted
-    // it: half the epoch) or arrived within the lifetime of its first
-    // blocks (the sampling period) before the end, its SMs perhaps still
-    // on their way from other kernels (preempted until they are
-    // acknowledged, which takes microseconds): half of that.
-    const double Ran = F.done > 0 ? static_cast<double>(F.done) / S.rate
-                       : F.waited ? 0.5 * (F.end_us - F.start_us)
-                                  : 0.5 * std::min(S.sampling_period_us,
-                                                   F.end_us - F.start_us);
-    F.arrival_us = std::clamp(F.end_us - Ran, F.start_us, F.end_us);
-  }
-  return F.arrival_us;
-}
-
 std::optional<std::optional<Plan>>
 HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
   const std::size_t K = R.kernels.size();
@@ -201,17 +180,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     Probing.reset();
     Changes.keepOnly(Ids);
   }
-  for (const EpochSample &S : R.kernels)
-    if (S.epochs == 1)
-      Seen[S.id] = {R.start_us, R.end_us, S.done,
-                    S.preempted && !plannedToRun(Current, S.name),
-                    std::nullopt};
-  for (auto It = Seen.begin(); It != Seen.end();)
-    It = std::find(Ids.begin(), Ids.end(), It->first) == Ids.end()
-             ? Seen.erase(It)
-             : std::next(It);
-  for (const EpochSample &S : R.kernels)
-    arrivalOf(S); // estimated at its first steady epoch, alone or not
+  Arrivals.observe(R, Current);
   if (K < 2 && !Probing)
     return std::nullopt;
   const unsigned N = Current.num_sms > 0
@@ -325,7 +294,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     if (!Project)
       break;
     const EpochSample &S = R.kernels[I];
-    const std::optional<double> At = arrivalOf(S);
+    const std::optional<double> At = Arrivals.of(S);
     if (!At || !(S.rate > 0) || !(Np[I] > 0)) {
       Project = false;
       break;
@@ -472,7 +441,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
     // left within the goal.
     double Target = Goal;
     const EpochSample &Hp = R.kernels[H];
-    if (const std::optional<double> At = arrivalOf(Hp);
+    if (const std::optional<double> At = Arrivals.of(Hp);
         At && Hp.rate > 0 && Np[H] > 0 && Hp.done < Hp.total) {
       const double Private = Hp.rate / Np[H];
       const double Left = static_cast<double>(Hp.total - Hp.done) / Private;

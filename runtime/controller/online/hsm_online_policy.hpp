@@ -7,6 +7,7 @@
 // HSM", says what is measured and what substitutes the paper's counters.
 #pragma once
 
+#include "arrival_estimates.hpp"
 #include "change_budget.hpp"
 
 #include "smpart/controller_epoch.hpp"
@@ -89,19 +90,8 @@ private:
   /// A steady rate above the isolated rate proves the profile too slow.
   void learnFrom(const EpochSample &S);
 
-  /// Where a kernel was first seen, to estimate its arrival time.
-  struct FirstSeen {
-    double start_us = 0, end_us = 0;
-    unsigned long long done = 0;
-    bool waited = false;              ///< held no SM at the first epoch's end
-    std::optional<double> arrival_us; ///< estimated from the first rate
-  };
-  /// The kernel's arrival: its first epoch's end less the time its
-  /// blocks done then took at the first measured rate.
-  std::optional<double> arrivalOf(const EpochSample &S);
-
   policy::ProfileSet Profiles;
-  std::map<unsigned long long, FirstSeen> Seen;
+  ArrivalEstimates Arrivals;
   HsmOnlineOptions Opts;
   std::vector<unsigned long long> Ids; // the kernel set being optimised
   std::optional<unsigned long long> Converged;
