@@ -65,10 +65,9 @@ private:
     // on their way from other kernels (preempted until they are
     // acknowledged, which takes microseconds): half of that.
     const double Epoch = F.end_us - F.start_us;
-    const double Ran =
-        F.done > 0 ? static_cast<double>(F.done) / S.rate
-        : F.waited ? 0.5 * Epoch
-                   : 0.5 * std::min(S.sampling_period_us, Epoch);
+    const double Ran = F.done > 0 ? static_cast<double>(F.done) / S.rate
+                       : F.waited ? 0.5 * Epoch
+                                  : 0.5 * std::min(S.sampling_period_us, Epoch);
     F.arrival_us = std::clamp(F.end_us - Ran, F.start_us, F.end_us);
   }
 
