@@ -9,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace smpart::online {
@@ -24,7 +25,9 @@ inline std::string baseName(const std::string &Name) {
 /// model needs; nullptr otherwise (the kernel keeps what it was given).
 inline const policy::KernelProfile *
 profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
-  const std::string Base = baseName(Name);
+  // Called for every kernel several times per epoch: no copy of the name.
+  const std::string_view Base =
+      std::string_view(Name).substr(0, Name.find('#'));
   for (const policy::KernelProfile &K : Profiles.kernels)
     if (K.name == Base && !K.by_sms.empty())
       return &K;
