@@ -55,8 +55,16 @@ double Controller::isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
       return It->second;
     }
   }
+  const double Rate = profileRate(T, Sms, Ctas);
+  if (Rate > 0)
+    Source = IsolatedSource::Profile;
+  return Rate;
+}
+
+double Controller::profileRate(const Tracked &T, unsigned Sms,
+                               unsigned Ctas) const {
   const policy::KernelProfile *P = T.profile;
-  if (!P || P->by_sms.empty())
+  if (Sms == 0 || Ctas == 0 || !P || P->by_sms.empty())
     return 0;
   // The curves time the profiled launch: its blocks per ms hold for any
   // grid of the kernel (the live total only stands in when the profile
@@ -76,7 +84,6 @@ double Controller::isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
   }
   if (!(Ms > 0))
     return 0;
-  Source = IsolatedSource::Profile;
   return Total / (Ms * 1000.0);
 }
 
@@ -95,6 +102,7 @@ void Controller::measure(Tracked &T, EpochSample &S, double Us, bool Alone) {
   S.rate = static_cast<double>(S.blocks) / Us;
   S.steady = T.epoch_done.has_value() && !T.knobs_written && T.applied_at_start;
   S.alone = Alone;
+  S.awaiting_sms = A.preempted && T.pending.has_value();
   S.epochs = ++T.epochs;
   const double Resident = static_cast<double>(S.sms) * S.ctas_per_sm;
   S.sampling_period_us = S.rate > 0 ? Resident / S.rate : 0;
@@ -104,6 +112,12 @@ void Controller::measure(Tracked &T, EpochSample &S, double Us, bool Alone) {
   }
   S.isolated_rate = isolatedRate(T, S.sms, S.ctas_per_sm, S.isolated_source);
   S.np = S.isolated_rate > 0 ? S.rate / S.isolated_rate : 0;
+  // Without a CTA curve the SM curve stands for any CTAs per SM in the
+  // isolated rate; as a measure of the profile itself it holds only at
+  // the occupancy it was timed at.
+  const bool Timed = T.profile && (!T.profile->by_ctas.empty() ||
+                                   S.ctas_per_sm == T.control->occupancy());
+  S.profile_rate = Timed ? profileRate(T, S.sms, S.ctas_per_sm) : 0;
 }
 
 void Controller::epoch(double NowUs) {
@@ -112,7 +126,7 @@ void Controller::epoch(double NowUs) {
   if (EpochStart >= 0 && !(Us > 0))
     return; // the clock did not move: nothing to measure
   const bool Opening = EpochStart < 0;
-  const bool Alone = EpochPeak <= 1;
+  const bool Alone = EpochPeak <= 1 && !EpochOpaque && HeldByOpaque.none();
   ReportKernels.clear();
   std::size_t N = 0;
   for (Tracked &T : Kernels) {
@@ -140,6 +154,7 @@ void Controller::epoch(double NowUs) {
   }
   EpochStart = NowUs;
   EpochPeak = Kernels.size();
+  EpochOpaque = HeldByOpaque.any();
   if (Opening)
     return;
   traceEpoch();

@@ -179,6 +179,7 @@ bool Controller::holdOpaque(const std::string &Name,
   const bool Changed = Held != O->held;
   if (Changed) {
     O->held = Held;
+    EpochOpaque = EpochOpaque || Held.any();
     updateFree();
     // Rewritten kernels shrink off the held SMs now and grow onto the ones
     // the partition no longer holds.

@@ -4,15 +4,11 @@
 // the time it has run already.
 #pragma once
 
-#include "report_kernels.hpp"
-
 #include "smpart/controller_epoch.hpp"
-#include "smpart/policy/plan.hpp"
 
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <vector>
 
 namespace smpart::online {
 
@@ -20,13 +16,11 @@ class ArrivalEstimates {
 public:
   /// Notes the kernels in their first epoch and estimates the arrival of
   /// those measured steady since; forgets kernels no longer reported.
-  /// \p Current: the plan applied last (was a kernel preempted by it?).
-  void observe(const EpochReport &R, const policy::Plan &Current) {
+  void observe(const EpochReport &R) {
     for (const EpochSample &S : R.kernels)
       if (S.epochs == 1)
         Seen[S.id] = {R.start_us, R.end_us, S.done,
-                      S.preempted && !plannedToRun(Current, S.name),
-                      std::nullopt};
+                      S.preempted && !S.awaiting_sms, std::nullopt};
     for (auto It = Seen.begin(); It != Seen.end();)
       It = std::none_of(R.kernels.begin(), R.kernels.end(),
                         [&](const EpochSample &S) { return S.id == It->first; })
@@ -56,14 +50,14 @@ private:
     if (It == Seen.end())
       return;
     FirstSeen &F = It->second;
-    if (F.arrival_us || !S.steady || !(S.rate > 0))
+    if (F.arrival_us || !S.steady || S.sms == 0 || !(S.rate > 0))
       return;
-    // It ran its first blocks at about the rate it runs now. One that
-    // finished none in its first epoch either waited (the plan preempted
-    // it: half the epoch) or arrived within the lifetime of its first
-    // blocks (the sampling period) before the end, its SMs perhaps still
-    // on their way from other kernels (preempted until they are
-    // acknowledged, which takes microseconds): half of that.
+    // It ran its first blocks at about the rate it runs now (this first
+    // steady sample). One that finished none in its first epoch either
+    // waited (the plan preempted it): dated half the epoch back; or it
+    // arrived at most one block lifetime before the end (this sample's
+    // sampling period), its SMs perhaps still on their way from other
+    // kernels: dated half of that back.
     const double Epoch = F.end_us - F.start_us;
     const double Ran = F.done > 0 ? static_cast<double>(F.done) / S.rate
                        : F.waited ? 0.5 * Epoch

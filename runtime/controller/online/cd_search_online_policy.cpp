@@ -228,7 +228,7 @@ CdSearchOnlinePolicy::NameSet
 CdSearchOnlinePolicy::nameSet(const std::vector<std::string> &Names) {
   std::vector<std::string> Base;
   for (const std::string &N : Names)
-    Base.push_back(baseName(N));
+    Base.emplace_back(baseName(N));
   NameSet S;
   S.order.resize(Base.size());
   std::iota(S.order.begin(), S.order.end(), std::size_t{0});

@@ -180,7 +180,7 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     Probing.reset();
     Changes.keepOnly(Ids);
   }
-  Arrivals.observe(R, Current);
+  Arrivals.observe(R);
   if (K < 2 && !Probing)
     return std::nullopt;
   const unsigned N = Current.num_sms > 0

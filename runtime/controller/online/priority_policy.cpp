@@ -16,7 +16,7 @@ using policy::Plan;
 namespace {
 const policy::KernelProfile *profileIn(const policy::ProfileSet &Set,
                                        const std::string &Name) {
-  const std::string Base = baseName(Name);
+  const std::string_view Base = baseName(Name);
   for (const policy::KernelProfile &K : Set.kernels)
     if (K.name == Base)
       return &K;
@@ -108,7 +108,8 @@ PriorityPolicy::prioritise(const Plan &Offline, const char *Why,
   bool Exclusively = false;
   for (std::size_t I : High)
     Exclusively =
-        Exclusively || Exclusive.count(baseName(Offline.kernels[I].name));
+        Exclusively ||
+        Exclusive.count(std::string(baseName(Offline.kernels[I].name)));
   int Left = Budget;
   if (Exclusively) {
     // Learned: SMs alone do not isolate it; the best-effort work stops.

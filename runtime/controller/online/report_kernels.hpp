@@ -16,7 +16,7 @@ namespace smpart::online {
 
 /// The kernel a report or plan name stands for: "name#instance" names one
 /// launch of kernel "name" (the controller's policyInput()).
-inline std::string baseName(const std::string &Name) {
+inline std::string_view baseName(std::string_view Name) {
   return Name.substr(0, Name.find('#'));
 }
 
@@ -26,8 +26,7 @@ inline std::string baseName(const std::string &Name) {
 inline const policy::KernelProfile *
 profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
   // Called for every kernel several times per epoch: no copy of the name.
-  const std::string_view Base =
-      std::string_view(Name).substr(0, Name.find('#'));
+  const std::string_view Base = baseName(Name);
   for (const policy::KernelProfile &K : Profiles.kernels)
     if (K.name == Base && !K.by_sms.empty())
       return &K;
@@ -40,20 +39,22 @@ using ProfileCalibration = std::map<std::string, double>;
 
 /// Co-runners only slow a kernel down: a steady sample of profiled kernel
 /// \p P measured faster than its profile's isolated rate at the same
-/// allocation, beyond the noise (3 %), proves the profile's times too long
-/// by at least that much; \p C keeps the largest such factor. A sample of
-/// the kernel alone (no other kernel tracked during the epoch) is its
-/// isolated rate: it sets the factor either way, so a profile too fast is
-/// corrected too (a co-run sample cannot tell that from contention).
+/// allocation (EpochSample::profile_rate), beyond the noise (3 %), proves
+/// the profile's times too long by at least that much; \p C keeps the
+/// largest such factor. A sample of the kernel alone (nothing contended
+/// with it) is its isolated rate: it sets the factor either way, so a
+/// profile too fast is corrected too, which a co-run sample cannot tell
+/// from contention. One factor scales the whole curve (privateRateOf
+/// applies it on every SM), as a misprofiled time does.
 inline void calibrateProfile(ProfileCalibration &C,
                              const policy::KernelProfile &P,
                              const EpochSample &S) {
-  if (!S.steady || S.preempted ||
-      S.isolated_source != IsolatedSource::Profile || !(S.np > 0))
+  if (!S.steady || S.preempted || !(S.profile_rate > 0) || !(S.rate > 0))
     return;
+  const double Measured = S.rate / S.profile_rate;
   double &K = C.try_emplace(P.name, 1.0).first->second;
-  if (S.alone || S.np > 1.03 * K)
-    K = S.np;
+  if (S.alone || Measured > 1.03 * K)
+    K = Measured;
 }
 
 /// Private-mode rate of sample \p S of profiled kernel \p P: blocks per
@@ -79,16 +80,6 @@ inline std::vector<unsigned long long> kernelIds(const EpochReport &R) {
   for (const EpochSample &S : R.kernels)
     Ids.push_back(S.id);
   return Ids;
-}
-
-/// Whether plan \p P gives report kernel \p Name SMs to run on now: a
-/// kernel it does is preempted only while its SMs wait for other kernels'
-/// acknowledgements.
-inline bool plannedToRun(const policy::Plan &P, const std::string &Name) {
-  for (const policy::KernelDecision &D : P.kernels)
-    if (D.name == Name)
-      return D.sms > 0 && !(D.round && *D.round > 0);
-  return false;
 }
 
 /// A decision that gives sample \p S \p Sms SMs and keeps its CTA knobs.

@@ -254,7 +254,7 @@ void TlpDynamicPolicy::reset(const EpochReport &R) {
   std::vector<std::string> Now;
   bool Again = false;
   for (const EpochSample &S : R.kernels) {
-    Now.push_back(baseName(S.name));
+    Now.emplace_back(baseName(S.name));
     Again = Again ||
             (!Arrived.count(S.id) &&
              std::find(Names.begin(), Names.end(), Now.back()) != Names.end());

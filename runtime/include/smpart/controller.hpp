@@ -260,6 +260,8 @@ private:
   void measure(Tracked &T, EpochSample &S, double Us, bool Alone);
   double isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
                       IsolatedSource &Source) const;
+  /// The profile curves' isolated rate (EpochSample::profile_rate).
+  double profileRate(const Tracked &T, unsigned Sms, unsigned Ctas) const;
   void traceEpoch();
   void runOnline();
   policy::Plan planFor(std::vector<Tracked *> &Active, const char *Trigger,
@@ -301,8 +303,10 @@ private:
   // Epochs.
   double EpochStart = -1;
   double LastTracedEpoch = -1e300;
-  /// Most kernels tracked at once since the epoch opened ("alone").
+  /// Most kernels tracked at once since the epoch opened, and whether an
+  /// opaque partition held SMs meanwhile ("alone").
   std::size_t EpochPeak = 0;
+  bool EpochOpaque = false;
   EpochReport Report; // reused: no allocation per epoch once warm
   std::vector<Tracked *> ReportKernels;
   std::map<std::string, std::map<unsigned, double>> Learned;

@@ -43,8 +43,12 @@ struct EpochSample {
   /// acknowledged every earlier write at its start: the rate belongs to
   /// this allocation (the first epoch of a kernel is never steady).
   bool steady = false;
-  /// No other kernel was tracked during the epoch.
+  /// No other kernel was tracked during the epoch and no opaque partition
+  /// held SMs: nothing contended with it.
   bool alone = false;
+  /// Preempted only while SMs other kernels are leaving await their
+  /// acknowledgement: the plan gives it SMs (its wait is microseconds).
+  bool awaiting_sms = false;
   /// Logical blocks executed in the epoch (SiM Eq. 1's TB_e, difference).
   unsigned long long blocks = 0;
   unsigned long long done = 0, total = 0;
@@ -54,6 +58,11 @@ struct EpochSample {
   /// SM; 0 when unknown.
   double isolated_rate = 0;
   IsolatedSource isolated_source = IsolatedSource::None;
+  /// Blocks per microsecond the profile's curves give alone at the same
+  /// SMs and CTAs per SM, whatever the controller learned; 0 where the
+  /// profile cannot say (no SM curve; CTAs per SM other than the
+  /// occupancy its SM curve was timed at, and no CTA curve).
+  double profile_rate = 0;
   /// Normalised progress rate / isolated_rate (HSM's NP); 0 when unknown.
   double np = 0;
   /// TLP modulation's sampling period (tlp-modulation-cache-bypass Sec.

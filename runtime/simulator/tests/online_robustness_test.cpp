@@ -112,6 +112,8 @@ EpochReport randomReport(std::mt19937 &G, std::vector<Live> &Kernels,
     S.isolated_rate =
         S.isolated_source == IsolatedSource::None ? 0 : Uniform(0.001, 100);
     S.np = S.isolated_rate > 0 ? S.rate / S.isolated_rate : 0;
+    S.profile_rate = Chance(0.7) ? Uniform(0.001, 100) : 0;
+    S.awaiting_sms = S.preempted && Chance(0.5);
     S.sampling_period_us =
         S.rate > 0 ? static_cast<double>(S.sms) * S.ctas_per_sm / S.rate : 0;
     S.epochs = ++K.epochs;
