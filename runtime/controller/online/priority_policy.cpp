@@ -14,14 +14,6 @@ using policy::KernelDecision;
 using policy::Plan;
 
 namespace {
-const policy::KernelProfile *profileIn(const policy::ProfileSet &Set,
-                                       const std::string &Name) {
-  const std::string_view Base = baseName(Name);
-  for (const policy::KernelProfile &K : Set.kernels)
-    if (K.name == Base)
-      return &K;
-  return nullptr;
-}
 /// Kernels the controller plans outside the policy keep their SMs.
 bool foreign(const KernelDecision &D) {
   return D.klass == "unprofiled" || D.klass == "queued";
@@ -50,7 +42,7 @@ heldByHighPriority(const policy::ProfileSet &Profiles,
                    const std::vector<FinishingKernel> &Finishing) {
   std::set<int> Held;
   for (const FinishingKernel &F : Finishing)
-    if (const policy::KernelProfile *P = profileIn(Profiles, F.name))
+    if (const policy::KernelProfile *P = profileNamed(Profiles, F.name))
       if (P->priority == policy::Priority::High)
         Held.insert(F.sms.begin(), F.sms.end());
   return Held;
@@ -73,7 +65,7 @@ PriorityPolicy::PriorityPolicy(policy::ProfileSet P, PriorityOptions O)
     : Profiles(std::move(P)), Opts(O) {}
 
 bool PriorityPolicy::isHigh(const KernelDecision &D) const {
-  const policy::KernelProfile *P = profileIn(Profiles, D.name);
+  const policy::KernelProfile *P = profileNamed(Profiles, D.name);
   return P && !foreign(D) && P->priority == policy::Priority::High;
 }
 
@@ -122,7 +114,7 @@ PriorityPolicy::prioritise(const Plan &Offline, const char *Why,
     // In plan order (arrival order): a later one waits if none are left.
     for (std::size_t I : High) {
       const int Need = std::min(
-          Left, neededSms(*profileIn(Profiles, P.kernels[I].name), Budget));
+          Left, neededSms(*profileNamed(Profiles, P.kernels[I].name), Budget));
       P.kernels[I].sms = Need;
       Left -= Need;
     }
@@ -170,7 +162,7 @@ std::optional<Plan> PriorityPolicy::onEpoch(const EpochReport &R,
   Now.num_sms = N;
   bool Interfered = false, Others = false;
   for (const EpochSample &S : R.kernels) {
-    const policy::KernelProfile *P = profileIn(Profiles, S.name);
+    const policy::KernelProfile *P = profileNamed(Profiles, S.name);
     if (!P)
       return std::nullopt; // its SMs are the controller's, not ours to lay out
     KernelDecision D;

@@ -21,16 +21,23 @@ inline std::string_view baseName(std::string_view Name) {
 }
 
 /// The profile of report kernel \p Name ("name#instance" names one launch
-/// of the profiled kernel) if it has an SM curve, which every online
-/// model needs; nullptr otherwise (the kernel keeps what it was given).
+/// of the profiled kernel); nullptr without one. Called for every kernel
+/// several times per epoch: no copy of the name.
 inline const policy::KernelProfile *
-profileWithCurve(const policy::ProfileSet &Profiles, const std::string &Name) {
-  // Called for every kernel several times per epoch: no copy of the name.
+profileNamed(const policy::ProfileSet &Profiles, std::string_view Name) {
   const std::string_view Base = baseName(Name);
   for (const policy::KernelProfile &K : Profiles.kernels)
-    if (K.name == Base && !K.by_sms.empty())
+    if (K.name == Base)
       return &K;
   return nullptr;
+}
+
+/// The same if it has an SM curve, which every online model needs; nullptr
+/// otherwise (the kernel keeps what it was given).
+inline const policy::KernelProfile *
+profileWithCurve(const policy::ProfileSet &Profiles, std::string_view Name) {
+  const policy::KernelProfile *K = profileNamed(Profiles, Name);
+  return K && !K->by_sms.empty() ? K : nullptr;
 }
 
 /// Measured private rate over the profile's, per kernel name: what the
