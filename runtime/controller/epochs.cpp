@@ -177,12 +177,14 @@ void Controller::traceEpoch() {
                   {"preempted", S.preempted},
                   {"steady", S.steady},
                   {"alone", S.alone},
+                  {"awaiting_sms", S.awaiting_sms},
                   {"blocks", S.blocks},
                   {"executed_blocks", S.done},
                   {"total_blocks", S.total},
                   {"rate", S.rate},
                   {"isolated_rate", S.isolated_rate},
                   {"isolated_source", isolatedSourceName(S.isolated_source)},
+                  {"profile_rate", S.profile_rate},
                   {"np", S.np},
                   {"sampling_period_us", S.sampling_period_us}});
   Opts.trace->epoch(Report.index, Report.start_us, Report.end_us, Ks);

@@ -87,8 +87,10 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
     if (!S.steady || S.sms != N)
       return std::optional<Plan>(); // the SMs are still moving
     const policy::KernelProfile *P = profileOf(S.name);
-    if (S.isolated_rate > 0 && S.rate > 0)
-      Kappa[P->name] = S.rate / S.isolated_rate;
+    // Against the profile, not a rate learned alone earlier: the factor
+    // scales the profile (privateRateOf).
+    if (S.profile_rate > 0 && S.rate > 0)
+      Kappa[P->name] = S.rate / S.profile_rate;
     else
       Kappa[P->name] = 1; // nothing to learn: do not probe again
     Probed.insert(P->name);

@@ -324,6 +324,8 @@ TEST(Epochs, TraceHoldsEachEpochAndTheOnlineDecision) {
         EXPECT_EQ(K["blocks"], 264);
         EXPECT_NEAR(K["np"].get<double>(), 0.264, 1e-9);
         EXPECT_EQ(K["isolated_source"], "profile");
+        EXPECT_NEAR(K["profile_rate"].get<double>(), 1.0, 1e-9);
+        EXPECT_EQ(K["awaiting_sms"], false);
         EXPECT_NEAR(K["sampling_period_us"].get<double>(), 1000, 1e-6);
       }
     }
