@@ -91,8 +91,8 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
     // scales the profile (privateRateOf).
     if (S.profile_rate > 0 && S.rate > 0)
       Kappa[P->name] = S.rate / S.profile_rate;
-    else
-      Kappa[P->name] = 1; // nothing to learn: do not probe again
+    else // nothing to learn: do not probe again, keep what was learned
+      Kappa.try_emplace(P->name, 1.0);
     Probed.insert(P->name);
     Probing.reset();
     // The next memory-bound kernel alone at once: a return to the co-run

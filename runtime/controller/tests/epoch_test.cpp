@@ -177,6 +177,57 @@ TEST(Epochs, IsolatedRateIsLearnedAloneAndKeptForTheNextLaunch) {
   EXPECT_EQ(S.np, 0);
 }
 
+TEST(Epochs, AloneMeansNoOtherKernelAndNoOpaquePartitionHoldingSms) {
+  // An opaque partition's kernels share the memory bandwidth: an epoch
+  // in which one held SMs, even briefly, measures no isolated rate.
+  std::vector<unsigned> Ids = denseIds(8);
+  Controller C(*policy::findPolicy("even"), {}, Ids, quiet());
+  auto A = std::make_shared<FakeKernel>(1, "solo", 1000000, 2, Ids, nullptr);
+  C.onArrival(A);
+  OpaqueTenant T;
+  T.name = "library";
+  C.addOpaque(T);
+  C.epoch(0);
+  A->advance();
+  C.holdOpaque("library", {6, 7});
+  C.holdOpaque("library", {}); // released within the epoch
+  C.epoch(100);
+  EXPECT_FALSE(C.lastEpoch().kernels[0].alone);
+  A->advance();
+  C.epoch(200);
+  EXPECT_TRUE(C.lastEpoch().kernels[0].steady);
+  EXPECT_TRUE(C.lastEpoch().kernels[0].alone);
+  C.holdOpaque("library", {7}); // held at the epoch's end
+  A->advance();
+  C.epoch(300);
+  EXPECT_FALSE(C.lastEpoch().kernels[0].alone);
+}
+
+TEST(Epochs, AKernelWhoseSmsAwaitAnAcknowledgementIsNotPreemptedByThePlan) {
+  Pair P;
+  P.C->onDeparture(2);
+  P.C->epoch(0);
+  // sgemm holds every SM and does not acknowledge: a newcomer's SMs wait.
+  P.A->Applied = false;
+  auto B = std::make_shared<FakeKernel>(3, "stream_triad", 100000, 8, P.Ids,
+                                        nullptr);
+  P.C->onArrival(B);
+  ASSERT_EQ(P.C->pendingGrants(), 1u);
+  P.A->advance();
+  P.C->epoch(1000);
+  EpochSample S = P.C->lastEpoch().kernels[1];
+  EXPECT_TRUE(S.preempted);
+  EXPECT_TRUE(S.awaiting_sms);
+  EXPECT_FALSE(P.C->lastEpoch().kernels[0].awaiting_sms);
+  P.A->Applied = true;
+  P.C->onKnobsApplied(1);
+  B->advance();
+  P.C->epoch(2000);
+  S = P.C->lastEpoch().kernels[1];
+  EXPECT_FALSE(S.preempted);
+  EXPECT_FALSE(S.awaiting_sms);
+}
+
 TEST(Epochs, KernelsWhoseLastBlockWasTakenAreNotReported) {
   Pair P;
   P.C->epoch(0);

@@ -97,17 +97,4 @@ TEST(ProfileCalibration, AnEpochAloneCorrectsAProfileTooFast) {
   EXPECT_NEAR(privateRateOf(K.P, T, 132, C), 0.528, 1e-9);
 }
 
-TEST(ProfileCalibration, AnOpaquePartitionHoldingSmsMeansNotAlone) {
-  Sgemm K;
-  OpaqueTenant T;
-  T.name = "library";
-  K.C->addOpaque(T);
-  K.C->holdOpaque("library", {120, 121, 122, 123});
-  double Now = 0;
-  K.epoch(Now, 1);
-  const EpochSample S = K.epoch(Now, 1);
-  ASSERT_TRUE(S.steady);
-  EXPECT_FALSE(S.alone); // its bandwidth is shared with the library's work
-}
-
 } // namespace
