@@ -68,7 +68,7 @@ void Controller::onArrival(std::shared_ptr<KernelControl> K) {
   // A fresh launch runs on every SM with its occupancy (initKnobs).
   for (unsigned S : SmIds)
     T.alloc.mask.set(S);
-  T.alloc.ctas_per_sm = std::min(T.control->occupancy(), kMaxCtasPerSm);
+  T.alloc.ctas_per_sm = occupancyOf(T);
   for (const KernelProfile &P : Profiles.kernels)
     if (P.name == T.alloc.name)
       T.profile = &P;
@@ -457,7 +457,7 @@ void Controller::applyPlan(Plan P, const std::vector<Tracked *> &Active,
     A.preempted = D.sms <= 0 || (D.round && *D.round > 0);
     if (!A.preempted)
       A.mask = maskFor(D.sm_first, D.sms);
-    unsigned Occ = std::min(T.control->occupancy(), kMaxCtasPerSm);
+    unsigned Occ = occupancyOf(T);
     unsigned Ctas = D.ctas_per_sm > 0 ? static_cast<unsigned>(D.ctas_per_sm)
                                       : (Occ > 0 ? Occ : T.alloc.ctas_per_sm);
     if (Occ > 0)

@@ -77,7 +77,7 @@ double Controller::profileRate(const Tracked &T, unsigned Sms,
   // the CTAs per SM it holds (the curves' separable model).
   double Ms = policy::timeAtSms(*P, Sms);
   if (!P->by_ctas.empty()) {
-    unsigned Ref = std::min(T.control->occupancy(), kMaxCtasPerSm);
+    unsigned Ref = occupancyOf(T);
     if (Ref == 0)
       Ref = static_cast<unsigned>(P->by_ctas.back().ctas);
     Ms *= policy::timeAtCtas(*P, Ctas) / policy::timeAtCtas(*P, Ref);
@@ -115,10 +115,8 @@ void Controller::measure(Tracked &T, EpochSample &S, double Us, bool Alone) {
   // Without a CTA curve the SM curve stands for any CTAs per SM in the
   // isolated rate; as a measure of the profile itself it holds only at
   // the occupancy it was timed at.
-  const bool Timed =
-      T.profile &&
-      (!T.profile->by_ctas.empty() ||
-       S.ctas_per_sm == std::min(T.control->occupancy(), kMaxCtasPerSm));
+  const bool Timed = T.profile && (!T.profile->by_ctas.empty() ||
+                                   S.ctas_per_sm == occupancyOf(T));
   S.profile_rate = Timed ? profileRate(T, S.sms, S.ctas_per_sm) : 0;
 }
 

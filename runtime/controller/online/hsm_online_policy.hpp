@@ -9,6 +9,7 @@
 
 #include "arrival_estimates.hpp"
 #include "change_budget.hpp"
+#include "report_kernels.hpp"
 
 #include "smpart/controller_epoch.hpp"
 #include "smpart/policy/policy.hpp"
@@ -70,7 +71,7 @@ public:
   std::optional<unsigned long long> convergedAt() const { return Converged; }
   unsigned long long steps() const { return Steps; }
   /// Measured private rate over the profile's, per calibrated kernel name.
-  const std::map<std::string, double> &calibration() const { return Kappa; }
+  const ProfileCalibration &calibration() const { return Kappa; }
 
 private:
   const policy::KernelProfile *profileOf(const std::string &Name) const;
@@ -87,7 +88,7 @@ private:
                                          bool Chained);
   /// One repartitioning decision from a report of steady co-run samples.
   std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms);
-  /// A steady rate above the isolated rate proves the profile too slow.
+  /// What a sample proves of its profile (calibrateProfile).
   void learnFrom(const EpochSample &S);
 
   policy::ProfileSet Profiles;
@@ -98,7 +99,7 @@ private:
   /// The kernels' SM changes, for the hysteresis bound.
   ChangeBudget Changes;
   unsigned long long Steps = 0;
-  std::map<std::string, double> Kappa;
+  ProfileCalibration Kappa;
   std::set<std::string> Probed;
   /// The kernel being measured alone, and the plan to return to.
   std::optional<unsigned long long> Probing;

@@ -49,6 +49,7 @@
 #include "smpart/policy/policy.hpp"
 #include "smpart/policy/profile.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -260,6 +261,11 @@ private:
   void measure(Tracked &T, EpochSample &S, double Us, bool Alone);
   double isolatedRate(const Tracked &T, unsigned Sms, unsigned Ctas,
                       IsolatedSource &Source) const;
+  /// The most CTAs per SM \p T can hold: its occupancy, capped by the
+  /// knob's range (0 when the occupancy is unknown).
+  static unsigned occupancyOf(const Tracked &T) {
+    return std::min(T.control->occupancy(), kMaxCtasPerSm);
+  }
   /// The profile curves' isolated rate (EpochSample::profile_rate).
   double profileRate(const Tracked &T, unsigned Sms, unsigned Ctas) const;
   void traceEpoch();
