@@ -353,14 +353,25 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
                            .c_str(),
                        __FILE__, __LINE__);
   k.captured = cs == cudaStreamCaptureStatusActive;
+  // Set-up calls (first-use allocations, event queries of finished
+  // kernels) must not invalidate a capture in progress on the caller's
+  // stream: relaxed capture mode for this thread meanwhile. None of them
+  // uses a stream.
   {
-    // Set-up calls (first-use allocations, event queries of finished
-    // kernels) must not invalidate a capture in progress on the caller's
-    // stream: relaxed capture mode for this thread meanwhile. None of them
-    // uses a stream.
     CaptureModeRelaxed relaxed;
     std::lock_guard<std::mutex> lock(r.mu);
     SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k.ctx));
+  }
+  // Before anything of this launch is enqueued: a context's first launch
+  // loads every registered kernel, any launch its own kernel if it is not
+  // loaded yet (detail/preload.hpp). Not under the runtime's lock: a load
+  // may wait for every running kernel, a preempted one among them runs
+  // until the controller resumes it, and a resume takes that lock. The
+  // attribute queries below would otherwise load the kernel under it.
+  preloadBeforeLaunch(k.fn, *k.ctx);
+  {
+    CaptureModeRelaxed relaxed;
+    std::lock_guard<std::mutex> lock(r.mu);
     pollSmProbeLocked(*k.ctx);
     reclaimLocked(r, false);
     if (k.ctx->free_slots.empty())
@@ -371,9 +382,6 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
       k.generation = ++k.slot->generation;
     SMPART_RETURN_IF_ERROR(fnInfoLocked(r, k, threads));
   }
-  // Before anything of this launch is enqueued: a context's first launch
-  // loads every registered kernel (detail/preload.hpp).
-  preloadBeforeLaunch(k.fn, *k.ctx);
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
   initKnobs(h.knobs, k.occupancy);

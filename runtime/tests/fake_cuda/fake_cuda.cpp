@@ -86,6 +86,7 @@ struct Fake {
   /// under lazy module loading) in the current context: reset() makes a
   /// new one, with nothing loaded.
   std::set<const void *> loaded;
+  std::function<void(const void *)> on_load;
   /// cudaFuncAttributeMaxDynamicSharedMemorySize by kernel (CUDA's default
   /// where absent: 48 KB, no static shared memory here).
   std::map<const void *, int> smem_limit;
@@ -280,6 +281,7 @@ void reset(unsigned num_sms, bool memory_pools) {
     f.kernels.clear();
     f.smem_limit.clear();
     f.loaded.clear();
+    f.on_load = nullptr;
     f.probe_runs = {{}};
     for (unsigned i = 0; i < num_sms; ++i)
       f.probe_runs[0].push_back(i);
@@ -326,6 +328,11 @@ bool loaded(const void *fn) {
   return fake().loaded.count(fn) != 0;
 }
 
+void onLoad(std::function<void(const void *fn)> hook) {
+  FAKE_LOCK;
+  fake().on_load = std::move(hook);
+}
+
 } // namespace fake_cuda
 
 extern "C" {
@@ -353,11 +360,17 @@ int smemLimit(const void *fn) {
 
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
                                   const void *fn) {
-  FAKE_LOCK;
-  fake().loaded.insert(fn);
-  *attr = cudaFuncAttributes{};
-  attr->maxThreadsPerBlock = 1024;
-  attr->maxDynamicSharedSizeBytes = smemLimit(fn);
+  std::function<void(const void *)> hook;
+  {
+    FAKE_LOCK;
+    if (fake().loaded.insert(fn).second)
+      hook = fake().on_load;
+    *attr = cudaFuncAttributes{};
+    attr->maxThreadsPerBlock = 1024;
+    attr->maxDynamicSharedSizeBytes = smemLimit(fn);
+  }
+  if (hook)
+    hook(fn);
   return cudaSuccess;
 }
 

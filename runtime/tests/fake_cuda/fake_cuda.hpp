@@ -62,5 +62,9 @@ bool allocationLive(const void *p);
 unsigned probeLaunches();
 /// Whether cudaFuncGetAttributes loaded `fn` (lazy module loading).
 bool loaded(const void *fn);
+/// Called on the loading thread, outside the fake's lock, each time
+/// cudaFuncGetAttributes loads a kernel (where a real load may wait for
+/// every running kernel); reset() removes it.
+void onLoad(std::function<void(const void *fn)> hook);
 
 } // namespace fake_cuda

@@ -446,6 +446,48 @@ TEST_F(FakeRuntime, ReservedSmsAreLeftOutOfANewLaunchsDefaultMask) {
   EXPECT_TRUE(after.wait().ok());
 }
 
+// A kernel no translation unit registered (a template instance) is loaded
+// by its own first launch. A load may wait for every running kernel, and
+// a preempted kernel runs until a controller resumes it, which takes the
+// runtime's lock: the load must not hold that lock.
+TEST_F(FakeRuntime, LaunchLoadsItsKernelWithoutHoldingTheRuntimeLock) {
+  const void *fn = reinterpret_cast<const void *>(&testKernel);
+  ASSERT_TRUE(smpart::init().ok());
+  ASSERT_FALSE(fake_cuda::loaded(fn));
+  int loads = 0;
+  bool locked = false;
+  fake_cuda::onLoad([&](const void *loading) {
+    if (loading != fn)
+      return;
+    ++loads;
+    // From another thread, as the controller's resume would; the notice
+    // thread may hold the lock for a moment, the launching thread holds it
+    // for the whole load if at all.
+    locked = !std::async(std::launch::async, [] {
+                for (int i = 0; i < 200; ++i) {
+                  if (smpart::detail::runtime().mu.try_lock()) {
+                    smpart::detail::runtime().mu.unlock();
+                    return true;
+                  }
+                  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                }
+                return false;
+              }).get();
+  });
+  smpart::KernelHandle h = smpart::launch(
+      {"testKernel", fn}, dim3(100), dim3(64), 0, stream_,
+      [&](const smpart::LaunchParams &p) {
+        smpart::LaunchControl ctl = p.ctl;
+        void *args[] = {&ctl};
+        cudaLaunchKernel(fn, p.grid, p.block, args, p.smem, p.stream);
+      });
+  EXPECT_TRUE(h.status().ok()) << h.status().message();
+  EXPECT_EQ(loads, 1);
+  EXPECT_FALSE(locked) << "the launch loaded its kernel under the lock";
+  EXPECT_TRUE(h.wait().ok());
+  fake_cuda::onLoad(nullptr);
+}
+
 // The pool's device memory is never zeroed by a legacy-stream memset: a
 // slot's first launch copies the whole State, zero slot words included.
 TEST_F(FakeRuntime, InitLoadsRegisteredKernelsBeforeAnyLaunch) {
