@@ -506,10 +506,13 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     SMPART_CUDA_CHECK(cudaStreamIsCapturing(stream, &cs));
     k->captured = cs == cudaStreamCaptureStatusActive;
-    SMPART_CUDA_CHECK(
-        cudaEventCreateWithFlags(&k->opaque_done, cudaEventDisableTiming));
-    if (!k->captured)
+    // A captured launch has no completion of its own (each replay is one):
+    // no event, which nothing would ever reclaim.
+    if (!k->captured) {
+      SMPART_CUDA_CHECK(
+          cudaEventCreateWithFlags(&k->opaque_done, cudaEventDisableTiming));
       announced = announceLaunch(k);
+    }
     const cudaError_t before = cudaPeekAtLastError();
     launcher(grid, block, smem, stream);
     const cudaError_t after = cudaPeekAtLastError();
@@ -524,6 +527,10 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   if (!st.ok()) {
     if (announced)
       announceFailedLaunch(k);
+    // Never in the live list, so never reclaimed: nothing of it stays.
+    if (k->opaque_done)
+      cudaEventDestroy(k->opaque_done);
+    k->opaque_done = nullptr;
     reportFirstFailure(*k, st, false);
     return failed(std::move(k), std::move(st));
   }

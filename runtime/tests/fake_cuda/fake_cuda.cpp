@@ -2,6 +2,7 @@
 #include "fake_cuda.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -261,6 +262,10 @@ fake_cuda::KernelRun probeRun(void **args) {
 
 #define FAKE_LOCK std::lock_guard<std::recursive_mutex> fake_lock_(fake().mu)
 
+/// Events are never freed (a destroyed one may still be queried by
+/// mistake without crashing the test); they are counted.
+std::atomic<long> live_events{0};
+
 } // namespace
 
 namespace fake_cuda {
@@ -327,6 +332,8 @@ bool loaded(const void *fn) {
   FAKE_LOCK;
   return fake().loaded.count(fn) != 0;
 }
+
+long liveEvents() { return live_events.load(); }
 
 void onLoad(std::function<void(const void *fn)> hook) {
   FAKE_LOCK;
@@ -551,10 +558,15 @@ cudaError_t cudaStreamQuery(cudaStream_t st) {
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int) {
   *e = new CUevent_st;
+  ++live_events;
   return cudaSuccess;
 }
 
-cudaError_t cudaEventDestroy(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  if (e)
+    --live_events;
+  return cudaSuccess;
+}
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
   FAKE_LOCK;

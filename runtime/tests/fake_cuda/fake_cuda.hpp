@@ -62,6 +62,8 @@ bool allocationLive(const void *p);
 unsigned probeLaunches();
 /// Whether cudaFuncGetAttributes loaded `fn` (lazy module loading).
 bool loaded(const void *fn);
+/// Events created and not destroyed yet.
+long liveEvents();
 /// Called on the loading thread, outside the fake's lock, each time
 /// cudaFuncGetAttributes loads a kernel (where a real load may wait for
 /// every running kernel); reset() removes it.

@@ -488,6 +488,40 @@ TEST_F(FakeRuntime, LaunchLoadsItsKernelWithoutHoldingTheRuntimeLock) {
   fake_cuda::onLoad(nullptr);
 }
 
+// An opaque launch that is captured (each replay is a launch of its own)
+// or that fails never reaches the live list, where a finished launch's
+// event is destroyed: it must not create one that nothing destroys.
+TEST_F(FakeRuntime, CapturedOrFailedOpaqueLaunchesLeaveNoEvent) {
+  const void *fn = reinterpret_cast<const void *>(&testKernel);
+  ASSERT_TRUE(smpart::init().ok());
+  auto opaque = [&](cudaStream_t s, unsigned blocks) {
+    return smpart::launchOpaque(
+        {"testKernel", fn}, dim3(100), dim3(64), 0, s,
+        [&, blocks](dim3, dim3 block, std::size_t smem, cudaStream_t st) {
+          smpart::LaunchControl ctl{};
+          void *args[] = {&ctl};
+          cudaLaunchKernel(fn, dim3(blocks), block, args, smem, st);
+        });
+  };
+  const long before = fake_cuda::liveEvents();
+  for (int i = 0; i < 5; ++i) {
+    cudaGraph_t g = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+              cudaSuccess);
+    smpart::KernelHandle h = opaque(stream_, 100);
+    EXPECT_TRUE(h.status().ok()) << h.status().message();
+    EXPECT_TRUE(h.captured());
+    ASSERT_EQ(cudaStreamEndCapture(stream_, &g), cudaSuccess);
+    cudaGraphDestroy(g);
+  }
+  for (int i = 0; i < 5; ++i) {
+    smpart::KernelHandle h = opaque(stream_, 0); // an empty grid: refused
+    EXPECT_FALSE(h.status().ok());
+    cudaGetLastError();
+  }
+  EXPECT_EQ(fake_cuda::liveEvents(), before);
+}
+
 // The pool's device memory is never zeroed by a legacy-stream memset: a
 // slot's first launch copies the whole State, zero slot words included.
 TEST_F(FakeRuntime, InitLoadsRegisteredKernelsBeforeAnyLaunch) {
