@@ -99,6 +99,8 @@ public:
   dim3 grid, block;
   std::size_t smem = 0;        // the user's dynamic shared memory
   std::size_t launch_smem = 0; // plus the protocol's tail
+  /// launch_smem needs the function's limit raised (FnInfo::opt_in).
+  bool smem_opt_in = false;
   cudaStream_t stream = nullptr;
   Relaunch relaunch;
   unsigned long long total = 0;

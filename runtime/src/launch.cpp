@@ -141,6 +141,7 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   auto it = r.fns.find(key);
   if (it != r.fns.end()) {
     k.occupancy = it->second.occupancy;
+    k.smem_opt_in = it->second.opt_in;
     if (it->second.opt_in)
       SMPART_CUDA_CHECK(cudaFuncSetAttribute(
           k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -167,6 +168,7 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   info.opt_in = opt_in;
   r.fns.emplace(key, info);
   k.occupancy = info.occupancy;
+  k.smem_opt_in = opt_in;
   return Status();
 }
 
@@ -312,19 +314,35 @@ LaunchControl Kernel::control(bool first) const {
 
 Status Kernel::launchInstance(unsigned long long ctas, cudaStream_t s,
                               bool first) {
+  if (!first && smem_opt_in && fn) {
+    // The program may have set the limit to its own size since (for its
+    // next launch of this kernel): a relaunch raises it again, never
+    // lowering it under a launch of another thread.
+    cudaFuncAttributes attr{};
+    SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
+    if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < launch_smem)
+      SMPART_CUDA_CHECK(
+          cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               static_cast<int>(launch_smem)));
+  }
   LaunchParams p{dim3(static_cast<unsigned>(ctas)), block, launch_smem, s,
                  control(first)};
   // The closure launches with <<<>>>, whose error lands in CUDA's
-  // per-thread last error. Peek before and after, without clearing: the
-  // error stays visible to the user's own cudaGetLastError(), and an error
-  // that was already pending is not taken for this launch's (if this
-  // launch failed the same way, wait() finds the kernel never ran).
+  // per-thread last error. Peek before and after: an error that was
+  // already pending is not taken for this launch's (if this launch failed
+  // the same way, wait() finds the kernel never ran). The first instance's
+  // error stays for the user's own cudaGetLastError(), as its <<<>>>
+  // would have left it; a relaunch's is cleared (it runs on a
+  // controller's thread, whose next relaunch must see its own).
   const cudaError_t before = cudaPeekAtLastError();
   relaunch(p);
   const cudaError_t after = cudaPeekAtLastError();
-  if (after != cudaSuccess && after != before)
+  if (after != cudaSuccess && after != before) {
+    if (!first && before == cudaSuccess)
+      cudaGetLastError();
     return cudaFailure(after, ("launch of kernel " + name).c_str(), __FILE__,
                        __LINE__);
+  }
   launched += ctas;
   return Status();
 }

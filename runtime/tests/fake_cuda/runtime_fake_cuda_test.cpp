@@ -368,6 +368,42 @@ TEST_F(FakeRuntime, SharedMemoryLimitSetBeforeEveryLaunchKeepsTheTail) {
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
 }
 
+// The same kernel's relaunch (a controller's grow or resume) after the
+// program set the limit back to its own size for its next launch: the
+// relaunch still needs the tail, and its failure must not stay in the
+// controller thread's CUDA error, where it would hide the next one.
+TEST_F(FakeRuntime, RelaunchAfterTheProgramResetTheSharedMemoryLimit) {
+  const void *fn = reinterpret_cast<const void *>(&testKernel);
+  constexpr int kSmem = 64 * 1024;
+  ASSERT_EQ(cudaFuncSetAttribute(
+                fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+            cudaSuccess);
+  monitor_.hold = true;
+  smpart::KernelHandle h = smpart::launch(
+      {"testKernel", fn, true}, dim3(100), dim3(64), kSmem, stream_,
+      [&](const smpart::LaunchParams &p) {
+        smpart::LaunchControl ctl = p.ctl;
+        void *args[] = {&ctl};
+        cudaLaunchKernel(fn, p.grid, p.block, args, p.smem, p.stream);
+      });
+  ASSERT_TRUE(h.status().ok()) << h.status().message();
+  ASSERT_EQ(cudaFuncSetAttribute(
+                fn, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem),
+            cudaSuccess);
+  smpart::Status grown =
+      std::async(std::launch::async, [&] {
+        smpart::Status st = h.grow(4);
+        if (cudaPeekAtLastError() != cudaSuccess)
+          return smpart::Status(smpart::Errc::kCuda,
+                                "grow left a CUDA error in its thread");
+        return st;
+      }).get();
+  EXPECT_TRUE(grown.ok()) << grown.message();
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(h.wait().ok());
+}
+
 // A kernel on the legacy stream also waits for every blocking stream,
 // which a query of its own stream does not show: the observer hears of it
 // from the notice thread once it is ready, never at the launch.
