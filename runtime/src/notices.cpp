@@ -37,10 +37,11 @@ struct Notifier {
 };
 
 /// Ready: the stream reached the kernel (the event before it completed),
-/// or a CTA of it ran, or it is done.
-bool ready(const Kernel &k) {
+/// or a CTA of it ran, or it is done. \p events: CUDA events may be
+/// queried in this look (NoticePace::eventsDue).
+bool ready(const Kernel &k, bool events) {
   return k.reset || k.finished() || k.notices().started != 0 ||
-         eventDone(k.slot->started);
+         (events && eventDone(k.slot->started));
 }
 
 /// Never destroyed, like the registry: the thread may outlive main().
@@ -49,18 +50,19 @@ Notifier &notifier() {
   return *n;
 }
 
-bool lastBlockTaken(const Kernel &k) {
+bool lastBlockTaken(const Kernel &k, bool events) {
   if (k.reset)
     return false;
-  return k.opaque ? eventDone(k.opaque_done)
+  return k.opaque ? events && eventDone(k.opaque_done)
                   : k.notices().last_block_taken != 0;
 }
 
-bool done(const Kernel &k) {
+bool done(const Kernel &k, bool events) {
   if (k.reset)
     return true;
-  return k.opaque ? eventDone(k.opaque_done)
-                  : (k.finished() || (!k.captured && eventDone(k.slot->done)));
+  if (k.opaque)
+    return events && eventDone(k.opaque_done);
+  return k.finished() || (events && !k.captured && eventDone(k.slot->done));
 }
 
 void loop() {
@@ -96,10 +98,13 @@ void loop() {
     n.to_announce.clear();
     lock.unlock();
 
+    const bool events = pace.eventsDue(NoticePace::Clock::now());
     // Kernels become ready in their streams' order; each is announced
     // before any other event of it.
-    for (const auto &k : pending.poll(
-             [](const std::shared_ptr<Kernel> &p) { return ready(*p); })) {
+    for (const auto &k :
+         pending.poll([events](const std::shared_ptr<Kernel> &p) {
+           return ready(*p, events);
+         })) {
       k->announce_pending = false;
       if (obs)
         obs->onLaunch(KernelHandle(k));
@@ -109,7 +114,7 @@ void loop() {
     for (const auto &k : watched) {
       if (k->announce_pending)
         continue;
-      const bool isDone = done(*k);
+      const bool isDone = done(*k, events);
       if (obs && !isDone && !k->opaque && !k->reset) {
         if (newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
                          k->saw_applied_epoch))
@@ -118,7 +123,7 @@ void loop() {
                                                           k->saw_applied_epoch))
           awaited += NoticePace::awaited(k->id, e); // not applied yet
       }
-      if (!k->saw_last_block && (isDone || lastBlockTaken(*k))) {
+      if (!k->saw_last_block && (isDone || lastBlockTaken(*k, events))) {
         k->saw_last_block = true;
         std::function<void()> cb;
         {

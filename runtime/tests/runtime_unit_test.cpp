@@ -209,6 +209,18 @@ TEST(NoticePace, PollsFastOnlyWhileAWriteAwaitsItsAcknowledgement) {
   EXPECT_NE(NoticePace::awaited(7, 4), NoticePace::awaited(8, 4));
 }
 
+TEST(NoticePace, QueriesEventsOncePerIdlePeriodWhilePollingFast) {
+  using smpart::detail::NoticePace;
+  NoticePace pace;
+  const NoticePace::Clock::time_point t0{};
+  EXPECT_TRUE(pace.eventsDue(t0));
+  int due = 0;
+  for (auto t = t0 + NoticePace::kUrgent; t < t0 + 10 * NoticePace::kIdle;
+       t += NoticePace::kUrgent)
+    due += pace.eventsDue(t);
+  EXPECT_EQ(due, 9); // one per idle period, not one per microsecond
+}
+
 TEST(Streams, DefaultStreamStaysLegacyInOrdinaryTranslationUnits) {
   EXPECT_EQ(smpart::detail::callerStream(nullptr), nullptr);
 }

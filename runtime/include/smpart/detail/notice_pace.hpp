@@ -13,11 +13,16 @@
 // looks every microsecond instead (yielding in between), for at most
 // kUrgentBudget after the set of awaited writes last changed: a write the
 // device never acknowledges (a kernel that cannot start) then costs a core
-// for that long, not for ever.
+// for that long, not for ever. Acknowledgements and the kernel's end are
+// words in host memory; CUDA event queries (a kernel that never ran, a
+// stream reaching a launch, an opaque kernel's end) take the driver lock
+// the program's own CUDA calls need, so they stay at one round per idle
+// period while the thread polls fast.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 
 namespace smpart {
 namespace detail {
@@ -56,9 +61,18 @@ public:
     return now - since_ < kUrgentBudget ? kUrgent : kIdle;
   }
 
+  /// Whether this look may query CUDA events: at most once per kIdle.
+  bool eventsDue(Clock::time_point now) {
+    if (events_ && now - *events_ < kIdle)
+      return false;
+    events_ = now;
+    return true;
+  }
+
 private:
   std::uint64_t last_ = 0;
   Clock::time_point since_{};
+  std::optional<Clock::time_point> events_;
 };
 
 } // namespace detail
