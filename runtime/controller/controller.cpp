@@ -103,6 +103,8 @@ void Controller::onLastBlockTaken(unsigned long long Id, bool SuccessorQueued) {
         // re-plans); it left the plan, and so did its grant.
         T.pending.reset();
         T.alloc.waiting.reset();
+        if (!SuccessorAwaitedSince)
+          SuccessorAwaitedSince = Report.index;
         return;
       }
       decideAndApply("last_block_taken");
@@ -132,11 +134,13 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
   Kernels.erase(It); // finished: whatever it was releasing is free
-  if (SuccessorQueued && successorMayWait())
+  if (SuccessorQueued && successorMayWait()) {
     // Its SMs wait for its stream's next launch; grants that waited for
     // what it was releasing go out now.
     grantPending();
-  else if (!Kernels.empty() || !Opaques.empty())
+    if (!SuccessorAwaitedSince)
+      SuccessorAwaitedSince = Report.index;
+  } else if (!Kernels.empty() || !Opaques.empty())
     decideAndApply("departure");
 }
 
@@ -361,6 +365,7 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
 }
 
 void Controller::decideAndApply(const char *Trigger) {
+  SuccessorAwaitedSince.reset(); // this re-plan covers the SMs left
   // Progress first: finished kernels leave, the rest feed Eq. 1.
   std::vector<Tracked *> Active;
   for (Tracked &T : Kernels) {

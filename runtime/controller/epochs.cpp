@@ -159,6 +159,11 @@ void Controller::epoch(double NowUs) {
     return;
   traceEpoch();
   runOnline();
+  // SMs left to a stream's queued launch that has not arrived within a
+  // whole epoch: other work holds it back (README, "Stream successors").
+  if (SuccessorAwaitedSince && Report.index >= *SuccessorAwaitedSince + 2 &&
+      (!Kernels.empty() || !Opaques.empty()))
+    decideAndApply("departure");
 }
 
 void Controller::traceEpoch() {

@@ -312,6 +312,36 @@ TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
   EXPECT_TRUE(Allocs[0].last_block_taken);
 }
 
+// Other work between two launches of a stream (an event wait on another
+// stream, a copy) can hold the queued next launch back for long: the SMs
+// its predecessor left wait for it one whole epoch at most.
+TEST(Controller, AQueuedSuccessorIsWaitedForOneEpochAtMost) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  auto Long = W.make(1, "sgemm", 1000000);
+  auto First = W.make(2, "stream_triad", 1000);
+  arrive(W, C, Long);
+  arrive(W, C, First);
+  const SmMask LongMask = Long->Mask;
+  C.epoch(0);
+  First->P.taken = 1000;
+  C.onLastBlockTaken(2, /*SuccessorQueued=*/true);
+  C.onDeparture(2, /*SuccessorQueued=*/true);
+  C.epoch(1000); // closes the epoch the departure fell in
+  EXPECT_EQ(Long->Mask, LongMask);
+  C.epoch(2000); // a whole epoch without the next launch
+  EXPECT_EQ(Long->Mask.count(), SparseIds.size());
+  EXPECT_EQ(W.Violations, 0);
+  // A later arrival re-plans as usual, and nothing is awaited any more.
+  auto Next = W.make(3, "stream_triad", 1000);
+  arrive(W, C, Next);
+  const SmMask Settled = Long->Mask;
+  C.epoch(3000);
+  C.epoch(4000);
+  EXPECT_EQ(Long->Mask, Settled);
+}
+
 TEST(Controller, StreamSuccessorTakesItsPredecessorsSmsWithoutAWait) {
   World W(SparseIds);
   Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,

@@ -306,6 +306,12 @@ private:
   unsigned long long Decisions = 0;
   unsigned long long Deferred = 0;
   std::set<std::string> Warned;
+  /// A last block or departure left its SMs to its stream's queued next
+  /// launch instead of re-planning, at the close of this epoch index
+  /// (Report.index): no re-plan since. Other work between the two
+  /// launches (an event wait, a copy) can hold that launch back; a whole
+  /// epoch later the re-plan happens anyway (epoch()).
+  std::optional<unsigned long long> SuccessorAwaitedSince;
   // Epochs.
   double EpochStart = -1;
   double LastTracedEpoch = -1e300;
