@@ -218,6 +218,17 @@ Status KernelHandle::grow(unsigned long long ctas) {
   // Called from controller threads while the program may capture a graph
   // in global mode elsewhere: nothing here touches a capturing stream.
   detail::CaptureModeRelaxed relaxed;
+  // Earlier relaunches that completed need their events no more: a kernel
+  // grown and resumed all its long life would otherwise keep one per call.
+  auto &events = k_->relaunch_done;
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](cudaEvent_t done) {
+                                if (!detail::eventDone(done))
+                                  return false;
+                                cudaEventDestroy(done);
+                                return true;
+                              }),
+               events.end());
   cudaEvent_t e = nullptr;
   SMPART_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   // Same inputs as the first instance: after the user's earlier work (the

@@ -404,6 +404,36 @@ TEST_F(FakeRuntime, RelaunchAfterTheProgramResetTheSharedMemoryLimit) {
   EXPECT_TRUE(h.wait().ok());
 }
 
+void relaunchedInstance() {}
+
+// A kernel grown or resumed again and again over a long run keeps one
+// event per relaunch only until that relaunch completed.
+TEST_F(FakeRuntime, CompletedRelaunchesLeaveNoEvent) {
+  const void *fn = reinterpret_cast<const void *>(&testKernel);
+  const void *again = reinterpret_cast<const void *>(&relaunchedInstance);
+  fake_cuda::registerKernel(again, [](void **, dim3, dim3) {
+    return fake_cuda::KernelRun{[] {}, [] { return false; }, [] {}};
+  });
+  monitor_.hold = true;
+  smpart::KernelHandle h = smpart::launch(
+      {"testKernel", fn}, dim3(100), dim3(64), 0, stream_,
+      [&](const smpart::LaunchParams &p) {
+        smpart::LaunchControl ctl = p.ctl;
+        void *args[] = {&ctl};
+        cudaLaunchKernel(p.ctl.first_instance ? fn : again, p.grid, p.block,
+                         args, p.smem, p.stream);
+      });
+  ASSERT_TRUE(h.status().ok()) << h.status().message();
+  ASSERT_TRUE(h.grow(4).ok());
+  const long after_one = fake_cuda::liveEvents();
+  for (int i = 0; i < 5; ++i)
+    ASSERT_TRUE(h.grow(4).ok());
+  EXPECT_EQ(fake_cuda::liveEvents(), after_one);
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(h.wait().ok());
+}
+
 // A kernel on the legacy stream also waits for every blocking stream,
 // which a query of its own stream does not show: the observer hears of it
 // from the notice thread once it is ready, never at the launch.
