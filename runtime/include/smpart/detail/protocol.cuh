@@ -440,8 +440,12 @@ private:
             else if (static_cast<long long>(now - stuck_since) >=
                      static_cast<long long>(t_.grace_ns)) {
               t_.flags |= kStalled;
-              if (c_.notices)
+              if (c_.notices) {
                 c_.notices->stalls = c_.notices->stalls + 1u;
+                // Before `finished`, which a host may see first otherwise
+                // (finish() stores it with no fence); a rare path.
+                fenceSystem();
+              }
             }
           }
           if ((t_.flags & kStalled) && take(d, now, true)) {
