@@ -115,6 +115,9 @@ public:
   /// Set (once) when cudaDeviceReset destroyed the kernel's control block:
   /// nothing of it may be touched any more.
   std::atomic<bool> reset{false};
+  /// Set (once) when the graph a captured launch belongs to was destroyed:
+  /// its control block went back to the pool and may serve another launch.
+  std::atomic<bool> graph_gone{false};
 
   /// status, or why the kernel became unusable later.
   Status current() const {
@@ -123,6 +126,10 @@ public:
                     "kernel " + name +
                         ": its device was "
                         "reset (cudaDeviceReset) after launch");
+    if (graph_gone)
+      return Status(Errc::kInvalidArgument,
+                    "kernel " + name +
+                        ": the graph it was captured into was destroyed");
     return status;
   }
 

@@ -234,19 +234,25 @@ void configureFromEnvironmentOnce() {
 struct CapturedSlot {
   unsigned long long ctx_serial; // the context may be gone (a reset) by then
   Slot *slot;
+  /// The capture's handles must not write knobs into the slot once another
+  /// launch may use it.
+  std::weak_ptr<Kernel> kernel;
 };
 
 void releaseCapturedSlot(void *p) {
   auto *c = static_cast<CapturedSlot *>(p);
+  if (std::shared_ptr<Kernel> k = c->kernel.lock())
+    k->graph_gone = true;
   giveBackFromGraph(c->ctx_serial, c->slot);
   delete c;
 }
 
-Status retainForGraph(Kernel &k) {
+Status retainForGraph(const std::shared_ptr<Kernel> &kp) {
+  Kernel &k = *kp;
   cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   SMPART_CUDA_CHECK(cudaStreamGetCaptureInfo(k.stream, &cs, nullptr, &graph));
-  auto *owner = new CapturedSlot{k.ctx->serial, k.slot};
+  auto *owner = new CapturedSlot{k.ctx->serial, k.slot, kp};
   cudaUserObject_t obj = nullptr;
   const cudaError_t err = cudaUserObjectCreate(
       &obj, owner, &releaseCapturedSlot, 1, cudaUserObjectNoDestructorSync);
@@ -420,7 +426,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   std::memset(static_cast<void *>(&h.image), 0, kStateInitBytes);
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (k.captured) {
-    SMPART_RETURN_IF_ERROR(retainForGraph(k));
+    SMPART_RETURN_IF_ERROR(retainForGraph(kp));
     enqueued = true; // the graph owns the slot now
     return captureKernel(k, ctas, enqueued);
   }

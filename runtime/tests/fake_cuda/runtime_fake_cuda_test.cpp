@@ -434,6 +434,32 @@ TEST_F(FakeRuntime, CompletedRelaunchesLeaveNoEvent) {
   EXPECT_TRUE(h.wait().ok());
 }
 
+// A captured launch's handle writes the knobs of its graph's control
+// block; once the graph is destroyed that block serves other launches, so
+// the handle takes no knob any more and says why.
+TEST_F(FakeRuntime, CapturedHandleTakesNoKnobsOnceItsGraphIsGone) {
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  smpart::KernelHandle captured = launch(stream_);
+  ASSERT_TRUE(captured.captured());
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &g), cudaSuccess);
+  EXPECT_TRUE(captured.setCtasPerSm(2).ok());
+  cudaGraphDestroy(g);
+  const smpart::Status st = captured.setCtasPerSm(1);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("graph"), std::string::npos) << st.message();
+  // The next launch may get that control block: its knobs stay its own.
+  monitor_.hold = true;
+  smpart::KernelHandle next = launch(stream_);
+  const unsigned ctas = next.knobs().ctas_per_sm;
+  EXPECT_FALSE(captured.setCtasPerSm(1).ok());
+  EXPECT_EQ(next.knobs().ctas_per_sm, ctas);
+  monitor_.hold = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(next.wait().ok());
+}
+
 // A kernel on the legacy stream also waits for every blocking stream,
 // which a query of its own stream does not show: the observer hears of it
 // from the notice thread once it is ready, never at the launch.
