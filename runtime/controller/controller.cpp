@@ -262,14 +262,20 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
   for (Tracked *T : Active)
     (T->profile ? Prof : Unprof).push_back(T);
 
-  // More kernels than SMs: the latest arrivals wait (sms 0) until SMs free up.
+  // More kernels than SMs: the latest arrivals wait (sms 0) until SMs free
+  // up. Split off at once: thousands of queued kernels stay linear.
   std::vector<Tracked *> Queued;
-  while (static_cast<int>(Prof.size() + Unprof.size()) > N) {
-    Tracked *Last = Active.back();
-    Active.pop_back();
-    Queued.push_back(Last);
+  if (static_cast<int>(Active.size()) > N) {
+    const std::size_t Keep = static_cast<std::size_t>(std::max(N, 0));
+    Queued.assign(Active.rbegin(),
+                  Active.rbegin() +
+                      static_cast<std::ptrdiff_t>(Active.size() - Keep));
+    Active.resize(Keep);
+    const std::set<Tracked *> Waits(Queued.begin(), Queued.end());
     auto Drop = [&](std::vector<Tracked *> &V) {
-      V.erase(std::remove(V.begin(), V.end(), Last), V.end());
+      V.erase(std::remove_if(V.begin(), V.end(),
+                             [&](Tracked *T) { return Waits.count(T) > 0; }),
+              V.end());
     };
     Drop(Prof);
     Drop(Unprof);

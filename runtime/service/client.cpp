@@ -360,7 +360,9 @@ private:
         std::lock_guard<std::mutex> L(Mu);
         Out.swap(Pending);
       }
-      while (!Out.empty()) {
+      // A service that is alive but reads nothing must not keep this
+      // thread (and the destructor that joins it) here for ever.
+      while (!Out.empty() && !Stop) {
         ssize_t N = ::send(Fd, Out.data(), Out.size(), MSG_NOSIGNAL);
         if (N < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
           pollfd P{Fd, POLLOUT, 0};

@@ -41,6 +41,11 @@ using nlohmann::json;
 
 namespace {
 
+/// Replies queued for a tenant that reads none: past this it is dropped.
+constexpr std::size_t kMaxQueued = std::size_t{1} << 20;
+/// Bytes read from one tenant per poll round.
+constexpr std::size_t kReadPerRound = 64 * 1024;
+
 struct Connection;
 
 /// A tenant's kernel as the controller sees it.
@@ -536,15 +541,21 @@ public:
       }
   }
 
-  /// Reads what is there; false when the connection must be dropped.
+  /// Reads what is there, up to kReadPerRound; false when the connection
+  /// must be dropped. A tenant that floods the service gets one share per
+  /// poll round, the rest waits in its socket: the other tenants are
+  /// served meanwhile, and its replies stop piling up at kMaxQueued.
   bool read(Connection &C) {
     char Buf[4096];
-    for (;;) {
+    for (std::size_t Taken = 0; Taken < kReadPerRound;) {
+      if (C.out.size() > kMaxQueued)
+        return true; // serve() drops it
       ssize_t N = ::recv(C.fd, Buf, sizeof Buf, 0);
       if (N == 0)
         return false;
       if (N < 0)
         return errno == EAGAIN || errno == EWOULDBLOCK;
+      Taken += static_cast<std::size_t>(N);
       C.in.append(Buf, static_cast<std::size_t>(N));
       std::size_t Eol;
       while ((Eol = C.in.find('\n')) != std::string::npos) {
@@ -568,6 +579,7 @@ public:
         return false;
       }
     }
+    return true;
   }
 
   void serve() {
@@ -610,7 +622,7 @@ public:
         if (Keep)
           Keep = flush(*It->second);
         // A tenant that reads nothing while knobs pile up is dropped.
-        if (!Keep || It->second->out.size() > (std::size_t{1} << 20))
+        if (!Keep || It->second->out.size() > kMaxQueued)
           drop(Fds[I].fd);
       }
       // Closes the epoch on the service's clock: measurements from the

@@ -342,6 +342,31 @@ TEST(Controller, AQueuedSuccessorIsWaitedForOneEpochAtMost) {
   EXPECT_EQ(Long->Mask, Settled);
 }
 
+// More kernels than SMs: the latest arrivals wait with no SM, the
+// earliest keep one each, and a departure lets the earliest waiting one in.
+TEST(Controller, LatestArrivalsWaitWhenKernelsOutnumberSms) {
+  World W(SparseIds);
+  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options());
+  std::vector<std::shared_ptr<FakeKernel>> Ks;
+  for (unsigned long long I = 1; I <= SparseIds.size() + 3; ++I) {
+    Ks.push_back(W.make(I, I % 2 ? "sgemm" : "stream_triad", 1000000));
+    arrive(W, C, Ks.back());
+  }
+  for (std::size_t I = 0; I < Ks.size(); ++I)
+    EXPECT_EQ(Ks[I]->Preempted, I >= SparseIds.size()) << I;
+  EXPECT_EQ(W.Violations, 0);
+  Ks[0]->P.taken = Ks[0]->P.total;
+  C.onLastBlockTaken(1);
+  C.onDeparture(1);
+  for (const auto &K : Ks)
+    if (K->Id != 1 && !K->Preempted)
+      C.onKnobsApplied(K->Id);
+  EXPECT_FALSE(Ks[SparseIds.size()]->Preempted);
+  EXPECT_TRUE(Ks[SparseIds.size() + 1]->Preempted);
+  EXPECT_EQ(W.Violations, 0);
+}
+
 TEST(Controller, StreamSuccessorTakesItsPredecessorsSmsWithoutAWait) {
   World W(SparseIds);
   Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
