@@ -976,6 +976,9 @@ void inputsOverhead() {
 } // namespace
 
 int main() {
+  // Lines reach the report as they are printed: a stage killed at its
+  // deadline keeps every figure printed before.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {

@@ -169,6 +169,9 @@ int stopped() {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Lines reach the report as they are printed: a stage killed at its
+  // deadline keeps every figure printed before.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   double max_s = 25;
   std::string ncu, trace_dir;
   for (int i = 1; i < argc; ++i) {
