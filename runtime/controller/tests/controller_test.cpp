@@ -312,17 +312,28 @@ TEST(Controller, LastBlockTakenLeavesThePlanAndKeepsItsKnobs) {
   EXPECT_TRUE(Allocs[0].last_block_taken);
 }
 
+/// A long sgemm (kernel 1) and a short stream_triad (kernel 2) under even,
+/// both arrived: the short one's stream may have its next launch queued.
+struct LongBesideShort {
+  World W{SparseIds};
+  Controller C{pol("even"), examples("compute_memory_pair.json"), W.Ids,
+               W.options()};
+  std::shared_ptr<FakeKernel> Long = W.make(1, "sgemm", 1000000),
+                              Short = W.make(2, "stream_triad", 1000);
+  LongBesideShort() {
+    arrive(W, C, Long);
+    arrive(W, C, Short);
+  }
+};
+
 // Other work between two launches of a stream (an event wait on another
 // stream, a copy) can hold the queued next launch back for long: the SMs
 // its predecessor left wait for it one whole epoch at most.
 TEST(Controller, AQueuedSuccessorIsWaitedForOneEpochAtMost) {
-  World W(SparseIds);
-  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
-               W.options());
-  auto Long = W.make(1, "sgemm", 1000000);
-  auto First = W.make(2, "stream_triad", 1000);
-  arrive(W, C, Long);
-  arrive(W, C, First);
+  LongBesideShort T;
+  World &W = T.W;
+  Controller &C = T.C;
+  const auto &Long = T.Long, &First = T.Short;
   const SmMask LongMask = Long->Mask;
   C.epoch(0);
   First->P.taken = 1000;
@@ -342,39 +353,11 @@ TEST(Controller, AQueuedSuccessorIsWaitedForOneEpochAtMost) {
   EXPECT_EQ(Long->Mask, Settled);
 }
 
-// More kernels than SMs: the latest arrivals wait with no SM, the
-// earliest keep one each, and a departure lets the earliest waiting one in.
-TEST(Controller, LatestArrivalsWaitWhenKernelsOutnumberSms) {
-  World W(SparseIds);
-  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
-               W.options());
-  std::vector<std::shared_ptr<FakeKernel>> Ks;
-  for (unsigned long long I = 1; I <= SparseIds.size() + 3; ++I) {
-    Ks.push_back(W.make(I, I % 2 ? "sgemm" : "stream_triad", 1000000));
-    arrive(W, C, Ks.back());
-  }
-  for (std::size_t I = 0; I < Ks.size(); ++I)
-    EXPECT_EQ(Ks[I]->Preempted, I >= SparseIds.size()) << I;
-  EXPECT_EQ(W.Violations, 0);
-  Ks[0]->P.taken = Ks[0]->P.total;
-  C.onLastBlockTaken(1);
-  C.onDeparture(1);
-  for (const auto &K : Ks)
-    if (K->Id != 1 && !K->Preempted)
-      C.onKnobsApplied(K->Id);
-  EXPECT_FALSE(Ks[SparseIds.size()]->Preempted);
-  EXPECT_TRUE(Ks[SparseIds.size() + 1]->Preempted);
-  EXPECT_EQ(W.Violations, 0);
-}
-
 TEST(Controller, StreamSuccessorTakesItsPredecessorsSmsWithoutAWait) {
-  World W(SparseIds);
-  Controller C(pol("even"), examples("compute_memory_pair.json"), W.Ids,
-               W.options());
-  auto Long = W.make(1, "sgemm", 1000000);
-  auto First = W.make(2, "stream_triad", 1000);
-  arrive(W, C, Long);
-  arrive(W, C, First);
+  LongBesideShort T;
+  World &W = T.W;
+  Controller &C = T.C;
+  const auto &Long = T.Long, &First = T.Short;
   const SmMask LongMask = Long->Mask, StreamMask = First->Mask;
   ASSERT_EQ(StreamMask.count(), 5u);
   // The stream's next launch is queued behind First: neither First's last
