@@ -203,17 +203,21 @@ void Controller::runOnline() {
     return;
   // Rewritten kernels are planned over the SMs no opaque partition holds.
   const int N = static_cast<int>(FreeIds.size());
+  // Decisions apply by position: each must name the report's kernel there.
   bool Ok = P->kernels.size() == ReportKernels.size();
-  for (const policy::KernelDecision &D : P->kernels)
-    Ok = Ok && D.sms >= 0 && D.sm_first >= 0 && D.sm_first + D.sms <= N;
+  for (std::size_t I = 0; Ok && I < P->kernels.size(); ++I) {
+    const policy::KernelDecision &D = P->kernels[I];
+    Ok = D.name == ReportKernels[I]->alloc.name && D.sms >= 0 &&
+         D.sm_first >= 0 && D.sm_first + D.sms <= N;
+  }
   const std::string Name(Opts.online->name());
   if (!Ok) {
     warnOnce("online:" + Name,
              "online policy " + Name +
                  " returned a plan that does not name each of the " +
                  std::to_string(ReportKernels.size()) +
-                 " running kernels once within the " + std::to_string(N) +
-                 " SMs; keeping the current knobs");
+                 " running kernels once, in the report's order, within the " +
+                 std::to_string(N) + " SMs; keeping the current knobs");
     return;
   }
   if (P->policy.empty())

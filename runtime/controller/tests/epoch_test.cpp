@@ -261,11 +261,16 @@ public:
         D.sms += 200;
       P.kernels.push_back(D);
     }
+    if (Swapped)
+      std::swap(P.kernels[0].name, P.kernels[1].name);
     return P;
   }
   unsigned long long MoveAt = 2;
   int FirstCtas = 0;
   bool Valid = true;
+  /// Names the report's kernels in the other order (each decision would
+  /// land on the other kernel).
+  bool Swapped = false;
   std::vector<EpochReport> Reports;
   std::vector<std::string> CurrentPolicies;
 };
@@ -341,6 +346,24 @@ TEST(Epochs, MisshapenOnlinePlanKeepsTheKnobsAndWarnsOnce) {
   EXPECT_EQ(P.A->Mask.count(), 66u);
   ASSERT_EQ(Warnings.size(), 1u);
   EXPECT_NE(Warnings[0].find("online policy mover"), std::string::npos);
+}
+
+TEST(Epochs, OnlinePlanNamingKernelsOutOfOrderKeepsTheKnobs) {
+  auto M = std::make_shared<Mover>();
+  M->Swapped = true;
+  M->MoveAt = 1;
+  std::vector<std::string> Warnings;
+  ControllerOptions O = quiet(&Warnings);
+  O.online = M;
+  Pair P(O);
+  const unsigned long long Decisions = P.C->decisionCount();
+  P.C->epoch(0);
+  P.C->epoch(1000);
+  EXPECT_EQ(P.C->decisionCount(), Decisions);
+  EXPECT_EQ(P.A->Mask.count(), 66u);
+  ASSERT_EQ(Warnings.size(), 1u);
+  EXPECT_NE(Warnings[0].find("in the report's order"), std::string::npos)
+      << Warnings[0];
 }
 
 TEST(Epochs, TraceHoldsEachEpochAndTheOnlineDecision) {
