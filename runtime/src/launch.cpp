@@ -123,13 +123,25 @@ std::size_t launchSmem(std::size_t user) {
   return ((user + 15) & ~std::size_t{15}) + kTailBytes;
 }
 
+/// Raises `fn`'s dynamic shared memory limit to `bytes` where it is lower,
+/// never lowering it (another thread's launch may need more).
+Status fitSmemLimit(const void *fn, std::size_t bytes) {
+  cudaFuncAttributes attr{};
+  SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
+  if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < bytes)
+    SMPART_CUDA_CHECK(
+        cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(bytes)));
+  return Status();
+}
+
 /// Occupancy of `fn` at this block size and shared memory, computed once
 /// per (fn, size). When the tail pushes the dynamic shared memory over
 /// CUDA's default limit (a kernel that opted into more than 48 KB), the
-/// limit is raised by the tail's size at every launch, not once: code that
-/// sets the limit to its own size before each launch (the rewrite points
-/// its cudaFuncSetAttribute at the rewritten kernel) would otherwise take
-/// the tail's bytes back from the second launch on.
+/// limit is fitted at every launch and relaunch, not once: code that sets
+/// the limit to its own size before each launch (the rewrite points its
+/// cudaFuncSetAttribute at the rewritten kernel) would otherwise take the
+/// tail's bytes back from the second launch on.
 Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   if (!k.fn) {
     k.occupancy = occupancyFromThreads(threads, k.ctx->info.max_threads_per_sm,
@@ -142,21 +154,13 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   if (it != r.fns.end()) {
     k.occupancy = it->second.occupancy;
     k.smem_opt_in = it->second.opt_in;
-    if (it->second.opt_in)
-      SMPART_CUDA_CHECK(cudaFuncSetAttribute(
-          k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-          static_cast<int>(k.launch_smem)));
-    return Status();
+    return it->second.opt_in ? fitSmemLimit(k.fn, k.launch_smem) : Status();
   }
   cudaFuncAttributes attr{};
   SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.fn));
   constexpr std::size_t kDefaultSmemLimit = 48 * 1024;
   const bool opt_in = k.launch_smem + attr.sharedSizeBytes > kDefaultSmemLimit;
-  if (opt_in ||
-      k.launch_smem > static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes))
-    SMPART_CUDA_CHECK(
-        cudaFuncSetAttribute(k.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             static_cast<int>(k.launch_smem)));
+  SMPART_RETURN_IF_ERROR(fitSmemLimit(k.fn, k.launch_smem));
   int occ = 0;
   SMPART_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &occ, k.fn, static_cast<int>(threads), k.launch_smem));
@@ -320,17 +324,10 @@ LaunchControl Kernel::control(bool first) const {
 
 Status Kernel::launchInstance(unsigned long long ctas, cudaStream_t s,
                               bool first) {
-  if (!first && smem_opt_in && fn) {
-    // The program may have set the limit to its own size since (for its
-    // next launch of this kernel): a relaunch raises it again, never
-    // lowering it under a launch of another thread.
-    cudaFuncAttributes attr{};
-    SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, fn));
-    if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < launch_smem)
-      SMPART_CUDA_CHECK(
-          cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                               static_cast<int>(launch_smem)));
-  }
+  // The program may have set the limit to its own size since (for its
+  // next launch of this kernel).
+  if (!first && smem_opt_in && fn)
+    SMPART_RETURN_IF_ERROR(fitSmemLimit(fn, launch_smem));
   LaunchParams p{dim3(static_cast<unsigned>(ctas)), block, launch_smem, s,
                  control(first)};
   // The closure launches with <<<>>>, whose error lands in CUDA's
