@@ -203,8 +203,7 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
               Spatial ? BestBy(G).spatial : BestBy(G).sharing) {
         const sim::ObjectiveValue V = sim::evaluate(M, R, G);
         const sim::ObjectiveValue B = sim::evaluate(M, Space->result, G);
-        X.space_best =
-            std::string(Spatial ? "SM shares " : "shared SMs ") + B.describe();
+        X.space_best = B.describe() + " (" + Space->config.describe() + ")";
         X.space_ratio = B.value > 0 ? V.value / B.value : 0.0;
         X.space_within = sim::within(V, B, Tolerance);
       }

@@ -444,10 +444,17 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
         TriedOther = true; // a direction that works: no need of the other
         // Both pipelines busier: no update of the direction (the paper's
         // rule); otherwise the critical pipeline is the one with the
-        // smaller PUCT, and a flip means the step reached the balance of
-        // the two pipelines: stop there.
+        // smaller PUCT. Where the paper would now step back towards it,
+        // undoing the step just kept, a co-run that ends stops there: the
+        // steps are judged by a projection, and a flip says the balance
+        // of the two pipelines is reached. A kernel set that comes back
+        // is judged by the throughput measured now, so it climbs on while
+        // a step in the same direction pays (each is backed off if not):
+        // cache-sensitive + streaming reaches kmeans 4, stream_triad 4
+        // CTAs per SM, the best sharing configuration, one step past the
+        // flip.
         const bool Crit = PuctSp <= PuctLdst;
-        if (!(PuctSp > 1 && PuctLdst > 1) && Crit != DirSp)
+        if (!Recurs && !(PuctSp > 1 && PuctLdst > 1) && Crit != DirSp)
           State = Phase::Bypass;
       } else if (!TriedOther) {
         TriedOther = true;
