@@ -97,6 +97,9 @@ bool healthy(const sim::RunResult &R, const std::string &What) {
 /// target: profiles wrong by 30 %).
 constexpr double WrongProfiles = 0.3;
 constexpr double Tolerance = 0.05; ///< "within 5 % of its best static"
+/// Closer than this to its offline version, an online policy is level
+/// with it, not better (sim::level).
+constexpr double LevelMargin = 0.005;
 
 /// The offline policy an online one is the online half of: X for
 /// X-online (cd-search-online runs `even` on events, but its offline
@@ -113,7 +116,7 @@ std::string offlineVersion(const online::OnlinePolicyInfo &I) {
 
 /// Per online policy, over the mixes of a table.
 struct Tally {
-  int within = 0, mixes = 0, beats = 0, compared = 0;
+  int within = 0, mixes = 0, beats = 0, level = 0, compared = 0;
   int space_within = 0; ///< within 5 % of the best of its own space
 };
 
@@ -121,7 +124,7 @@ struct Tally {
 struct OnlineRow {
   std::string mix, policy, objective, value, best, wrong, offline;
   double ratio = 0;
-  bool within = false, beats = false;
+  bool within = false, beats = false, level = false;
   /// Against the best static configuration of the space the policy
   /// decides in (SearchResult::spatial or ::sharing).
   std::string space_best = "—";
@@ -254,12 +257,14 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
       Tally &T = Tallies[std::string(I.name)];
       const sim::ObjectiveValue On = sim::evaluate(Wrong, OnlineRun, G);
       const sim::ObjectiveValue Off = sim::evaluate(Wrong, Offline, G);
-      ++T.compared;
-      T.beats += sim::better(On, Off);
       OnlineRow &X = this_mix(I.name);
       X.wrong = On.describe();
       X.offline = "`" + Base + "` " + Off.describe();
-      X.beats = sim::better(On, Off);
+      X.level = sim::level(On, Off, LevelMargin);
+      X.beats = !X.level && sim::better(On, Off);
+      ++T.compared;
+      T.beats += X.beats;
+      T.level += X.level;
     }
     for (const online::OnlinePolicyInfo &I : online::onlinePolicies())
       if (auto It = Online.find(std::string(I.name)); It != Online.end())
@@ -288,6 +293,7 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
         X.wrong.c_str(), X.offline.c_str(),
         X.offline == "—" ? "—"
         : X.beats        ? "yes"
+        : X.level        ? "level"
                          : "no");
   }
   std::printf("\n");
@@ -305,12 +311,12 @@ int table(const std::vector<std::string> &Files, bool Noise, bool Relaunch) {
     const Tally &T = Tallies[std::string(I.name)];
     std::printf("%s: within 5%% of its objective's best static on %d/%d "
                 "mixes (of the best %s: %d/%d); beats offline with %.0f%% "
-                "wrong profiles on %d/%d\n",
+                "wrong profiles on %d/%d (level within %.1f%% on %d)\n",
                 std::string(I.name).c_str(), T.within, T.mixes,
                 sim::isSpatialPolicy(I.name) ? "SM partition"
                                              : "configuration sharing SMs",
                 T.space_within, T.mixes, WrongProfiles * 100, T.beats,
-                T.compared);
+                T.compared, LevelMargin * 100, T.level);
   }
   return Ok ? 0 : 1;
 }

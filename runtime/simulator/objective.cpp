@@ -69,6 +69,15 @@ bool better(const ObjectiveValue &A, const ObjectiveValue &B) {
   return A.value > B.value;
 }
 
+bool level(const ObjectiveValue &A, const ObjectiveValue &B, double Margin) {
+  auto Close = [&](double X, double Y) {
+    return X <= Y * (1 + Margin) && Y <= X * (1 + Margin);
+  };
+  if (A.goal == Objective::Qos && (A.met() != B.met() || !A.met()))
+    return A.met() == B.met() && Close(A.qos_ratio, B.qos_ratio);
+  return Close(A.value, B.value);
+}
+
 bool within(const ObjectiveValue &A, const ObjectiveValue &Best,
             double Tolerance) {
   if (A.goal == Objective::Qos) {

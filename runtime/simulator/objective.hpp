@@ -45,6 +45,14 @@ ObjectiveValue evaluate(const Mix &M, const RunResult &R, Objective G);
 /// target first, then the others' STP; both short: the higher ratio.
 bool better(const ObjectiveValue &A, const ObjectiveValue &B);
 
+/// Are \p A and \p B level: neither better by more than \p Margin (0.005:
+/// 0.5 %)? QoS: both meet the target (or both miss it) and their others'
+/// STP (their ratios) differ by less than the margin. A policy "beats"
+/// another only when it is better and not level: a run-to-run difference
+/// of a few tenths of a percent is a different decision in one epoch, not
+/// a better policy.
+bool level(const ObjectiveValue &A, const ObjectiveValue &B, double Margin);
+
 /// Is \p A within \p Tolerance (0.05: 5 %) of \p Best? QoS: \p A meets the
 /// target and its others' STP is within the tolerance of \p Best's (where
 /// \p Best misses it too, its ratio within the tolerance of \p Best's).

@@ -39,6 +39,30 @@ TEST(SimObjective, EachPolicyIsJudgedByWhatItOptimises) {
   EXPECT_EQ(objectiveOf("tlp-dynamic"), Objective::Stp);
 }
 
+TEST(SimObjective, LevelMeansNeitherIsBetterByMoreThanTheMargin) {
+  ObjectiveValue A, B;
+  A.value = 1.000;
+  B.value = 1.004;
+  EXPECT_TRUE(better(B, A));
+  EXPECT_TRUE(level(A, B, 0.005));
+  EXPECT_TRUE(level(B, A, 0.005));
+  B.value = 1.006;
+  EXPECT_FALSE(level(A, B, 0.005));
+  EXPECT_FALSE(level(B, A, 0.005));
+  // QoS: meeting the target against missing it is never level, however
+  // close the others' STP; both short, the ratios decide.
+  A.goal = B.goal = Objective::Qos;
+  B.value = 1.0;
+  A.qos_ratio = 1.0;
+  B.qos_ratio = 0.999;
+  EXPECT_FALSE(level(A, B, 0.005));
+  A.qos_ratio = 0.780;
+  B.qos_ratio = 0.781;
+  EXPECT_TRUE(level(A, B, 0.005));
+  B.qos_ratio = 0.80;
+  EXPECT_FALSE(level(A, B, 0.005));
+}
+
 TEST(SimObjective, QosMeetsTheHighPriorityTargetFirst) {
   // memory + compute: sgemm is high priority with np_target 0.8.
   const Mix M = mix("mc_sgemm_stream");
