@@ -567,6 +567,11 @@ private:
     if (!first)           // the handshake's release orders the first copy
       __threadfence();
     dk.copy_epoch = e;
+    // A reader that sees the new epoch sees its copy_epoch too (readKnobs
+    // reads them in the other order, fenced): unordered, it could find the
+    // old copy_epoch, keep its old knobs and take one more chunk under them.
+    if (!first)
+      __threadfence();
     protocolStep();
     dk.epoch = e;
     if (!first && c_.notices) { // the acknowledgement's fences order these
@@ -593,9 +598,10 @@ private:
   /// mask word; a whole scan in one poll, even rolled, out of line or only
   /// in the parked anchor's polls, costs most kernels 8 registers) and
   /// moves on only when they are clean, so the epoch is acknowledged
-  /// ceil(%nsmid / 32) polls after its last forbidden slot went (the
-  /// parked anchor does not back off until then, and its polls in between
-  /// host reads only scan). Only the poll-lock holder publishes, which restarts
+  /// ceil(%nsmid / 32) polls after its last forbidden slot went (a
+  /// preemption, at the first poll after: below; the parked anchor does
+  /// not back off until then, and its polls in between host reads only
+  /// scan). Only the poll-lock holder publishes, which restarts
   /// the scan, so the epoch and its copy cannot move under it. The fence before
   /// each check pairs with the one in claimSlot(): either the check sees a
   /// racing claim, or the claiming CTA sees the new epoch and gives its slot
@@ -611,8 +617,8 @@ private:
     protocolStep();
     const unsigned ctas = valueOf(dk.copy.word[kKnobCtasPerSm]);
     // The poll-lock holder is the only writer of the copy: no check.
-    const unsigned allowed =
-        valueOf(dk.copy.word[kKnobPreempt]) ? 0u : lowBits(ctas);
+    const unsigned preempt = valueOf(dk.copy.word[kKnobPreempt]);
+    const unsigned allowed = preempt ? 0u : lowBits(ctas);
     const unsigned w = dk.ack_scan_word;
     const volatile unsigned *slots = c_.state->sm_slots + w * 32;
     const unsigned mask = valueOf(dk.copy.word[kKnobMask + w]);
@@ -621,7 +627,14 @@ private:
       forbidden |= slots[b] & ~(((mask >> b) & 1u) ? allowed : 0u);
     if (forbidden)
       return; // a CTA has not left yet: the next poll looks again
-    if ((w + 1) * 32 < smIdBound()) {
+    // A preemption forbids every slot: once no slot is held at all (one
+    // load of the count; claimSlot() counts a slot before its fence and
+    // epoch check, releaseSlot() after its fence, so the argument above
+    // holds for the count as for the words), no other word needs a look.
+    // (Checked here, after a clean word, the count costs no register; a
+    // branch of its own around the scan cost every kernel 8.)
+    if ((w + 1) * 32 < smIdBound() &&
+        (!preempt || loadRelaxed(&c_.state->resident_ctas) != 0)) {
       dk.ack_scan_word = w + 1;
       return;
     }
