@@ -1247,9 +1247,11 @@ int main() {
         "(c') acknowledgement, device clock (setSmMask() call to the device's "
         "acknowledgement: the removed SMs may go to another kernel): p50 %.1f "
         "us, p99 %.1f us (target p99 <= 20 us; +- %.1f us calibration) over "
-        "%zu trials\n",
+        "%zu trials; a CTA on a removed SM first ends the block it holds: "
+        "p99 / (K blocks + 20 us) = %.2f with K = 1 block of %.1f us\n",
         percentile(acked_dev, 0.5), percentile(acked_dev, 0.99),
-        clock_c.uncertainty_ns / 1000.0, acked_dev.size());
+        clock_c.uncertainty_ns / 1000.0, acked_dev.size(),
+        percentile(acked_dev, 0.99) / (block_us + 20.0), block_us);
   if (conf.size() == 100)
     split_c.print("(c') acknowledgement, device clock");
   if (conf.size() == 100 && !acked.empty())
