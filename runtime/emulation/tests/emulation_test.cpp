@@ -312,6 +312,46 @@ TEST(EmulationProperty, AcknowledgesAPreemptionSoonAfterTheLastSlotIsGone) {
   EXPECT_LT(r.ack_after_clean_ns, cfg.host_read_ns);
 }
 
+// A mask change is acknowledged soon after the last CTA on a removed SM
+// left, while the kernel goes on on the SM it keeps (no parked anchor
+// drives the scan). The scan covers 7 mask words (%smid 0, 100 and 200),
+// one per poll; while the epoch waits for its acknowledgement the next poll
+// is due at once, so the words follow each other as fast as the two CTAs
+// on SM 0 decide, held up only by the host reads (2 us here, one per poll
+// interval), where one word per 4-us poll interval took 19-25 us.
+TEST(EmulationProperty, AcknowledgesAMaskChangeSoonAfterTheLastSlotIsGone) {
+  Smooth3d s;
+  s.nx = 32 * 400; // still running on SM 0 long after the change
+  KernelCase k = s.make();
+  smpart::emu::Config cfg;
+  cfg.chaos = false;
+  cfg.settle = false;
+  cfg.num_sms = 3;
+  cfg.occupancy = 2;
+  cfg.sparse_ids = true;
+  cfg.id_stride = 100;
+  cfg.step_ns = 20;
+  cfg.host_read_ns = 2000;
+  cfg.script = {{1, [](volatile smpart::Knobs &kn) { kn.chunk_target_ns = 0; }},
+                {400, [](volatile smpart::Knobs &kn) {
+                   for (auto &w : kn.sm_mask)
+                     w = 0;
+                   kn.sm_mask[0] = 1u; // SM 0 only
+                 }}};
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    cfg.seed = seed;
+    k.reset();
+    const smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << "seed " << seed << ": " << r.error;
+    ASSERT_TRUE(r.acked_last_write)
+        << "seed " << seed << ": never acknowledged";
+    EXPECT_GT(r.ack_after_clean_ns, 0u) << "seed " << seed;
+    EXPECT_LT(r.ack_after_clean_ns, 3 * smpart::kPollIntervalNs)
+        << "seed " << seed;
+  }
+}
+
 // The checker is not vacuous: a "rewritten" kernel that ignores the
 // protocol (runs the original body with physical indices) is caught.
 TEST(EmulationProperty, CatchesAKernelThatIgnoresTheProtocol) {

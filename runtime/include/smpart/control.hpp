@@ -86,8 +86,10 @@ inline constexpr unsigned kTailBytes = 144 + sizeof(KnobImage);
 struct alignas(128) DeviceKnobs {
   std::uint32_t epoch;      ///< epoch of the set in `copy` (even)
   std::uint32_t slot_epoch; ///< bumped whenever a CTA releases an SM slot
-  unsigned long long last_poll_ns; ///< %globaltimer of the last host poll
-  std::uint32_t poll_lock;         ///< held by the one CTA polling the host
+  /// %globaltimer of the last poll; 0 while the published epoch waits
+  /// for its acknowledgement (the next poll is due at once).
+  unsigned long long last_poll_ns;
+  std::uint32_t poll_lock; ///< held by the one CTA polling the host
   /// Last epoch every CTA follows (no slot outside it): Notices::acked_epoch.
   std::uint32_t acked_epoch;
   std::uint32_t ack_scan_word; ///< mask word the acknowledgement checks next
@@ -102,9 +104,10 @@ struct alignas(128) DeviceKnobs {
   /// Polls whose fast copy of the host's image was stale or torn and that
   /// read it again at system scope (Notices::strong_fetches).
   std::uint32_t strong_fetches;
-  /// %globaltimer of the last read of the host's image: the parked
-  /// anchor, which polls at every look, reads it at most once per
-  /// kPollIntervalNs and otherwise only scans (protocol.cuh, pollIfDue).
+  /// %globaltimer of the last read of the host's image: a poll reads it
+  /// at most once per kPollIntervalNs and otherwise only scans; polls come
+  /// faster while an epoch waits for its acknowledgement (protocol.cuh,
+  /// pollIfDue).
   unsigned long long last_read_ns;
 };
 static_assert(sizeof(DeviceKnobs) == 256, "two cache lines");

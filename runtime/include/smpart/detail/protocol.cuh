@@ -156,7 +156,13 @@ public:
     if (t_.flags & kStale)
       return;
     const unsigned long long now = globalTimerNs();
-    KnobHead h = knobHead(now);
+    // A CTA whose knobs take its slot away (decide() read them) gives the
+    // slot back before any poll: the acknowledgement waits for the slot,
+    // and should not wait for this CTA's PCIe round trip as well.
+    KnobHead h = t_.slot >= 0 && (t_.preempt || !inMask() ||
+                                  static_cast<unsigned>(t_.slot) >= t_.allowed)
+                     ? loadKnobHead(&c_.state->knobs)
+                     : knobHead(now);
     while (static_cast<int>(h.epoch - c_.min_epoch) < 0) {
       // The device copy is older than what the host had written when this
       // instance was launched: bring it up to date first (one poll, a PCIe
@@ -414,7 +420,7 @@ private:
       }
       const unsigned long long now = globalTimerNs();
       KnobHead h = loadKnobHead(&c_.state->knobs);
-      if (pollIfDue(now, h, true))
+      if (pollIfDue(now, h))
         h = loadKnobHead(&c_.state->knobs);
       refreshIfChanged(h);
       const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
@@ -483,14 +489,14 @@ private:
 
   /// One CTA at a time polls the host knobs: the one that moves
   /// last_poll_ns forward and takes the poll lock. Returns true if it
-  /// published new knobs. `parked`: the anchor's poll, which it makes at
-  /// every look (every 0.5 us while an epoch waits for its
-  /// acknowledgement) and which reads the host's image only if
-  /// kPollIntervalNs passed since the last read: in between it only moves
-  /// the acknowledgement's scan on, so a scan step is 32 L2 reads, not a
-  /// PCIe round trip as well.
-  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h,
-                            bool parked = false) {
+  /// published new knobs. A poll reads the host's image only if
+  /// kPollIntervalNs passed since the last read; in between it only moves
+  /// the acknowledgement's scan on (32 L2 reads, no PCIe round trip). While
+  /// the published epoch is not acknowledged the next poll is due at once,
+  /// so the scan's words follow each other at the rate CTAs decide (or the
+  /// parked anchor looks: every 0.5 us then), not one per poll interval:
+  /// a mask change on a 132-SM GPU needs 5 words.
+  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
     if (static_cast<long long>(now - h.last_poll_ns) <= 0)
       return false; // another CTA polled at a later time than this `now`
     protocolStep();
@@ -499,20 +505,26 @@ private:
     unsigned *lock = &knobs().poll_lock;
     if (!tryLockAcquire(lock))
       return false;
-    const bool changed = poll(now, parked);
+    const bool changed = poll(now);
+    volatile DeviceKnobs &dk = knobs();
+    const bool acked = dk.acked_epoch == dk.epoch;
     unlockRelease(lock);
+    // After the unlock: the next poller must find it free. Zero, not a
+    // time: keeping `now` live past poll() cost sgemm_naive 8 registers.
+    if (!acked)
+      dk.last_poll_ns = 0;
     return changed;
   }
 
-  /// Mirrors progress to the host, copies the host knobs if they moved
-  /// (for the parked anchor, at most once per kPollIntervalNs), and
-  /// acknowledges the device copy once every CTA follows it.
-  __device__ bool poll(unsigned long long now, bool parked) {
+  /// Mirrors progress to the host, copies the host knobs if they moved (at
+  /// most once per kPollIntervalNs), and acknowledges the device copy once
+  /// every CTA follows it.
+  __device__ bool poll(unsigned long long now) {
     volatile DeviceKnobs &dk = knobs();
     bool changed = false;
     protocolStep();
-    if (!parked || static_cast<long long>(now - dk.last_read_ns) >=
-                       static_cast<long long>(kPollIntervalNs)) {
+    if (static_cast<long long>(now - dk.last_read_ns) >=
+        static_cast<long long>(kPollIntervalNs)) {
       dk.last_read_ns = now;
       changed = copyHostKnobs();
     }
