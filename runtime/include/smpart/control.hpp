@@ -86,8 +86,9 @@ inline constexpr unsigned kTailBytes = 144 + sizeof(KnobImage);
 struct alignas(128) DeviceKnobs {
   std::uint32_t epoch;      ///< epoch of the set in `copy` (even)
   std::uint32_t slot_epoch; ///< bumped whenever a CTA releases an SM slot
-  /// %globaltimer of the last poll; 0 while the published epoch waits
-  /// for its acknowledgement (the next poll is due at once).
+  /// %globaltimer of the last poll; left at 0 by a poll after which the
+  /// published epoch still waits for its acknowledgement (the next poll is
+  /// then due at once).
   unsigned long long last_poll_ns;
   std::uint32_t poll_lock; ///< held by the one CTA polling the host
   /// Last epoch every CTA follows (no slot outside it): Notices::acked_epoch.

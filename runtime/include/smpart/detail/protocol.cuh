@@ -165,9 +165,10 @@ public:
                      : knobHead(now);
     while (static_cast<int>(h.epoch - c_.min_epoch) < 0) {
       // The device copy is older than what the host had written when this
-      // instance was launched: bring it up to date first (one poll, a PCIe
-      // round trip; this CTA has no slot and no block yet).
-      if (!pollIfDue(globalTimerNs(), h))
+      // instance was launched: bring it up to date first (one poll that
+      // reads the host, a PCIe round trip, whenever the last read was;
+      // this CTA has no slot and no block yet).
+      if (!pollIfDue(globalTimerNs(), h, true))
         pauseNs(200);
       h = loadKnobHead(&c_.state->knobs);
     }
@@ -256,11 +257,11 @@ private:
   }
 
   /// The device knob head, after a poll of the host if one is due and
-  /// blocks are left to take. Once the grid is all taken, a poll (a PCIe
-  /// round trip and the acknowledgement's scan, about 5 us) would only
-  /// delay a CTA on its way out, maybe the kernel's last one; the parked
-  /// anchor still polls, and so does settle() while the device knobs are
-  /// older than the launch.
+  /// blocks are left to take. Once the grid is all taken, a poll (a scan
+  /// step of the acknowledgement, and a PCIe round trip once per poll
+  /// interval) would only delay a CTA on its way out, maybe the kernel's
+  /// last one; the parked anchor still polls, and so does settle() while
+  /// the device knobs are older than the launch.
   __device__ KnobHead knobHead(unsigned long long now) {
     const KnobHead h = loadKnobHead(&knobs());
     if (pollDue(now, h) &&
@@ -495,8 +496,12 @@ private:
   /// the published epoch is not acknowledged the next poll is due at once,
   /// so the scan's words follow each other at the rate CTAs decide (or the
   /// parked anchor looks: every 0.5 us then), not one per poll interval:
-  /// a mask change on a 132-SM GPU needs 5 words.
-  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h) {
+  /// a mask change on a 132-SM GPU needs 5 words. Back to back while CTAs
+  /// on forbidden slots finish their chunks, one at a time: about one CTA's
+  /// work. `read`: read the host's image whenever the last read was (a
+  /// CTA whose launch is newer than the device copy).
+  __device__ bool pollIfDue(unsigned long long now, const KnobHead &h,
+                            bool read = false) {
     if (static_cast<long long>(now - h.last_poll_ns) <= 0)
       return false; // another CTA polled at a later time than this `now`
     protocolStep();
@@ -505,26 +510,28 @@ private:
     unsigned *lock = &knobs().poll_lock;
     if (!tryLockAcquire(lock))
       return false;
-    const bool changed = poll(now);
+    const bool changed = poll(now, read);
     volatile DeviceKnobs &dk = knobs();
     const bool acked = dk.acked_epoch == dk.epoch;
     unlockRelease(lock);
-    // After the unlock: the next poller must find it free. Zero, not a
-    // time: keeping `now` live past poll() cost sgemm_naive 8 registers.
+    // After the unlock, so that the next poller usually finds it free (a
+    // poller that does not, with blocks left, leaves its own time: the
+    // next poll is then an interval away, as before). Zero, not a time:
+    // keeping `now` live past poll() cost sgemm_naive 8 registers.
     if (!acked)
       dk.last_poll_ns = 0;
     return changed;
   }
 
   /// Mirrors progress to the host, copies the host knobs if they moved (at
-  /// most once per kPollIntervalNs), and acknowledges the device copy once
-  /// every CTA follows it.
-  __device__ bool poll(unsigned long long now) {
+  /// most once per kPollIntervalNs, unless `read`), and acknowledges the
+  /// device copy once every CTA follows it.
+  __device__ bool poll(unsigned long long now, bool read) {
     volatile DeviceKnobs &dk = knobs();
     bool changed = false;
     protocolStep();
-    if (static_cast<long long>(now - dk.last_read_ns) >=
-        static_cast<long long>(kPollIntervalNs)) {
+    if (read || static_cast<long long>(now - dk.last_read_ns) >=
+                    static_cast<long long>(kPollIntervalNs)) {
       dk.last_read_ns = now;
       changed = copyHostKnobs();
     }
