@@ -160,7 +160,8 @@ Status fnInfoLocked(Runtime &r, Kernel &k, unsigned threads) {
   SMPART_CUDA_CHECK(cudaFuncGetAttributes(&attr, k.fn));
   constexpr std::size_t kDefaultSmemLimit = 48 * 1024;
   const bool opt_in = k.launch_smem + attr.sharedSizeBytes > kDefaultSmemLimit;
-  SMPART_RETURN_IF_ERROR(fitSmemLimit(k.fn, k.launch_smem));
+  if (static_cast<std::size_t>(attr.maxDynamicSharedSizeBytes) < k.launch_smem)
+    SMPART_RETURN_IF_ERROR(fitSmemLimit(k.fn, k.launch_smem));
   int occ = 0;
   SMPART_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
       &occ, k.fn, static_cast<int>(threads), k.launch_smem));
