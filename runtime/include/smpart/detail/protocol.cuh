@@ -558,21 +558,28 @@ private:
   /// `first`: the launch handshake's copy, which no CTA reads yet.
   __device__ bool copyHostKnobs(bool first = false) {
     unsigned long long *stage = t_.stage;
-    const unsigned e = fetchHostImage(c_.knobs, stage);
+    unsigned e = fetchHostImage(c_.knobs, stage);
     volatile DeviceKnobs &dk = knobs();
     protocolStep();
-    if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
-      return false;
     // A copy that disagrees with `e` was stale or torn: once more at
-    // system scope, counted (a loop: written out twice, the check raises
-    // the register count of some kernels).
-    for (bool again = false; !stampedWith(stage, e); again = true) {
+    // system scope, counted. That copy is whole if all its words carry one
+    // stamp, which may be newer than `e` (a host write that ended in
+    // between): it is taken then, not thrown away for the next poll, which
+    // a host writing more often than the 22 round trips of this read would
+    // never let succeed. (A loop: written out twice, the check raises the
+    // register count of some kernels.)
+    for (bool again = false;; again = true) {
+      if ((e & 1u) || static_cast<int>(e - dk.epoch) <= 0)
+        return false;
+      if (stampedWith(stage, e))
+        break;
       if (again)
         return false;
       dk.strong_fetches = dk.strong_fetches + 1u;
       if (c_.notices)
         c_.notices->strong_fetches = dk.strong_fetches;
       fetchHostImageStrong(c_.knobs, stage);
+      e = stampOf(stage[0]);
     }
 #pragma unroll 1 // as in stampedWith()
     for (unsigned w = 0; w < kKnobImageWords; ++w) {
@@ -744,8 +751,10 @@ private:
     unsigned *word = &c_.state->sm_slots[t_.sm];
     unsigned *tickets = &c_.state->sm_tickets[t_.sm];
     noteClaiming(true);
-    protocolStep();
-    const unsigned ticket = atomicAdd(tickets, 1u);
+    // Acquire: a ticket that counts a release sees that release's slot bit
+    // cleared (releaseSlot()); relaxed, the atomicOr below could still
+    // find the bit set, and the CTA leave the kernel for want of a slot.
+    const unsigned ticket = acquireAdd(tickets, 1u);
     int bit = -1;
     unsigned old;
     protocolStep();
@@ -800,6 +809,11 @@ private:
   /// the tag rule "slot < bypass count" then tags exactly that many CTAs.
   __device__ void compactSlot() {
     unsigned *word = &c_.state->sm_slots[t_.sm];
+    // With the slot epoch read before (keepsSlot, refreshIfChanged): an
+    // acquire, so the word shows the hole the releaseSlot() that moved the
+    // epoch left, not an older value (the hole would stay until the next
+    // release).
+    fenceAcqRel();
     const unsigned old = loadRelaxed(word);
     const unsigned free = ~old & lowBits(static_cast<unsigned>(t_.slot));
     if (free == 0)
@@ -823,13 +837,13 @@ private:
     noteGivesBack("its SM slot");
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
     noteSlotFreed(); // another CTA may claim it from here on
-    protocolStep();
-    atomicSub(&c_.state->sm_tickets[t_.sm], 1u);
+    // Released, the ticket and the slot epoch follow the cleared bit for
+    // whoever reads them with an acquire (claimSlot(), compactSlot()).
+    releaseAdd(&c_.state->sm_tickets[t_.sm], ~0u);
     protocolStep();
     atomicSub(&c_.state->resident_ctas, 1u);
     // Others compact into the hole at their next chunk.
-    protocolStep();
-    atomicAdd(&knobs().slot_epoch, 1u);
+    releaseAdd(&knobs().slot_epoch, 1u);
     t_.slot = -1;
     noteSlotChanged(-1);
   }
