@@ -263,25 +263,9 @@ __device__ __forceinline__ void releaseAdd(unsigned long long *p,
 #endif
 }
 
-/// Adds `v` (~0u: subtracts one) with release semantics: what the thread
-/// did before (a slot bit it cleared) is visible to whoever sees the sum
-/// through an acquire (acquireAdd(), or a load and fenceAcqRel()).
-/// Relaxed, the reduction may reach L2 before the atomic on another
-/// address issued ahead of it.
-__device__ __forceinline__ void releaseAdd(unsigned *p, unsigned v) {
-  protocolStep();
-#if defined(SMPART_EMULATION)
-  *p += v;
-#else
-  asm volatile("red.release.gpu.global.add.u32 [%0], %1;"
-               :
-               : "l"(p), "r"(v)
-               : "memory");
-#endif
-}
-
 /// Adds `v` and returns the value before, with acquire semantics: the
-/// thread's later accesses see what a releaseAdd() it read made visible.
+/// thread's later accesses see what the writer of the value it read did
+/// before a release (or a fence) that preceded that write.
 __device__ __forceinline__ unsigned acquireAdd(unsigned *p, unsigned v) {
   protocolStep();
 #if defined(SMPART_EMULATION)

@@ -837,13 +837,18 @@ private:
     noteGivesBack("its SM slot");
     atomicAnd(&c_.state->sm_slots[t_.sm], ~(1u << t_.slot));
     noteSlotFreed(); // another CTA may claim it from here on
-    // Released, the ticket and the slot epoch follow the cleared bit for
-    // whoever reads them with an acquire (claimSlot(), compactSlot()).
-    releaseAdd(&c_.state->sm_tickets[t_.sm], ~0u);
+    // The ticket and the slot epoch follow the cleared bit for whoever
+    // reads them with an acquire (claimSlot(), compactSlot()). Relaxed and
+    // unfenced, their atomics could reach L2 before the bit's clear (other
+    // cache lines): one fence for the three.
+    fenceAcqRel();
+    protocolStep();
+    atomicSub(&c_.state->sm_tickets[t_.sm], 1u);
     protocolStep();
     atomicSub(&c_.state->resident_ctas, 1u);
     // Others compact into the hole at their next chunk.
-    releaseAdd(&knobs().slot_epoch, 1u);
+    protocolStep();
+    atomicAdd(&knobs().slot_epoch, 1u);
     t_.slot = -1;
     noteSlotChanged(-1);
   }
