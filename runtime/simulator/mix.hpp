@@ -45,7 +45,8 @@ Mix loadMix(const std::string &Path);
 /// (clamped to [0, 1]) and its best CTAs per SM (metrics.opt_ctas_per_sm,
 /// TLP's opt) by 1 + s x Error (rounded, at least 1), so the kernels'
 /// relative speeds, their memory intensity and the TLP they want all
-/// mislead the policies.
+/// mislead the policies. A negative \p Error makes each kernel wrong the
+/// other way (the first too fast).
 void misprofile(Mix &M, double Error);
 
 } // namespace smpart::sim

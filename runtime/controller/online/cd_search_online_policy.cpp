@@ -92,7 +92,7 @@ CdSearchOnlinePolicy::privateRates(const EpochReport &R) const {
   return Rates;
 }
 
-void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
+bool CdSearchOnlinePolicy::searchStep(const EpochReport &R,
                                       std::vector<std::string> &Notes) {
   const bool Power = Mode == "power";
   // The paper's 5 % was set empirically, as the loss beyond which a memory
@@ -112,7 +112,7 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
     else if (!Kernels[I].done)
       ++Givers;
   }
-  bool Kept = false, Stopped = false;
+  bool Kept = false, Stopped = false, Reclassified = false;
   for (std::size_t I = 0; I < Kernels.size(); ++I) {
     State &K = Kernels[I];
     if (K.done)
@@ -174,6 +174,23 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
     }
     // Power mode, stage 2 (Sec. 4.3): keep the tentative count if within
     // the loss, else add SMs (one of the paper's SMs, scaled) until it is.
+    // A kernel whose rate fell with its SMs (no more than the loss above
+    // proportion) is not memory-intensive, whatever classified it so: a
+    // profile too fast makes a compute kernel look starved on its share.
+    // Measured compute now, it would only creep back one step per
+    // iteration while the power mode gates SMs it could use; the mode is
+    // chosen again (the paper's performance mode beside memory kernels).
+    if (!Within && K.probe < K.share &&
+        Ratio <= (1 + Opts.loss) * K.probe / K.share) {
+      K.klass = Class::Compute;
+      K.done = true;
+      Reclassified = true;
+      Notes.push_back(policy::formatNote(
+          "power stage 2: %s on %d SMs: %.3f of its %d-SM rate, as its SMs "
+          "fell: compute-intensive",
+          Name, K.probe, Ratio, K.share));
+      continue;
+    }
     if (Within || K.probe >= K.share) {
       K.done = true;
       K.good = K.probe;
@@ -198,6 +215,12 @@ void CdSearchOnlinePolicy::searchStep(const EpochReport &R,
       Kernels[I].kept_rate = R.kernels[I].rate;
       Kernels[I].kept_sms = static_cast<int>(R.kernels[I].sms);
     }
+  if (Reclassified)
+    for (State &K : Kernels) { // the search starts again from the share
+      K.good = K.probe = K.kept_sms = K.share;
+      K.kept_rate = K.ref;
+    }
+  return Reclassified;
 }
 
 Plan CdSearchOnlinePolicy::planFor(const EpochReport &R,
@@ -375,6 +398,13 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
   std::vector<std::string> Notes;
   std::vector<std::size_t> Memory, Compute;
   int Free = NumSms; // SMs of the classified kernels
+  ++Steps;
+  bool ChooseMode = At == Phase::Classify;
+  if (At == Phase::Search && searchStep(R, Notes)) {
+    ChooseMode = true;
+    for (std::size_t I = 0; I < K; ++I)
+      Classes[R.kernels[I].id] = Kernels[I].klass;
+  }
   if (At == Phase::Classify) {
     for (std::size_t I = 0; I < K; ++I) {
       const EpochSample &S = R.kernels[I];
@@ -402,18 +432,17 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
       Memory.push_back(I);
   }
 
-  if (At == Phase::Classify) {
-    ++Steps;
+  if (ChooseMode) {
     if (Memory.empty()) {
       // Sec. 3.3: compute-intensive kernels scale linearly, moving SMs is
-      // performance-neutral: even partitioning, which they already run.
+      // performance-neutral: even partitioning, the classification's.
       Mode = "even";
       At = Phase::Done;
       Converged = R.index;
       Notes.push_back("only compute-intensive kernels: even partitioning");
       std::vector<int> Sms;
-      for (const EpochSample &S : R.kernels)
-        Sms.push_back(static_cast<int>(S.sms));
+      for (const State &St : Kernels)
+        Sms.push_back(St.share);
       return planFor(R, Sms, std::move(Notes));
     }
     Mode = Compute.empty() ? "power" : "performance";
@@ -453,9 +482,6 @@ std::optional<Plan> CdSearchOnlinePolicy::onEpoch(const EpochReport &R,
       }
     }
     At = Phase::Search;
-  } else {
-    ++Steps;
-    searchStep(R, Notes);
   }
 
   // The next allocation: searched kernels at their probe (or where they

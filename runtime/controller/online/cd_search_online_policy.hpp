@@ -97,8 +97,10 @@ private:
   const policy::KernelProfile *profileOf(const std::string &Name) const;
   Class classify(const EpochSample &S, int NumSms, std::string &Why) const;
   /// One step of the mode's search from the epoch's measurements; fills
-  /// the next SM count of every searched kernel.
-  void searchStep(const EpochReport &R, std::vector<std::string> &Notes);
+  /// the next SM count of every searched kernel. True if it found a kernel
+  /// classified memory to be compute (power mode): the mode is then chosen
+  /// again.
+  bool searchStep(const EpochReport &R, std::vector<std::string> &Notes);
   /// Each kernel's private rate (alone on the whole GPU, blocks per us,
   /// calibrated), 0 for a kernel without a profile curve.
   std::vector<double> privateRates(const EpochReport &R) const;
