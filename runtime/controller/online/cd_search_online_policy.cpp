@@ -107,10 +107,19 @@ bool CdSearchOnlinePolicy::searchStep(const EpochReport &R,
   double Gain = 0;
   int Givers = 0;
   for (std::size_t I = 0; I < Kernels.size(); ++I) {
-    if (Kernels[I].klass == Class::Compute && Private[I] > 0)
-      Gain += (R.kernels[I].rate - Kernels[I].kept_rate) / Private[I];
-    else if (!Kernels[I].done)
+    const State &K = Kernels[I];
+    if (K.klass == Class::Compute && Private[I] > 0) {
+      // A compute kernel scales on SMs of its own: its rate alone on the
+      // GPU is at most what its curve's shape makes of its rate on the
+      // kept SMs (a profile too fast would undervalue what it gains).
+      double P = Private[I];
+      if (K.kept_rate > 0 && K.kept_sms > 0)
+        P = std::min(P, K.kept_rate * policy::perfAtSms(*K.profile, NumSms) /
+                            policy::perfAtSms(*K.profile, K.kept_sms));
+      Gain += (R.kernels[I].rate - K.kept_rate) / P;
+    } else if (!K.done) {
       ++Givers;
+    }
   }
   bool Kept = false, Stopped = false, Reclassified = false;
   for (std::size_t I = 0; I < Kernels.size(); ++I) {

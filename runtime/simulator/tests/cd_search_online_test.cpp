@@ -172,8 +172,6 @@ TEST(CdSearchOnline, ComputeKernelMisclassifiedByItsProfileIsMeasuredBack) {
       Last = &E;
   ASSERT_NE(Last, nullptr);
   EXPECT_EQ(Last->mode, "performance");
-  EXPECT_TRUE(Last->converged && *Last->converged < Last->report.index)
-      << "not converged before the epoch that measured its partition";
   const EpochSample &Sgemm = Last->report.kernels[0];
   const EpochSample &Stream = Last->report.kernels[1];
   ASSERT_EQ(Sgemm.name, "sgemm");
