@@ -7,30 +7,62 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
 
+#include <optional>
 #include <string>
 
 namespace smpart {
 
+/// One file to write, in two phases, so that a run that writes several
+/// writes all or none of them: stage() puts a regular file's text in a
+/// temporary file in the target's folder (nothing the user sees changes,
+/// and a full disk or a folder without write permission fails here),
+/// commit() renames it onto the target with the old file's permissions. A
+/// special file (a device, a FIFO, a standard stream) cannot be staged: it
+/// is written only by commit(), which a run does after every rename.
 class OutputFile {
 public:
-  /// Writes \p Text to \p Path ("-": standard output). A regular file (or
-  /// one that does not exist yet) gets a temporary file in its own folder,
-  /// renamed onto it, with the old file's permissions; a symlink is
-  /// followed to its target first; anything else is opened and written as
-  /// it is. On failure prints "cannot write '<Path>': <why>" and returns
+  OutputFile(std::string Path, std::string Text);
+  OutputFile(OutputFile &&Other) noexcept;
+  OutputFile &operator=(OutputFile &&) = delete;
+  ~OutputFile() { discard(); }
+
+  const std::string &path() const { return Path; }
+  const std::string &text() const { return Text; }
+  /// Where the write lands: the end of a regular file's symlink chain, the
+  /// path itself for a special file.
+  const std::string &target() const { return Target; }
+  bool special() const { return Special; }
+
+  /// On failure each prints "cannot write '<Path>': <why>" and returns
   /// false.
+  bool stage();
+  bool commit();
+  /// Removes the staged temporary file, if any.
+  void discard();
+
+  /// Both phases at once, for a run that writes one file.
   static bool write(llvm::StringRef Path, llvm::StringRef Text);
 
   /// Why \p Path cannot be written at all (its folder does not exist, it
   /// is a folder), or empty: checked before any work is done.
   static std::string problem(llvm::StringRef Path);
 
-private:
-  /// Where a write of \p Path lands: \p Path itself for special files, the
-  /// end of its symlink chain otherwise.
+  /// Where a write of \p Path lands (target()); \p Special is set for a
+  /// device, a FIFO or a standard stream.
   static std::string destination(llvm::StringRef Path, bool &Special);
+
+private:
+  /// The file descriptor \p Path names when it is a standard stream ("-",
+  /// /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N): written to as
+  /// it is open, never reopened, so a shell's `>>` keeps what it holds.
+  static std::optional<int> streamOf(llvm::StringRef Path);
   static bool fail(llvm::StringRef Path, const llvm::Twine &Why);
+
+  std::string Path, Text, Target;
+  bool Special = false;
+  std::optional<llvm::sys::fs::TempFile> Temp;
 };
 
 } // namespace smpart

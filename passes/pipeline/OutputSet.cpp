@@ -3,6 +3,7 @@
 #include "pipeline/CanonicalPath.h"
 #include "pipeline/OutputFile.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -11,24 +12,64 @@
 
 namespace smpart {
 
+namespace fs = llvm::sys::fs;
+
 void OutputSet::add(std::string Destination, std::string Text,
                     std::string Source, std::string Input) {
   Writes.push_back({std::move(Destination), std::move(Text), std::move(Source),
-                    std::move(Input)});
+                    std::move(Input), ""});
 }
 
-bool OutputSet::checkCollisions() const {
+void OutputSet::addReport(std::string Destination, std::string Text,
+                          std::string What) {
+  Writes.push_back(
+      {std::move(Destination), std::move(Text), "", "", std::move(What)});
+}
+
+bool OutputSet::empty() const {
+  for (const PendingWrite &W : Writes)
+    if (W.Report.empty())
+      return false;
+  return true;
+}
+
+std::string OutputSet::describe(const PendingWrite &W) {
+  return W.Report.empty() ? "the rewrite of '" + W.Source + "'" : W.Report;
+}
+
+bool OutputSet::checkCollisions(bool InPlace) const {
   bool Ok = true;
-  std::map<std::string, const PendingWrite *> ByPath;
+  std::set<std::string> Read;
+  for (const std::string &D : Dependencies)
+    Read.insert(canonicalPath(D));
+  std::map<std::string, const PendingWrite *> ByTarget;
   for (const PendingWrite &W : Writes) {
-    if (W.Destination == "-")
+    bool Special = false;
+    const std::string Target =
+        canonicalPath(OutputFile::destination(W.Destination, Special));
+    if (Special)
       continue;
-    auto [It, New] = ByPath.emplace(canonicalPath(W.Destination), &W);
+    // Only a rewrite in place may replace what the run reads: anything else
+    // there (-o naming the input, --manifest naming a header) loses a source.
+    if (Read.count(Target) &&
+        !(InPlace && W.Report.empty() && canonicalPath(W.Source) == Target)) {
+      llvm::errs() << "smpart-transform: error: '" << W.Destination
+                   << "' is a file this run reads; " << describe(W)
+                   << " would replace it"
+                   << (W.Report.empty() ? " (-i rewrites in place)" : "")
+                   << "\n";
+      Ok = false;
+      continue;
+    }
+    auto [It, New] = ByTarget.emplace(Target, &W);
     if (New || It->second->Text == W.Text)
       continue;
     const PendingWrite &First = *It->second;
     llvm::errs() << "smpart-transform: error: '" << W.Destination << "' ";
-    if (First.Source != W.Source)
+    if (!First.Report.empty() || !W.Report.empty())
+      llvm::errs() << "would be written as both " << describe(First) << " and "
+                   << describe(W) << "\n";
+    else if (First.Source != W.Source)
       llvm::errs() << "would be written from both '" << First.Source
                    << "' and '" << W.Source << "', differently\n";
     else
@@ -40,28 +81,70 @@ bool OutputSet::checkCollisions() const {
   return Ok;
 }
 
-bool OutputSet::write(llvm::StringRef OutputDir) const {
-  bool Ok = true;
-  std::set<std::string> Done, Unmade;
-  for (const PendingWrite &W : Writes) {
-    if (W.Destination != "-" &&
-        !Done.insert(canonicalPath(W.Destination)).second)
-      continue;
-    // Under OutputDir, the folder of each destination is made here: OutputDir
-    // itself, or the subfolder of a header below its main file's folder
-    // (out/inc/k.cuh). A folder that cannot be made is named once.
-    llvm::StringRef Parent = llvm::sys::path::parent_path(W.Destination);
-    if (!OutputDir.empty() && W.Destination != "-" && !Parent.empty())
-      if (std::error_code EC = llvm::sys::fs::create_directories(Parent)) {
-        if (Unmade.insert(Parent.str()).second)
-          llvm::errs() << "smpart-transform: error: cannot create '" << Parent
-                       << "': " << EC.message() << "\n";
-        Ok = false;
-        continue;
-      }
-    Ok &= OutputFile::write(W.Destination, W.Text);
+/// Makes \p Folder and its missing parents; the topmost one made goes to
+/// \p Made, so that a failed run can remove what it made. A folder that
+/// cannot be made is named once (\p Unmade).
+static bool makeFolder(llvm::StringRef Folder, std::vector<std::string> &Made,
+                       std::set<std::string> &Unmade) {
+  llvm::StringRef Top;
+  for (llvm::StringRef P = Folder; !P.empty() && !fs::exists(P);
+       P = llvm::sys::path::parent_path(P))
+    Top = P;
+  if (std::error_code EC = fs::create_directories(Folder)) {
+    if (Unmade.insert(Folder.str()).second)
+      llvm::errs() << "smpart-transform: error: cannot create '" << Folder
+                   << "': " << EC.message() << "\n";
+    return false;
   }
-  return Ok;
+  if (!Top.empty())
+    Made.push_back(Top.str());
+  return true;
+}
+
+bool OutputSet::write(llvm::StringRef OutputDir, bool ReportsOnly) const {
+  std::vector<OutputFile> Files;
+  std::set<std::string> Done, Unmade;
+  std::vector<std::string> Made;
+  bool Ok = true;
+  // Stage: every regular file in a temporary file beside its target.
+  for (const PendingWrite &W : Writes) {
+    if (ReportsOnly && W.Report.empty())
+      continue;
+    OutputFile File(W.Destination, W.Text);
+    if (!File.special() && !Done.insert(canonicalPath(File.target())).second)
+      continue; // checkCollisions() saw the same text
+    // Under OutputDir, the folder of each rewrite is made here: OutputDir
+    // itself, or the subfolder of a header below its main file's folder
+    // (out/inc/k.cuh).
+    llvm::StringRef Parent = llvm::sys::path::parent_path(W.Destination);
+    if (!OutputDir.empty() && W.Report.empty() && !File.special() &&
+        !Parent.empty() && !makeFolder(Parent, Made, Unmade)) {
+      Ok = false;
+      continue;
+    }
+    Ok &= File.stage();
+    Files.push_back(std::move(File));
+  }
+  // Nothing the user sees has changed yet: undo what was made.
+  auto Abort = [&] {
+    for (OutputFile &F : Files)
+      F.discard();
+    for (auto It = Made.rbegin(); It != Made.rend(); ++It)
+      fs::remove_directories(*It);
+    return false;
+  };
+  if (!Ok)
+    return Abort();
+  // First what cannot be staged (a full device fails here, before any
+  // file is replaced), then the renames, which fail only where the folder
+  // changed under the run.
+  for (OutputFile &F : Files)
+    if (F.special() && !F.commit())
+      return Abort();
+  for (OutputFile &F : Files)
+    if (!F.special() && !F.commit())
+      return false;
+  return true;
 }
 
 /// A path in a Makefile rule: spaces and `#` escaped, `$` doubled.
@@ -77,9 +160,9 @@ static std::string makeEscape(llvm::StringRef Path) {
   return Out;
 }
 
-bool OutputSet::writeDepFile(llvm::StringRef Path) const {
+std::string OutputSet::depFile() const {
   if (Targets.empty())
-    return true;
+    return {};
   std::string Rule;
   for (const std::string &T : Targets)
     Rule += (Rule.empty() ? "" : " ") + makeEscape(T);
@@ -87,7 +170,7 @@ bool OutputSet::writeDepFile(llvm::StringRef Path) const {
   for (const std::string &D : Dependencies)
     Rule += " \\\n  " + makeEscape(D);
   Rule += "\n";
-  return OutputFile::write(Path, Rule);
+  return Rule;
 }
 
 } // namespace smpart

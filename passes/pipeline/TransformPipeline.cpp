@@ -366,6 +366,17 @@ std::optional<std::string>
 TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
                                  std::map<std::string, std::string> &Others) {
   Outcome.File = File;
+  // The file is read here and again by the parse: a pipe or a device gives
+  // its text only once (the parse would see none, and rewrite nothing).
+  namespace fs = llvm::sys::fs;
+  if (fs::file_status Status; !fs::status(File, Status) &&
+                              Status.type() != fs::file_type::regular_file &&
+                              Status.type() != fs::file_type::directory_file) {
+    llvm::errs() << "smpart-transform: error: cannot read '" << File
+                 << "': not a regular file (a pipe or a device can be read "
+                    "only once; save it to a file first)\n";
+    return std::nullopt;
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buffer =
       llvm::MemoryBuffer::getFile(File);
   if (!Buffer) {
@@ -562,14 +573,14 @@ bool TransformPipeline::planOutputs(
   return true;
 }
 
-bool TransformPipeline::writeReports(const std::vector<std::string> &Files,
-                                     const std::vector<FileOutcome> &Outcomes) {
-  bool Ok = true;
+void TransformPipeline::addReports(const std::vector<std::string> &Files,
+                                   const std::vector<FileOutcome> &Outcomes,
+                                   OutputSet &Outputs) const {
   if (!Options.ManifestFile.empty()) {
     std::string Json;
     llvm::raw_string_ostream OS(Json);
     writeManifest(OS, Outcomes);
-    Ok &= OutputFile::write(Options.ManifestFile, OS.str());
+    Outputs.addReport(Options.ManifestFile, OS.str(), "the manifest");
   }
   if (!Options.ExportFixes.empty()) {
     // clang-apply-replacements' format, as clang-tidy --export-fixes.
@@ -582,9 +593,12 @@ bool TransformPipeline::writeReports(const std::vector<std::string> &Files,
     llvm::raw_string_ostream OS(Yaml);
     llvm::yaml::Output Out(OS);
     Out << TU;
-    Ok &= OutputFile::write(Options.ExportFixes, OS.str());
+    Outputs.addReport(Options.ExportFixes, OS.str(),
+                      "the replacements (--export-fixes)");
   }
-  return Ok;
+  if (!Options.DepFile.empty())
+    if (std::string Rule = Outputs.depFile(); !Rule.empty())
+      Outputs.addReport(Options.DepFile, Rule, "the depfile");
 }
 
 int TransformPipeline::run(const std::vector<std::string> &Files) {
@@ -613,17 +627,18 @@ int TransformPipeline::run(const std::vector<std::string> &Files) {
     Failed |= FileFailed ||
               !planOutputs(File, *Text, Outcomes.back(), Others, Outputs);
   }
-  Failed |= !Outputs.checkCollisions();
+  addReports(Files, Outcomes, Outputs);
+  // A clash writes nothing at all, not even the manifest: it may be the
+  // clash.
+  if (!Outputs.checkCollisions(Options.InPlace))
+    return 1;
   if (Failed && Files.size() > 1 && !Outputs.empty()) {
     llvm::errs() << "smpart-transform: error: not every file could be "
                     "rewritten; nothing was written\n";
     return 1;
   }
-  if (!Failed)
-    Failed |= !Outputs.write(Options.OutputDir);
-  Failed |= !writeReports(Files, Outcomes);
-  if (!Options.DepFile.empty())
-    Failed |= !Outputs.writeDepFile(Options.DepFile);
+  // A file that failed still gets its reports: the manifest says why.
+  Failed |= !Outputs.write(Options.OutputDir, /*ReportsOnly=*/Failed);
   return Failed ? 1 : 0;
 }
 

@@ -89,9 +89,10 @@ private:
                    const FileOutcome &Outcome,
                    const std::map<std::string, std::string> &Others,
                    OutputSet &Outputs);
-  /// --manifest and --export-fixes.
-  bool writeReports(const std::vector<std::string> &Files,
-                    const std::vector<FileOutcome> &Outcomes);
+  /// --manifest, --export-fixes and --depfile, written with the rewrites.
+  void addReports(const std::vector<std::string> &Files,
+                  const std::vector<FileOutcome> &Outcomes,
+                  OutputSet &Outputs) const;
 
   const clang::tooling::CompilationDatabase &Db;
   TransformOptions Options;

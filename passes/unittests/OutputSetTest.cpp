@@ -73,5 +73,41 @@ TEST(OutputSet, NoOutputDirMakesNoFolder) {
   EXPECT_FALSE(llvm::sys::fs::exists(Tmp / "no"));
 }
 
+TEST(OutputSet, OnlyARewriteInPlaceMayReplaceAFileTheRunReads) {
+  TempDir Tmp;
+  {
+    OutputSet File;
+    File.add(Tmp / "k.cu", "source", Tmp / "k.cu", Tmp / "k.cu");
+    ASSERT_TRUE(File.write(""));
+  }
+  OutputSet InPlace;
+  InPlace.addDependency(Tmp / "k.cu");
+  InPlace.add(Tmp / "k.cu", "rewrite", Tmp / "k.cu", Tmp / "k.cu");
+  EXPECT_TRUE(InPlace.checkCollisions(/*InPlace=*/true));
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(InPlace.checkCollisions(/*InPlace=*/false));
+  OutputSet Report;
+  Report.addDependency(Tmp / "k.cu");
+  Report.addReport(Tmp / "k.cu", "{}", "the manifest");
+  EXPECT_FALSE(Report.checkCollisions(/*InPlace=*/true));
+  const std::string Errors = testing::internal::GetCapturedStderr();
+  EXPECT_NE(Errors.find("the manifest would replace it"), std::string::npos)
+      << Errors;
+  EXPECT_EQ(contents(Tmp / "k.cu"), "source");
+}
+
+TEST(OutputSet, AFailedDeviceWriteReplacesNothingAndRemovesMadeFolders) {
+  TempDir Tmp;
+  OutputSet Outputs;
+  Outputs.add(Tmp / "out/deep/k.cu", "main", "/src/k.cu", "/src/k.cu");
+  Outputs.addReport("/dev/full", "{}", "the manifest");
+  testing::internal::CaptureStderr();
+  EXPECT_FALSE(Outputs.write(Tmp / "out/deep"));
+  const std::string Errors = testing::internal::GetCapturedStderr();
+  EXPECT_NE(Errors.find("cannot write '/dev/full'"), std::string::npos)
+      << Errors;
+  EXPECT_FALSE(llvm::sys::fs::exists(Tmp / "out"));
+}
+
 } // namespace
 } // namespace smpart

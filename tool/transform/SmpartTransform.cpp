@@ -145,7 +145,7 @@ static cl::opt<bool> UseColor(
 static cl::opt<bool> RefusalsAreErrors(
     "refusals-as-errors",
     cl::desc("Treat a kernel that cannot be transformed as an error "
-             "(exit 1, nothing written)"),
+             "(exit 1, no rewritten file written; the manifest still is)"),
     cl::cat(Category));
 
 /// Bad usage: LLVM's messages (or ours), then one hint line; exit 2, like
@@ -298,6 +298,13 @@ int main(int argc, const char **argv) {
   auto BadUsage = [](const Twine &Message) {
     return usageError(("smpart-transform: error: " + Message).str());
   };
+  // `-o ''` or `--manifest=` (an unset shell variable) names no file: the
+  // output would silently go elsewhere or nowhere.
+  for (const cl::opt<std::string> *Path :
+       {&Output, &OutputDir, &Manifest, &DepFile, &ExportFixes})
+    if (Path->getNumOccurrences() && Path->empty())
+      return BadUsage((Path->ArgStr.size() == 1 ? "-" : "--") + Path->ArgStr +
+                      " needs a file name, not an empty one");
   if (!Output.empty() && Files.size() != 1)
     return BadUsage("-o takes exactly one input file; use --output-dir");
   if (int(!Output.empty()) + int(!OutputDir.empty()) + int(InPlace) > 1)
