@@ -45,6 +45,9 @@ namespace {
 constexpr std::size_t kMaxQueued = std::size_t{1} << 20;
 /// Bytes read from one tenant per poll round.
 constexpr std::size_t kReadPerRound = 64 * 1024;
+/// Out of file descriptors, the listening socket stays readable: it is
+/// left alone this long (else poll() returns at once, forever).
+constexpr std::chrono::milliseconds kAcceptPause{100};
 
 struct Connection;
 
@@ -100,6 +103,7 @@ struct Connection {
   pid_t pid = 0;
   uid_t uid = 0;
   bool hello = false;
+  std::chrono::steady_clock::time_point accepted;
   std::string in, out;
   std::map<unsigned long long, std::shared_ptr<RemoteKernel>>
       kernels; // by local id
@@ -152,6 +156,8 @@ public:
   std::unique_ptr<Controller> Ctl;
   std::vector<unsigned> CtlSms; // the SM ids Ctl plans on
   int Listen = -1, Wake[2] = {-1, -1};
+  /// Until then the listening socket is not polled (kAcceptPause).
+  std::chrono::steady_clock::time_point AcceptPausedUntil{};
   std::map<int, std::unique_ptr<Connection>> Conns;
   unsigned long long NextId = 1;
   mutable std::mutex Mu; // Ctl creation and Conns.size() for other threads
@@ -197,8 +203,17 @@ public:
 
   void accept() {
     int Fd = ::accept(Listen, nullptr, nullptr);
-    if (Fd < 0)
+    if (Fd < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        if (AcceptPausedUntil < std::chrono::steady_clock::now())
+          log(std::string("cannot accept a tenant: ") + std::strerror(errno) +
+              " (" + std::to_string(Conns.size()) +
+              " connections); trying again in 100 ms");
+        AcceptPausedUntil = std::chrono::steady_clock::now() + kAcceptPause;
+      }
       return;
+    }
     ucred Cred{};
     socklen_t Len = sizeof(Cred);
     if (getsockopt(Fd, SOL_SOCKET, SO_PEERCRED, &Cred, &Len) != 0) {
@@ -210,6 +225,7 @@ public:
       Allowed |= U == Cred.uid;
     auto C = std::make_unique<Connection>();
     C->fd = Fd;
+    C->accepted = std::chrono::steady_clock::now();
     C->pid = Cred.pid;
     C->uid = Cred.uid;
     setNonBlocking(Fd);
@@ -508,6 +524,27 @@ public:
                      " is not one of the service's");
         return true;
       }
+    // A tenant reports where its green context runs; it may not take more
+    // than the plan gave it (its target, or its last hold while it shrinks
+    // to a new target) nor another tenant's: either would preempt the
+    // other tenants' kernels on its word.
+    const std::size_t Allowed =
+        std::max<std::size_t>(Ctl->opaqueTarget(Name), It->second.ids.size());
+    if (M.sm_ids.size() > Allowed) {
+      error(C, Type + ": sm_ids: " + std::to_string(M.sm_ids.size()) +
+                   " SMs, more than the " + std::to_string(Allowed) +
+                   " the partition may hold (its target, or its last hold)");
+      return true;
+    }
+    for (const auto &[Fd, O] : Conns)
+      for (const auto &[Other, P] : O->opaque)
+        for (unsigned Id : M.sm_ids)
+          if (Other != Name &&
+              std::find(P.ids.begin(), P.ids.end(), Id) != P.ids.end()) {
+            error(C, Type + ": sm_ids: SM " + std::to_string(Id) +
+                         " is held by partition '" + shorten(Other) + "'");
+            return true;
+          }
     It->second.ids = M.sm_ids;
     It->second.waiting = !Ctl->holdOpaque(Name, M.sm_ids);
     C.queue({{"type", "opaque_held"},
@@ -595,23 +632,53 @@ public:
       if (Busy && !Ticking)
         NextEpoch = Clock::now() + Period;
       Ticking = Busy;
-      int Timeout = -1;
-      if (Ticking) {
-        const auto Left = std::chrono::ceil<std::chrono::milliseconds>(
-            NextEpoch - Clock::now());
-        Timeout = static_cast<int>(std::max<long long>(0, Left.count()));
+      // The next deadline: the epoch, a silent connection's hello, the
+      // end of an accept pause. ppoll: an epoch under 1 ms is kept.
+      auto Deadline = Clock::time_point::max();
+      if (Ticking)
+        Deadline = NextEpoch;
+      for (auto &[Fd, C] : Conns)
+        if (!C->hello)
+          Deadline = std::min(Deadline, C->accepted + Opts.hello_timeout);
+      const bool Paused = AcceptPausedUntil > Clock::now();
+      if (Paused)
+        Deadline = std::min(Deadline, AcceptPausedUntil);
+      timespec Wait{};
+      if (Deadline != Clock::time_point::max()) {
+        const auto Ns = std::max<long long>(
+            0, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   Deadline - Clock::now())
+                   .count());
+        Wait = {static_cast<time_t>(Ns / 1000000000), Ns % 1000000000};
       }
-      std::vector<pollfd> Fds = {{Wake[0], POLLIN, 0}, {Listen, POLLIN, 0}};
+      std::vector<pollfd> Fds = {
+          {Wake[0], POLLIN, 0},
+          {Listen, static_cast<short>(Paused ? 0 : POLLIN), 0}};
       for (auto &[Fd, C] : Conns)
         Fds.push_back(
             {Fd, static_cast<short>(POLLIN | (C->out.empty() ? 0 : POLLOUT)),
              0});
-      if (::poll(Fds.data(), Fds.size(), Timeout) < 0 && errno != EINTR)
+      if (::ppoll(Fds.data(), Fds.size(),
+                  Deadline == Clock::time_point::max() ? nullptr : &Wait,
+                  nullptr) < 0 &&
+          errno != EINTR)
         return;
       if (Fds[0].revents)
         return;
       if (Fds[1].revents & POLLIN)
         accept();
+      for (auto It = Conns.begin(); It != Conns.end();) {
+        Connection &C = *It++->second;
+        if (!C.hello && Clock::now() - C.accepted >= Opts.hello_timeout) {
+          const std::string Why = "no hello within " +
+                                  std::to_string(Opts.hello_timeout.count()) +
+                                  " ms";
+          error(C, Why);
+          flush(C);
+          log("pid " + std::to_string(C.pid) + ": " + Why);
+          drop(C.fd);
+        }
+      }
       for (std::size_t I = 2; I < Fds.size(); ++I) {
         auto It = Conns.find(Fds[I].fd);
         if (It == Conns.end())

@@ -11,6 +11,7 @@
 #include "smpart/controller.hpp"
 #include "smpart/kernel_control.hpp"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -43,6 +44,9 @@ struct ServerOptions {
   double epoch_us = DefaultEpochUs;
   unsigned mode = 0600;          ///< socket permissions
   std::vector<uid_t> allow_uids; ///< besides the service's own uid
+  /// A connection that has not said hello by then is closed, so idle
+  /// sockets cannot hold the service's file descriptors.
+  std::chrono::milliseconds hello_timeout{5000};
   std::function<void(const std::string &)> log; ///< default: stderr
 };
 

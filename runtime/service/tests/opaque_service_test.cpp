@@ -212,6 +212,39 @@ TEST(ServiceOpaque, BadMessagesNameTheTypeAndTheField) {
   EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
 }
 
+TEST(ServiceOpaque, AHoldBeyondTheTargetOrOnAnotherHoldPreemptsNobody) {
+  const std::string Path = socketPath("opaque-hog");
+  Running R(Path, "even", ids());
+  RawTenant Victim(Path), Hog(Path);
+  Victim.send(arrive(1));
+  ASSERT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
+  Victim.send({{"type", "opaque_declare"}, {"name", "cublas"}});
+  ASSERT_GE(Victim.nextOf("opaque_target").value("sms", 0u), 1u);
+  Hog.send({{"type", "opaque_declare"}, {"name", "hog"}});
+  const unsigned Target = Hog.nextOf("opaque_target")["sms"];
+  ASSERT_LT(Target, ids().size());
+  // Every SM of the service: more than the plan gave the partition.
+  Hog.send({{"type", "opaque_hold"}, {"name", "hog"}, {"sm_ids", ids()}});
+  EXPECT_EQ(Hog.nextOf("error").value("message", ""),
+            "opaque_hold: sm_ids: " + std::to_string(ids().size()) +
+                " SMs, more than the " + std::to_string(Target) +
+                " the partition may hold (its target, or its last hold)");
+  // The victim's partition holds an SM first: the hog may not claim it.
+  const std::vector<unsigned> VictimHeld = {ids().front()};
+  Victim.send(
+      {{"type", "opaque_hold"}, {"name", "cublas"}, {"sm_ids", VictimHeld}});
+  ASSERT_FALSE(Victim.nextOf("opaque_held").is_null());
+  Hog.send({{"type", "opaque_hold"},
+            {"name", "hog"},
+            {"sm_ids", {VictimHeld.front()}}});
+  EXPECT_EQ(Hog.nextOf("error").value("message", ""),
+            "opaque_hold: sm_ids: SM " + std::to_string(VictimHeld.front()) +
+                " is held by partition 'cublas'");
+  // The victim's kernel was never preempted for the hog.
+  for (const KernelAllocation &A : R.S->allocations())
+    EXPECT_FALSE(A.preempted);
+}
+
 TEST(ServiceOpaque, ATenantThatLeavesGivesItsPartitionsSmsBack) {
   const std::string Path = socketPath("opaque-leave");
   Running R(Path, "even", ids());

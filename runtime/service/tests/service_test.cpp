@@ -291,6 +291,19 @@ TEST(ServiceProtocol, AFirstLineThatIsNotAHelloClosesTheConnection) {
   EXPECT_TRUE(eventually([&] { return R.S->tenants() == 0; }));
 }
 
+TEST(ServiceProtocol, AConnectionThatSaysNoHelloIsClosedInTime) {
+  // Idle sockets would hold the service's file descriptors for good.
+  const std::string Path = socketPath("silent");
+  service::ServerOptions O;
+  O.socket = Path;
+  O.hello_timeout = 200ms;
+  Running R(O);
+  RawTenant Silent(Path);
+  EXPECT_TRUE(isError(Silent.line(), "no hello within 200 ms"));
+  EXPECT_TRUE(Silent.closed());
+  EXPECT_TRUE(eventually([&] { return R.S->tenants() == 0; }));
+}
+
 TEST(ServiceProtocol, MistypedFieldsGetErrorsNeverACrash) {
   const std::string Path = socketPath("types");
   Running R(Path);
