@@ -206,7 +206,9 @@ namespace {
 /// uniform value sends the whole CTA the same way, so it cannot separate
 /// threads that return from threads that go on to a barrier (and a barrier
 /// under a divergent branch would already be wrong in the original kernel).
-/// Varying: threadIdx, memory reads, calls, and locals computed from them.
+/// Varying: threadIdx, memory reads, calls, and locals computed from them,
+/// or written where the value cannot be seen (an asm output, a call that
+/// takes the local by reference, a method of a local object).
 class Uniformity : public RecursiveASTVisitor<Uniformity> {
 public:
   explicit Uniformity(Stmt *Body) {
@@ -244,8 +246,56 @@ public:
   }
 
   bool VisitVarDecl(VarDecl *V) {
-    if (V->hasLocalStorage() && V->getInit())
-      Stores.push_back({V, V->getInit()});
+    if (!V->hasLocalStorage() || !V->getInit())
+      return true;
+    Stores.push_back({V, V->getInit()});
+    // `int &r = i;`: what is stored through r is stored in i.
+    if (V->getType()->isReferenceType() &&
+        !V->getType().getNonReferenceType().isConstQualified())
+      if (const VarDecl *W = varOf(V->getInit()); W && W != V)
+        Stores.push_back({W, nullptr});
+    return true;
+  }
+  bool VisitCallExpr(CallExpr *Call) {
+    // A local the callee may write: passed by non-const reference
+    // (`get_tid(i)`), or the object of a non-const method or operator.
+    const FunctionDecl *Callee = Call->getDirectCallee();
+    unsigned First = 0;
+    if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(Call);
+        Op && isa_and_nonnull<CXXMethodDecl>(Callee)) {
+      if (const VarDecl *V = varOf(Call->getArg(0)))
+        Stores.push_back({V, Op->isAssignmentOp() && Call->getNumArgs() > 1
+                                 ? Call->getArg(1)
+                                 : nullptr});
+      First = 1; // the object is not one of the method's parameters
+    }
+    if (const auto *M = dyn_cast<CXXMemberCallExpr>(Call)) {
+      const CXXMethodDecl *Method = M->getMethodDecl();
+      if (!Method || !Method->isConst())
+        if (const VarDecl *V = varOf(M->getImplicitObjectArgument()))
+          Stores.push_back({V, nullptr});
+    }
+    for (unsigned I = First; I < Call->getNumArgs(); ++I) {
+      const VarDecl *V = varOf(Call->getArg(I));
+      if (!V)
+        continue;
+      const unsigned Param = I - First;
+      bool ByReference = !Callee; // through a pointer: unknown
+      if (Callee && Param < Callee->getNumParams()) {
+        const QualType T = Callee->getParamDecl(Param)->getType();
+        ByReference =
+            T->isReferenceType() && !T.getNonReferenceType().isConstQualified();
+      }
+      if (ByReference)
+        Stores.push_back({V, nullptr});
+    }
+    return true;
+  }
+  bool VisitGCCAsmStmt(GCCAsmStmt *Asm) {
+    // An asm output may read anything: %tid, %laneid, %clock.
+    for (unsigned I = 0; I < Asm->getNumOutputs(); ++I)
+      if (const VarDecl *V = varOf(Asm->getOutputExpr(I)))
+        Stores.push_back({V, nullptr});
     return true;
   }
   bool VisitBinaryOperator(BinaryOperator *BO) {
@@ -263,8 +313,16 @@ public:
   }
 
 private:
+  /// The local a store lands in: a member of a local object (`s.x = ...`)
+  /// counts as the object, a whole.
   static const VarDecl *varOf(const Expr *E) {
-    const auto *Ref = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    E = E->IgnoreParenImpCasts();
+    while (const auto *ME = dyn_cast<MemberExpr>(E)) {
+      if (ME->isArrow())
+        return nullptr;
+      E = ME->getBase()->IgnoreParenImpCasts();
+    }
+    const auto *Ref = dyn_cast<DeclRefExpr>(E);
     return Ref ? dyn_cast<VarDecl>(Ref->getDecl()) : nullptr;
   }
 

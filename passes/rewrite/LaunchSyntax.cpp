@@ -22,6 +22,11 @@ std::optional<LaunchSyntax> parseLaunch(const CUDAKernelCallExpr &Call,
     // parameter's use in the body, not the argument of one expansion.
     while (Begin.isMacroID() && SM.isMacroArgExpansion(Begin))
       Begin = SM.getImmediateExpansionRange(Begin).getBegin();
+  } else if (!Open.isMacroID() && Begin.isMacroID()) {
+    // `NAME<<<...>>>(...)` with `#define NAME k` (or `k<float>`): the
+    // launch is written here, its callee is the macro's name. Its spelling
+    // is the macro's body, which an edit would change for every use.
+    Begin = SM.getExpansionLoc(Begin);
   }
   S.CalleeBegin = SM.getSpellingLoc(Begin);
   // Sema builds the configuration call with its callee at `<<<` and its

@@ -448,6 +448,7 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   if (!Body || Body->getLBracLoc().isMacroID() ||
       Body->getRBracLoc().isMacroID()) {
     F.Hazards.insert({"kernel body spelled inside a macro", F.Where, {}});
+    F.Body.Valid = true; // refused, in the manifest and with a warning
     return;
   }
   keepOriginal(Kernel, *Body, SM, F);

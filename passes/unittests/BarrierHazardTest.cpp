@@ -39,6 +39,43 @@ TEST(BarrierHazard, BarrierAfterGuardReturnIsFound) {
   EXPECT_EQ(B, 3u);
 }
 
+TEST(BarrierHazard, LocalsWrittenOutOfSightAreThreadDependent) {
+  // The thread index reaches the branch through a reference parameter, an
+  // asm output, a member of a local struct, a reference to the local.
+  for (const char *Guard :
+       {"int i; get_tid(i);",
+        "int i; asm(\"mov.u32 %0, %%laneid;\" : "
+        "\"=r\"(i));",
+        "struct { int v; } s; s.v = threadIdx.x; int i = s.v;",
+        "int i = 0; int &r = i; r = threadIdx.x;"}) {
+    unsigned R = 0, B = 0;
+    EXPECT_TRUE(hazardIn(std::string("__device__ void get_tid(int &x) { x = "
+                                     "threadIdx.x; }\n"
+                                     "__global__ void k(float *p, int n) {\n"
+                                     "  ") +
+                             Guard +
+                             "\n"
+                             "  if (i >= n) return;\n"
+                             "  __syncthreads();\n"
+                             "  p[i] = 0; }",
+                         R, B))
+        << Guard;
+    EXPECT_EQ(R, 4u) << Guard;
+    EXPECT_EQ(B, 5u) << Guard;
+  }
+}
+
+TEST(BarrierHazard, ALocalPassedByConstReferenceStaysUniform) {
+  unsigned R = 0, B = 0;
+  EXPECT_FALSE(hazardIn("__device__ int twice(const int &x) { return 2 * x; }\n"
+                        "__global__ void k(float *p, int n) {\n"
+                        "  int m = n; p[twice(m)] = 0;\n"
+                        "  if (m > 4) return;\n"
+                        "  __syncthreads();\n"
+                        "  p[threadIdx.x] = 0; }",
+                        R, B));
+}
+
 TEST(BarrierHazard, BarrierBeforeTheReturnIsFine) {
   unsigned R = 0, B = 0;
   EXPECT_FALSE(hazardIn("__global__ void k(float *p, int n) {\n"
