@@ -43,6 +43,8 @@ namespace {
 
 /// Replies queued for a tenant that reads none: past this it is dropped.
 constexpr std::size_t kMaxQueued = std::size_t{1} << 20;
+/// The longest kernel name an arrive may give.
+constexpr std::size_t kMaxKernelName = 4096;
 /// Bytes read from one tenant per poll round.
 constexpr std::size_t kReadPerRound = 64 * 1024;
 /// Out of file descriptors, the listening socket stays readable: it is
@@ -420,6 +422,18 @@ public:
                      (Name == J.end() ? std::string("none") : quote(*Name)));
         return true;
       }
+      // A name goes into every trace event and log line of the kernel: a
+      // kernel's name, not 60 KiB or a forged log line.
+      const std::string &Text = Name->get_ref<const std::string &>();
+      if (Text.empty() || Text.size() > kMaxKernelName ||
+          std::any_of(Text.begin(), Text.end(), [](char Ch) {
+            return static_cast<unsigned char>(Ch) < 0x20 || Ch == 0x7f;
+          })) {
+        error(C, "arrive: name: expected a kernel name (1 to " +
+                     std::to_string(kMaxKernelName) +
+                     " bytes, no control characters)");
+        return true;
+      }
       if (!getId(C, J, Type, "total", Total) ||
           !getId(C, J, Type, "occupancy", Occ))
         return true;
@@ -747,12 +761,6 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
   } else if (O.policy != "even") {
     return Fail("--policy " + O.policy + " needs --profiles");
   }
-  if (!O.trace.empty()) {
-    std::string E;
-    I->Trace = trace::TraceWriter::open(O.trace, &E);
-    if (!I->Trace)
-      return Fail("--trace: " + E);
-  }
   sockaddr_un Addr{};
   Addr.sun_family = AF_UNIX;
   if (O.socket.empty() || O.socket.size() >= sizeof Addr.sun_path)
@@ -784,6 +792,18 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
     const std::string M = O.socket + ": " + std::strerror(errno);
     ::close(Fd);
     return Fail(M);
+  }
+  // The trace is opened (and its file replaced) only once the service is
+  // sure to start: a second service refused above leaves the first one's
+  // trace alone.
+  if (!O.trace.empty()) {
+    std::string E;
+    I->Trace = trace::TraceWriter::open(O.trace, &E);
+    if (!I->Trace) {
+      ::close(Fd);
+      ::unlink(O.socket.c_str());
+      return Fail("--trace: " + E);
+    }
   }
   setNonBlocking(Fd);
   I->Listen = Fd;

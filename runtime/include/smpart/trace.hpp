@@ -2,10 +2,13 @@
 // NVTX ranges for the same events. CUDA-free: NVTX3 is header-only and a
 // no-op unless a tool (Nsight Systems) injects itself.
 //
-// Events are kept in memory and written as one JSON document to a temporary
-// file that is then renamed over the target, so the file on disk is always a
-// complete, valid trace: written on flush(), at most every flush interval
-// while events arrive, by the destructor, and at exit for the global writer.
+// Events are kept in memory, each already serialised (a long-running
+// service's trace grows by its text, not by JSON trees, and a flush copies
+// text instead of serialising every event again), and written as one JSON
+// document to a temporary file that is then renamed over the target, so the
+// file on disk is always a complete, valid trace: written on flush(), at
+// most every flush interval while events arrive, by the destructor, and at
+// exit for the global writer.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -100,11 +103,12 @@ private:
 
   std::string Path;
   mutable std::mutex Mu;
-  std::vector<nlohmann::json> Events;
+  std::vector<std::string> Events; ///< each one serialised event
   std::function<double()> Now;
   std::chrono::steady_clock::time_point Start;
   double FlushIntervalMs = 250;
   double LastFlushUs = 0;
+  double FlushCostUs = 0; ///< how long the last write took
   bool Dirty = false;
   bool Special = false; ///< a FIFO or a device: written once, at close
   int Pid = 0;

@@ -239,8 +239,18 @@ TEST(ServiceProtocol, ErrorsNameTheMessageTypeAndTheField) {
   RawTenant T(Path);
   T.hello();
   EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
-  const std::pair<const char *, const char *> Cases[] = {
+  const std::string LongName = "{\"type\":\"arrive\",\"kernel\":1,\"name\":\"" +
+                               std::string(5000, 'k') +
+                               "\",\"total\":1,\"occupancy\":2}";
+  const char *NameError =
+      "arrive: name: expected a kernel name (1 to 4096 bytes, no control "
+      "characters)";
+  const std::pair<std::string, const char *> Cases[] = {
       {"{\"type\":\"arrive\"}", "arrive: kernel: expected an unsigned id"},
+      {LongName, NameError},
+      {"{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\\nforged log "
+       "line\",\"total\":1,\"occupancy\":2}",
+       NameError},
       {"{\"type\":\"depart\",\"kernel\":-2}",
        "depart: kernel: expected an unsigned id, got -2"},
       {"{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":-1,"
@@ -447,6 +457,24 @@ TEST(Service, RefusesAStaleOrBusySocketPathClearly) {
   std::string Error;
   EXPECT_FALSE(service::Server::open(O, &Error));
   EXPECT_NE(Error.find("in use"), std::string::npos) << Error;
+  // The refused service leaves the running one's trace alone.
+  const std::string Trace = Path + ".trace.json";
+  {
+    std::FILE *F = std::fopen(Trace.c_str(), "w");
+    ASSERT_TRUE(F);
+    std::fputs("the running service's trace", F);
+    std::fclose(F);
+  }
+  O.trace = Trace;
+  EXPECT_FALSE(service::Server::open(O, &Error));
+  char Kept[64] = {0};
+  std::FILE *F = std::fopen(Trace.c_str(), "r");
+  ASSERT_TRUE(F);
+  EXPECT_TRUE(std::fgets(Kept, sizeof Kept, F));
+  std::fclose(F);
+  std::remove(Trace.c_str());
+  EXPECT_STREQ(Kept, "the running service's trace");
+  O.trace.clear();
   O.socket = socketPath("policy");
   O.policy = "cd-search";
   EXPECT_FALSE(service::Server::open(O, &Error));
