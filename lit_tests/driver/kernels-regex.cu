@@ -14,3 +14,12 @@ void run(int *p) {
 // CHECK: {{^}}__global__ void notThat(int *p) { p[0] = 2; }
 // CHECK: {{^}}  smpart::launch({"onlyThis"
 // CHECK-NEXT: {{^}}  notThat<<<1, 1>>>(p);
+
+// RUN: %smpart %s --kernels='^typo' -o /dev/null --manifest=%t.json -- %stubflags 2>&1 | FileCheck --check-prefix=NONE %s
+// RUN: FileCheck --check-prefix=JSON %s < %t.json
+// A pattern that matches no kernel says so, and the manifest says why each
+// kernel was left out.
+// NONE: smpart-transform: note: --kernels='^typo' matches none of the 2 kernel(s) of '{{.*}}kernels-regex.cu'
+// JSON: "status": "excluded",
+// JSON-NEXT: "reasons": [
+// JSON-NEXT: "not matched by --kernels"

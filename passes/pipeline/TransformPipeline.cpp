@@ -45,9 +45,8 @@ static constexpr llvm::StringLiteral Marker =
 static std::string header(const std::string &File) {
   return (Marker + File + "; edit that file instead\n" +
           "#include \"smpart/device.cuh\"\n"
-          "#include \"smpart/runtime.hpp\"\n"
-          "#line 1 \"" +
-          File + "\"\n")
+          "#include \"smpart/runtime.hpp\"\n" +
+          TransformPlanner::lineDirective(1, File))
       .str();
 }
 
@@ -385,7 +384,9 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
     return std::nullopt;
   }
   std::string Code = (*Buffer)->getBuffer().str();
-  if (llvm::StringRef(Code).starts_with(Marker)) {
+  llvm::StringRef First(Code);
+  First.consume_front("\xEF\xBB\xBF"); // a byte order mark stays first
+  if (First.starts_with(Marker)) {
     Outcome.AlreadyTransformed = true;
     return Code;
   }
@@ -450,10 +451,13 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
                    << llvm::toString(New.takeError()) << "\n";
       return std::nullopt;
     }
-    std::string Rewritten = header(Path) + *New;
+    // A UTF-8 byte order mark stays first, where nvcc accepts it.
+    const std::size_t At =
+        (*Text)->getBuffer().starts_with("\xEF\xBB\xBF") ? 3 : 0;
+    std::string Rewritten = New->substr(0, At) + header(Path) + New->substr(At);
     // The same rewrite as replacements, for --export-fixes.
     Replacements &Fix = Outcome.Fixes[Path];
-    llvm::consumeError(Fix.add(Replacement(Path, 0, 0, header(Path))));
+    llvm::consumeError(Fix.add(Replacement(Path, At, 0, header(Path))));
     for (const Replacement &R : Reps)
       llvm::consumeError(Fix.add(Replacement(Path, R.getOffset(), R.getLength(),
                                              R.getReplacementText())));
@@ -487,6 +491,17 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
         printDiag(llvm::errs(), Where, "note", Note);
     }
   }
+  // A --kernels pattern that names nothing is most likely a typo.
+  const auto &Kernels = Outcome.Plan.Kernels;
+  if (!Options.Kernels.empty() && !Kernels.empty() &&
+      llvm::all_of(Kernels, [](const KernelDecision &D) {
+        return D.Status == KernelStatus::Excluded && !D.Reasons.empty() &&
+               D.Reasons.front().Reason == "not matched by --kernels";
+      }))
+    llvm::errs() << "smpart-transform: note: --kernels='" << Options.Kernels
+                 << "' matches none of the " << Kernels.size()
+                 << " kernel(s) of '" << Outcome.File
+                 << "' (qualified names, e.g. 'ns::k')\n";
 }
 
 /// The cuda.h of the wrapper's own folder, which its `#include "cuda.h"`

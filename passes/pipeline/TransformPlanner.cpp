@@ -7,7 +7,8 @@
 
 namespace smpart {
 
-static std::string lineDirective(unsigned Line, const std::string &File) {
+std::string TransformPlanner::lineDirective(unsigned Line,
+                                            const std::string &File) {
   std::string Escaped;
   for (char C : File) {
     if (C == '\\' || C == '"')
@@ -142,9 +143,12 @@ TransformPlan TransformPlanner::plan() const {
     KernelDecision D;
     D.Kernel = &F;
     Reach[Key] = reachable(Key);
-    if ((Only && !Only->match(llvm::StringRef(F.Name))) ||
-        (Exclude && Exclude->match(llvm::StringRef(F.Name)))) {
+    if (Only && !Only->match(llvm::StringRef(F.Name))) {
       D.Status = KernelStatus::Excluded;
+      D.Reasons.push_back({"not matched by --kernels", F.Where, {}});
+    } else if (Exclude && Exclude->match(llvm::StringRef(F.Name))) {
+      D.Status = KernelStatus::Excluded;
+      D.Reasons.push_back({"matched by --exclude-kernels", F.Where, {}});
     } else {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
       // The kept original calls the same device functions, which the

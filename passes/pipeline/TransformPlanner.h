@@ -61,6 +61,9 @@ public:
   /// that says so, Hazard::RunsFree), or empty if it may be held to a
   /// partition.
   static std::string confinementObstacle(const KernelDecision &D);
+  /// `#line N "file"`, the name escaped as a string literal (a `"` or a
+  /// backslash in a file name).
+  static std::string lineDirective(unsigned Line, const std::string &File);
 
   /// The text inserted after a kernel body's `{` and before its `}`.
   static std::string prologue(const KernelBody &Body, bool PublishBlockIdx);
