@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/StringSaver.h"
@@ -299,6 +300,43 @@ private:
 
 } // namespace
 
+/// What is wrong with the compile_commands.json at \p Path, naming the
+/// entry and the key (clang's loader says only "Expected array."), or
+/// empty.
+static std::string databaseProblem(llvm::StringRef Path) {
+  auto Buffer = llvm::MemoryBuffer::getFile(Path);
+  if (!Buffer)
+    return Buffer.getError().message();
+  llvm::Expected<llvm::json::Value> Doc =
+      llvm::json::parse((*Buffer)->getBuffer());
+  if (!Doc)
+    return "not JSON: " + llvm::toString(Doc.takeError());
+  const llvm::json::Array *Entries = Doc->getAsArray();
+  if (!Entries)
+    return "expected an array of compile commands";
+  for (std::size_t I = 0; I < Entries->size(); ++I) {
+    const std::string At = "[" + std::to_string(I) + "]";
+    const llvm::json::Object *E = (*Entries)[I].getAsObject();
+    if (!E)
+      return At + ": expected an object with directory, file and command "
+                  "or arguments";
+    for (llvm::StringRef Key : {"directory", "file"})
+      if (!E->getString(Key) || E->getString(Key)->empty())
+        return At + "." + Key.str() + ": expected a non-empty string";
+    const llvm::json::Array *Args = E->getArray("arguments");
+    if (E->get("arguments") &&
+        (!Args || Args->empty() ||
+         llvm::any_of(*Args, [](const auto &A) { return !A.getAsString(); })))
+      return At + ".arguments: expected a non-empty array of strings";
+    if (E->get("command") &&
+        (!E->getString("command") || E->getString("command")->trim().empty()))
+      return At + ".command: expected a non-empty string";
+    if (!Args && !E->get("command"))
+      return At + ": expected a command or arguments";
+  }
+  return {};
+}
+
 std::unique_ptr<CompilationDatabase>
 loadProjectDatabase(llvm::StringRef BuildPath, std::string &Error) {
   Error.clear();
@@ -310,6 +348,10 @@ loadProjectDatabase(llvm::StringRef BuildPath, std::string &Error) {
     llvm::SmallString<256> Json(D);
     llvm::sys::path::append(Json, "compile_commands.json");
     if (llvm::sys::fs::exists(Json)) {
+      if (std::string Why = databaseProblem(Json); !Why.empty()) {
+        Error = "'" + Json.str().str() + "': " + Why;
+        return nullptr;
+      }
       std::unique_ptr<CompilationDatabase> Db =
           JSONCompilationDatabase::loadFromFile(
               Json, Error, JSONCommandLineSyntax::AutoDetect);

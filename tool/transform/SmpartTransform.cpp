@@ -22,8 +22,10 @@ Compile commands:
   Without -p or `--`, each file is parsed with the tool's own CUDA flags
   only. `-- <args>` gives the compile flags of every file (clang or nvcc
   spelling: -arch=sm_80, -Xcompiler, --options-file are understood).
-  -p <dir> reads <dir>/compile_commands.json (nvcc entries of CMake's Ninja
-  and Makefiles generators included); no parent folder is searched.
+  -p <dir> reads compile_commands.json from <dir> or its nearest parent
+  that has one (nvcc entries of CMake's Ninja and Makefiles generators
+  included); with none, a note, and the files are parsed with no project
+  flags. A database that cannot be read is an error naming the entry.
   --compile-args-file=<file> appends one argument per line after `--`.
 
 Each __global__ function of the input (and of headers matched by
@@ -39,7 +41,7 @@ Exit status:
      warnings unless --refusals-as-errors)
   1  the job failed: a file did not parse (any error line), an output
      could not be written, a refusal under --refusals-as-errors, no CUDA
-     installation or compilation database to use
+     installation, a broken compilation database
   2  bad usage: an unknown option, a bad or missing value, no input file,
      options that exclude each other (an error line and
      "see 'smpart-transform --help'")
