@@ -3,6 +3,7 @@
 // in passes/.
 #include "pipeline/TransformPipeline.h"
 
+#include "clang/Basic/OffloadArch.h"
 #include "clang/Basic/Version.h"
 #include "clang/Tooling/CommonOptionsParser.h"
 #include "llvm/ADT/STLExtras.h"
@@ -307,6 +308,9 @@ int main(int argc, const char **argv) {
     if (Path->getNumOccurrences() && Path->empty())
       return BadUsage((Path->ArgStr.size() == 1 ? "-" : "--") + Path->ArgStr +
                       " needs a file name, not an empty one");
+  if (!clang::IsNVIDIAOffloadArch(clang::StringToOffloadArch(GpuArch)))
+    return BadUsage("--cuda-gpu-arch='" + GpuArch +
+                    "' is not an NVIDIA GPU arch (sm_70, sm_90, sm_90a, ...)");
   if (!Output.empty() && Files.size() != 1)
     return BadUsage("-o takes exactly one input file; use --output-dir");
   if (int(!Output.empty()) + int(!OutputDir.empty()) + int(InPlace) > 1)
