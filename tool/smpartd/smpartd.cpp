@@ -101,11 +101,14 @@ std::string wrappedNames() {
   return Out + Line;
 }
 
+/// Digits only: strtoul alone would take " 1", "+1" and "-1".
 bool number(const std::string &S, unsigned long &Out, int Base = 10) {
-  char *End = nullptr;
+  if (S.empty() || S.find_first_not_of(Base == 8 ? "01234567" : "0123456789") !=
+                       std::string::npos)
+    return false;
   errno = 0;
-  Out = std::strtoul(S.c_str(), &End, Base);
-  return !S.empty() && S[0] != '-' && !*End && !errno;
+  Out = std::strtoul(S.c_str(), nullptr, Base);
+  return !errno;
 }
 } // namespace
 
@@ -162,8 +165,10 @@ int main(int argc, char **argv) {
         CL.usageError("--sm-ids: " + Bad);
       O.sm_ids.push_back(static_cast<unsigned>(N));
     }
-    if (O.sm_ids.empty())
-      CL.usageError("--sm-ids: expected a comma-separated list of SM ids");
+    if (O.sm_ids.empty() || V.back() == ',')
+      CL.usageError("--sm-ids: expected a comma-separated list of SM ids, "
+                    "got '" +
+                    V + "'");
   });
   CL.parse(argc, argv);
   if (O.socket.empty())
