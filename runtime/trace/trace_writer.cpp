@@ -118,9 +118,12 @@ void TraceWriter::add(nlohmann::json Event) {
   Dirty = true;
   // A trace grown large takes a while to write: the writes then space out
   // so that they take at most a twentieth of the time (a service's thread
-  // writes it between its tenants' messages).
-  if (FlushIntervalMs >= 0 &&
-      (T - LastFlushUs) >= std::max(FlushIntervalMs * 1000.0, 20 * FlushCostUs))
+  // writes it between its tenants' messages). An interval of 0 still
+  // writes every event.
+  const double IntervalUs =
+      FlushIntervalMs > 0 ? std::max(FlushIntervalMs * 1000.0, 20 * FlushCostUs)
+                          : 0;
+  if (FlushIntervalMs >= 0 && (T - LastFlushUs) >= IntervalUs)
     writeLocked(nullptr);
 }
 
