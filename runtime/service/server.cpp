@@ -43,6 +43,8 @@ namespace {
 
 /// Replies queued for a tenant that reads none: past this it is dropped.
 constexpr std::size_t kMaxQueued = std::size_t{1} << 20;
+/// Opaque partitions one tenant may declare (a green context each).
+constexpr std::size_t kMaxOpaquePerTenant = 64;
 /// The longest kernel name an arrive may give.
 constexpr std::size_t kMaxKernelName = 4096;
 /// Bytes read from one tenant per poll round.
@@ -513,6 +515,15 @@ public:
                        "' is another tenant's partition");
           return true;
         }
+      // Every partition is planned at every epoch: a tenant declaring
+      // thousands would spend the service's thread for everyone.
+      if (!C.opaque.count(Name) && C.opaque.size() >= kMaxOpaquePerTenant) {
+        error(C, Type + ": name: '" + shorten(Name) + "' would be your " +
+                     std::to_string(kMaxOpaquePerTenant + 1) +
+                     "th partition; at most " +
+                     std::to_string(kMaxOpaquePerTenant) + " per tenant");
+        return true;
+      }
       Ctl->addOpaque(M.tenant);
       Connection::Opaque &P = C.opaque[Name];
       P.target = Ctl->opaqueTarget(Name);

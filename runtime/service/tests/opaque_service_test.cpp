@@ -207,6 +207,15 @@ TEST(ServiceOpaque, BadMessagesNameTheTypeAndTheField) {
   T.send({{"type", "opaque_hold"}, {"name", "mine"}, {"sm_ids", {0, 3}}});
   EXPECT_EQ(T.nextOf("error").value("message", ""),
             "opaque_hold: sm_ids[1]: SM 3 is not one of the service's");
+  // At most 64 partitions per tenant (each is planned at every epoch).
+  for (int I = 1; I < 64; ++I) {
+    T.send({{"type", "opaque_declare"}, {"name", "p" + std::to_string(I)}});
+    ASSERT_FALSE(T.nextOf("opaque_target").is_null()) << I;
+  }
+  T.send({{"type", "opaque_declare"}, {"name", "one-too-many"}});
+  EXPECT_EQ(T.nextOf("error").value("message", ""),
+            "opaque_declare: name: 'one-too-many' would be your 65th "
+            "partition; at most 64 per tenant");
   // The connection is still served.
   T.send(arrive(1));
   EXPECT_TRUE(eventually([&] { return R.S->allocations().size() == 1; }));
