@@ -167,9 +167,4 @@ void OutputFile::discard() {
   Temp.reset();
 }
 
-bool OutputFile::write(llvm::StringRef Path, llvm::StringRef Text) {
-  OutputFile File(Path.str(), Text.str());
-  return File.stage() && File.commit();
-}
-
 } // namespace smpart

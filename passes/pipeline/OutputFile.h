@@ -20,7 +20,8 @@ namespace smpart {
 /// and a full disk or a folder without write permission fails here),
 /// commit() renames it onto the target with the old file's permissions. A
 /// special file (a device, a FIFO, a standard stream) cannot be staged: it
-/// is written only by commit(), which a run does after every rename.
+/// is written only by commit(), which a run does after every stage and
+/// before the renames (OutputSet::write).
 class OutputFile {
 public:
   OutputFile(std::string Path, std::string Text);
@@ -28,8 +29,6 @@ public:
   OutputFile &operator=(OutputFile &&) = delete;
   ~OutputFile() { discard(); }
 
-  const std::string &path() const { return Path; }
-  const std::string &text() const { return Text; }
   /// Where the write lands: the end of a regular file's symlink chain, the
   /// path itself for a special file.
   const std::string &target() const { return Target; }
@@ -41,9 +40,6 @@ public:
   bool commit();
   /// Removes the staged temporary file, if any.
   void discard();
-
-  /// Both phases at once, for a run that writes one file.
-  static bool write(llvm::StringRef Path, llvm::StringRef Text);
 
   /// Why \p Path cannot be written at all (its folder does not exist, it
   /// is a folder), or empty: checked before any work is done.

@@ -61,7 +61,7 @@ const char *wrongWay() { return WrongProfiles < 0 ? " (the other way)" : ""; }
 bool fraction(const char *Option, const char *Text, double &Out) {
   char *End = nullptr;
   Out = std::strtod(Text, &End);
-  if (*End || !(Out > -1 && Out < 1)) {
+  if (End == Text || *End || !(Out > -1 && Out < 1)) {
     std::fprintf(stderr,
                  "smpart_corun_sim: %s %s: expected a fraction in (-1, 1)\n",
                  Option, Text);
