@@ -285,6 +285,19 @@ void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
   if (!SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())) &&
       !Kernel.isExternC())
     F.NeedsOriginal = true;
+  // `template <class... Ts> k(Ts...)`: the original with Ts = {LaunchControl}
+  // and the rewritten overload with Ts = {} have one signature, and nvcc's
+  // host stubs for `k<>` are then ambiguous. The original is not kept by
+  // choice, and a kernel that must keep it is refused.
+  if (Kernel.getNumParams() > 0 && Kernel.getParamDecl(0)->isParameterPack()) {
+    F.WantsOriginal = false;
+    if (F.NeedsOriginal)
+      F.Hazards.insert({"its parameter list starts with a parameter pack, and "
+                        "the original it must keep for other files would have "
+                        "the signature of the rewritten overload",
+                        F.Where,
+                        {}});
+  }
   if (!F.NeedsOriginal && !F.WantsOriginal)
     return;
   if (std::optional<Edit> Copy = copyOfDefinition(Kernel, Body, SM)) {
