@@ -6,7 +6,7 @@
 // Every launch form the tool rewrites compiles with nvcc: two, three and
 // four configuration arguments, dim3, explicit and deduced template
 // arguments, launches in a host function template, overloads, default
-// arguments, launches in macro arguments and macro bodies.
+// arguments, launches in macro arguments and macro bodies, and in a lambda.
 #include <cuda_runtime.h>
 
 #define CHECK(...) (void)(__VA_ARGS__)
@@ -39,6 +39,8 @@ void run(int n, float *x, float *y, int *i, cudaStream_t s) {
   CHECK(step<<<1, 32>>>(y, 2.0f));
   LAUNCH(saxpy, n, n, 1.0f, x, y);
   LAUNCH(step, n, y);
+  auto later = [&](int blocks) { saxpy<<<blocks, 256>>>(n, 3.0f, x, y); };
+  later(2);
 }
 
 // Every kernel is transformed and every launch rewritten (a refused kernel
@@ -65,3 +67,4 @@ void run(int n, float *x, float *y, int *i, cudaStream_t s) {
 // CHECK-NEXT: {{^}} CHECK(smpart::launch({"step",
 // CHECK-NEXT: {{^}} LAUNCH(saxpy, n, n, 1.0f, x, y);
 // CHECK-NEXT: {{^}} LAUNCH(step, n, y);
+// CHECK-NEXT: {{^}} auto later = [&](int blocks) { smpart::launch({"saxpy",

@@ -1,6 +1,7 @@
 #include "analysis/KernelHazards.h"
 
 #include "analysis/AgreedParents.h"
+#include "analysis/DeviceCode.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
@@ -103,9 +104,7 @@ bool KernelHazards::exitsThread(llvm::StringRef AsmString) {
 }
 
 void KernelHazards::registerMatchers(MatchFinder &Finder) {
-  auto InDeviceCode = forFunction(
-      functionDecl(anyOf(hasAttr(attr::CUDAGlobal), hasAttr(attr::CUDADevice)))
-          .bind("fn"));
+  auto InDeviceCode = forFunction(functionDecl(runsOnDevice()).bind("fn"));
   Finder.addMatcher(cudaKernelCallExpr(InDeviceCode).bind("launch"), this);
   // Launches that bypass `<<<>>>` pass the kernel's original parameter
   // list, which the transformation changes: refuse the launched kernel.

@@ -1,6 +1,7 @@
 #include "rewrite/LaunchRewrite.h"
 #include "rewrite/TemplateArgSpelling.h"
 
+#include "analysis/DeviceCode.h"
 #include "rewrite/LaunchSyntax.h"
 
 #include "clang/AST/ASTContext.h"
@@ -19,12 +20,13 @@ namespace smpart {
 void LaunchRewrite::registerMatchers(MatchFinder &Finder) {
   // Device-side launches are refusals (KernelHazards), not rewrites.
   // Launches in template instantiations are rewritten once, in the pattern.
-  Finder.addMatcher(cudaKernelCallExpr(unless(forFunction(functionDecl(
-                                           anyOf(hasAttr(attr::CUDAGlobal),
-                                                 hasAttr(attr::CUDADevice),
-                                                 isTemplateInstantiation())))))
-                        .bind("launch"),
-                    this);
+  Finder.addMatcher(
+      cudaKernelCallExpr(
+          forFunction(functionDecl(unless(anyOf(runsOnDevice(),
+                                                isTemplateInstantiation())))
+                          .bind("fn")))
+          .bind("launch"),
+      this);
 }
 
 /// The kernel a launch calls, also when the call is dependent.
@@ -233,6 +235,12 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const FunctionDecl *Kernel = Call ? launchedKernel(*Call) : nullptr;
   if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>() ||
       RewriteContext::isGeneratedKernel(*Kernel))
+    return;
+  // A host lambda is __host__ __device__ to clang (DeviceCode.h); the device
+  // parse types its launch as a device-side one. The host parse rewrites it.
+  const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
+  if (Result.Context->getLangOpts().CUDAIsDevice && Fn &&
+      Fn->hasAttr<CUDADeviceAttr>())
     return;
   const FunctionDecl *Pattern = RewriteContext::patternOf(Kernel);
   // Kernels defined elsewhere keep their signature: leave the launch alone.
