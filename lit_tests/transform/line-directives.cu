@@ -22,3 +22,22 @@ __global__ void scale(float a, float *y)
 // CHECK-NEXT: {{^}}  }{{$}}
 // CHECK-NEXT: {{^}}#line [[@LINE-13]] "{{.*}}line-directives.cu"
 // CHECK-NEXT: {{^}}}
+
+// A #line in the input (generated code) renumbers what follows it: the
+// directives the rewrite adds continue its numbering and name its file, so
+// that diagnostics still point into the generator's input.
+#line 500 "generated.cu"
+__global__ void shift(float *y)
+{
+  y[threadIdx.x] += 1;
+}
+// CHECK: {{^}}#line 500 "generated.cu"
+// CHECK: {{^}}__global__ void shift(smpart::LaunchControl smpart_ctl, float *y)
+// CHECK: {{^}}    {
+// CHECK-NEXT: {{^}}#line 501 "generated.cu"
+// CHECK-EMPTY:
+// CHECK-NEXT: {{^}}  y[threadIdx.x] += 1;
+// CHECK: {{^}}    }{{$}}
+// CHECK-NEXT: {{^}}  }{{$}}
+// CHECK-NEXT: {{^}}#line 503 "generated.cu"
+// CHECK-NEXT: {{^}}}

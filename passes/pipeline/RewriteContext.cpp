@@ -50,6 +50,12 @@ std::string RewriteContext::fileOf(const SourceManager &SM,
   return canonicalPath(Path);
 }
 
+std::string RewriteContext::lineFileOf(const SourceManager &SM,
+                                       SourceLocation Loc) {
+  std::string Name = SM.getPresumedLoc(Loc).getFilename();
+  return Name == SM.getFilename(Loc) ? fileOf(SM, Loc) : Name;
+}
+
 std::string RewriteContext::keyOf(const SourceManager &SM,
                                   const FunctionDecl *FD) {
   const FunctionDecl *P = patternOf(FD);

@@ -36,6 +36,10 @@ public:
   /// spelled in.
   static std::string fileOf(const clang::SourceManager &SM,
                             clang::SourceLocation Loc);
+  /// The file name a #line directive before Loc names: what a #line in the
+  /// input says, or else fileOf (the name the output's header uses).
+  static std::string lineFileOf(const clang::SourceManager &SM,
+                                clang::SourceLocation Loc);
   /// The key of a function: the place of its defining declaration (of the
   /// template pattern, for instantiations), stable across both parses.
   static std::string keyOf(const clang::SourceManager &SM,

@@ -209,10 +209,8 @@ std::optional<TagSwitchedText> BypassLoopUnswitch::describe(const Stmt &First,
   L.End = EndOffset;
   // Where the text is as diagnostics name it: its own file (it may be in
   // a file the body includes), or what a #line before it says.
-  const PresumedLoc At = SM.getPresumedLoc(BeginLoc);
-  L.LineFile =
-      At.getFilename() == SM.getFilename(BeginLoc) ? L.File : At.getFilename();
-  L.Line = At.getLine();
+  L.LineFile = RewriteContext::lineFileOf(SM, BeginLoc);
+  L.Line = SM.getPresumedLineNumber(BeginLoc);
   L.Col = SM.getSpellingColumnNumber(BeginLoc);
   L.EndLine = SM.getPresumedLoc(End).getLine();
   L.EndCol = SM.getSpellingColumnNumber(End);

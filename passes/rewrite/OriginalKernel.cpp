@@ -1,6 +1,7 @@
 #include "rewrite/OriginalKernel.h"
 
 #include "pipeline/RewriteContext.h"
+#include "pipeline/TransformPlanner.h"
 
 #include "clang/AST/DeclTemplate.h"
 #include "clang/Lex/Lexer.h"
@@ -30,19 +31,8 @@ static std::optional<Edit> copyAt(SourceLocation Begin, SourceLocation End,
   if (Invalid || End.isMacroID() || SM.getFileID(Begin) != SM.getFileID(End) ||
       B1 <= B0 || B1 > Buffer.size())
     return std::nullopt;
-  // The name the output's header uses, unless a #line names another file.
-  std::string Name = SM.getPresumedLoc(Begin).getFilename();
-  if (Name == SM.getFilename(Begin))
-    Name = RewriteContext::fileOf(SM, Begin);
-  std::string Escaped;
-  for (char C : Name) {
-    if (C == '\\' || C == '"')
-      Escaped += '\\';
-    Escaped += C;
-  }
-  const std::string At = "#line " +
-                         std::to_string(SM.getPresumedLineNumber(Begin)) +
-                         " \"" + Escaped + "\"\n";
+  const std::string At = TransformPlanner::lineDirective(
+      SM.getPresumedLineNumber(Begin), RewriteContext::lineFileOf(SM, Begin));
   // Both the copy and the declaration after it keep the indentation.
   const size_t LineStart = Buffer.rfind('\n', B0) + 1; // npos + 1 == 0
   llvm::StringRef Indent = Buffer.slice(LineStart, B0);

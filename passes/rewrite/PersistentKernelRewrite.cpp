@@ -386,15 +386,12 @@ static void recordBody(const CompoundStmt &Body, const SourceManager &SM,
                        KernelBody &B) {
   B.Valid = true;
   B.File = RewriteContext::fileOf(SM, Body.getLBracLoc());
-  B.LineFile = SM.getPresumedLoc(Body.getLBracLoc()).getFilename();
-  // Unless a #line names another file, map back to the name the output's
-  // header uses.
-  if (B.LineFile == SM.getFilename(Body.getLBracLoc()))
-    B.LineFile = B.File;
+  // Lines and file as diagnostics name them (as a #line in the input says).
+  B.LineFile = RewriteContext::lineFileOf(SM, Body.getLBracLoc());
   B.OpenOffset = SM.getFileOffset(Body.getLBracLoc());
-  B.OpenLine = SM.getSpellingLineNumber(Body.getLBracLoc());
+  B.OpenLine = SM.getPresumedLineNumber(Body.getLBracLoc());
   B.CloseOffset = SM.getFileOffset(Body.getRBracLoc());
-  B.CloseLine = SM.getSpellingLineNumber(Body.getRBracLoc());
+  B.CloseLine = SM.getPresumedLineNumber(Body.getRBracLoc());
 }
 
 /// A barrier or warp collective reachable after an early return, with a
