@@ -173,8 +173,12 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
       return I + 1 < Work.size() ? Work[++I] : std::string();
     };
     auto [Flag, Joined] = A.split('=');
-    if (Flag == "--options-file" || Flag == "-optf") {
-      std::string File = Joined.empty() ? Value() : Joined.str();
+    // A response file (`@F`, GNU quoting) reads like an options file.
+    const bool Response = A.starts_with("@") && A.size() > 1;
+    if (Response || Flag == "--options-file" || Flag == "-optf") {
+      std::string File = Response         ? A.drop_front().str()
+                         : Joined.empty() ? Value()
+                                          : Joined.str();
       std::vector<std::string> More = readOptionsFile(File, Directory);
       if (More.empty()) // keep it: clang then reports the unreadable file
         Out.push_back("@" + File);

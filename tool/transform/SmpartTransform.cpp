@@ -1,6 +1,7 @@
 // smpart-transform: rewrites CUDA kernels into persistent-thread,
 // preemptible, SM-restricted form. Options and dispatch only; the work is
 // in passes/.
+#include "nvcc/CompilerFlags.h"
 #include "pipeline/TransformPipeline.h"
 
 #include "clang/Basic/OffloadArch.h"
@@ -284,6 +285,25 @@ int main(int argc, const char **argv) {
   const bool FromDatabase = Given("-p") && !Given("--");
   if (!Given("--"))
     Args.push_back("--");
+  // nvcc flags after `--` are translated before clang's parser sees them:
+  // it takes the value of a flag it does not know (`-gencode arch=...`,
+  // `--options-file F`) for an input file, and drops it.
+  auto Separator =
+      llvm::find_if(Args, [](const char *A) { return StringRef(A) == "--"; });
+  SmallString<256> Cwd;
+  sys::fs::current_path(Cwd);
+  std::vector<std::string> Flags{"clang++"};
+  Flags.insert(Flags.end(), std::next(Separator), Args.end());
+  Flags = smpart::translateNvccArgs(Flags, Cwd);
+  for (const std::string &F : Flags)
+    if (StringRef(F).starts_with("@")) {
+      errs() << "smpart-transform: error: cannot read the options file '"
+             << F.substr(1) << "' named after `--`\n";
+      return 1;
+    }
+  Args.erase(std::next(Separator), Args.end());
+  for (auto F = std::next(Flags.begin()); F != Flags.end(); ++F)
+    Args.push_back(F->c_str());
   if (std::optional<int> Status = rejectGroupLookalikes(Args))
     return *Status;
   int ArgCount = static_cast<int>(Args.size());
