@@ -323,11 +323,17 @@ int main(int argc, const char **argv) {
   };
   // `-o ''` or `--manifest=` (an unset shell variable) names no file: the
   // output would silently go elsewhere or nowhere.
+  // Given twice, all but the last would be silently not written.
   for (const cl::opt<std::string> *Path :
-       {&Output, &OutputDir, &Manifest, &DepFile, &ExportFixes})
+       {&Output, &OutputDir, &Manifest, &DepFile, &ExportFixes}) {
+    const std::string Name =
+        (Path->ArgStr.size() == 1 ? "-" : "--") + Path->ArgStr.str();
     if (Path->getNumOccurrences() && Path->empty())
-      return BadUsage((Path->ArgStr.size() == 1 ? "-" : "--") + Path->ArgStr +
-                      " needs a file name, not an empty one");
+      return BadUsage(Name + " needs a file name, not an empty one");
+    if (Path->getNumOccurrences() > 1)
+      return BadUsage(Name + " is given " + Twine(Path->getNumOccurrences()) +
+                      " times; it names one output");
+  }
   if (!clang::IsNVIDIAOffloadArch(clang::StringToOffloadArch(GpuArch)))
     return BadUsage("--cuda-gpu-arch='" + GpuArch +
                     "' is not an NVIDIA GPU arch (sm_70, sm_90, sm_90a, ...)");
