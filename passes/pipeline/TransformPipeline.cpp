@@ -570,6 +570,8 @@ bool TransformPipeline::planOutputs(
     if (auto Old = llvm::MemoryBuffer::getFile(File);
         Old && (*Old)->getBuffer() != Text)
       unifiedDiff(llvm::outs(), File, (*Old)->getBuffer(), Text);
+    // The depfile's rule names the input, as for the standard output.
+    Outputs.addTarget(File);
     return true;
   }
   if (!Others.empty() && !Options.InPlace && Options.OutputDir.empty()) {
