@@ -83,6 +83,9 @@ std::string OutputFile::problem(llvm::StringRef Path) {
     return {};
   if (fs::is_directory(Target))
     return "it is a folder";
+  // Still a link after following the chain: a loop (ELOOP).
+  if (fs::is_symlink_file(Target))
+    return "too many levels of symbolic links";
   llvm::SmallString<256> Folder(llvm::sys::path::parent_path(Target));
   if (Folder.empty())
     Folder = ".";
