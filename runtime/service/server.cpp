@@ -381,7 +381,23 @@ public:
 
   /// One line from a tenant. False: close the connection.
   bool handle(Connection &C, const std::string &Line) {
-    json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
+    json J;
+    try {
+      J = json::parse(Line);
+    } catch (const json::exception &E) { // parse_error, out_of_range
+      if (!C.hello)
+        return hello(C, J);
+      // "[json.exception.parse_error.101] parse error at line 1, column 19:
+      // ..." or "[json.exception.out_of_range.406] number overflow parsing
+      // '1e400'", without the library's tag.
+      std::string Why = E.what();
+      if (const size_t Tag = Why.find("] "); Tag != std::string::npos)
+        Why.erase(0, Tag + 2);
+      if (Why.size() > 200)
+        Why = Why.substr(0, 197) + "...";
+      error(C, "not JSON: " + Why);
+      return true;
+    }
     // Before the hello nothing else is understood (docs/service.md).
     if (!C.hello)
       return hello(C, J);

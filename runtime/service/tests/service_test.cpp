@@ -253,6 +253,11 @@ TEST(ServiceProtocol, ErrorsNameTheMessageTypeAndTheField) {
        NameError},
       {"{\"type\":\"depart\",\"kernel\":-2}",
        "depart: kernel: expected an unsigned id, got -2"},
+      // A number JSON cannot hold, and a line that is not JSON, say where.
+      {"{\"type\":\"depart\",\"kernel\":1e400}",
+       "not JSON: number overflow parsing '1e400'"},
+      {"{\"type\":\"depart\",", "not JSON: parse error at line 1, column "
+                                "18: syntax error"},
       {"{\"type\":\"arrive\",\"kernel\":1,\"name\":\"k\",\"total\":-1,"
        "\"occupancy\":2}",
        "arrive: total: expected an unsigned count, got -1"},
