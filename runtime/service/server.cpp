@@ -637,6 +637,8 @@ public:
       C.in.append(Buf, static_cast<std::size_t>(N));
       std::size_t Eol;
       while ((Eol = C.in.find('\n')) != std::string::npos) {
+        if (Eol > kMaxLine)
+          break; // too long, even with its end in this read
         std::string Line = C.in.substr(0, Eol);
         C.in.erase(0, Eol + 1);
         bool Keep = false;

@@ -306,6 +306,19 @@ TEST(ServiceProtocol, AFirstLineThatIsNotAHelloClosesTheConnection) {
   EXPECT_TRUE(eventually([&] { return R.S->tenants() == 0; }));
 }
 
+TEST(ServiceProtocol, ALineOverTheLimitIsRefusedAlsoWhenItsEndArrives) {
+  // The service reads 4 KiB at a time: a line whose end came in the read
+  // that took it past the limit was once handled as a line.
+  const std::string Path = socketPath("limit");
+  Running R(Path);
+  RawTenant T(Path);
+  T.hello();
+  EXPECT_NE(T.line().find("\"welcome\""), std::string::npos);
+  T.send(std::string(service::kMaxLine + 100, 'x'));
+  EXPECT_TRUE(isError(T.line(), "line longer than 64 KiB"));
+  EXPECT_TRUE(T.closed());
+}
+
 TEST(ServiceProtocol, AConnectionThatSaysNoHelloIsClosedInTime) {
   // Idle sockets would hold the service's file descriptors for good.
   const std::string Path = socketPath("silent");
