@@ -128,6 +128,21 @@ std::optional<double> parseValue(std::string V, const std::string &Where,
   return D;
 }
 
+/// \p V, metric \p M's value at \p Where (column \p Column), if it can be
+/// one: counts are not negative, percentages lie in 0..100 (up to 101 is
+/// taken as rounding and clamped, as Nsight Compute may print 100.3).
+double checkedMetric(const std::string &M, double V, const std::string &Where,
+                     const std::string &Column) {
+  const bool Percent = M == MHit || M == MDram;
+  if (V < 0 || !std::isfinite(V) || (Percent && V > 101))
+    throw InputError(
+        Where, Column,
+        std::string("expected ") +
+            (Percent ? "a percentage (0 to 100)" : "a non-negative count") +
+            " for " + M + ", got " + std::to_string(V));
+  return Percent ? std::min(V, 100.0) : V;
+}
+
 struct Launch {
   std::string kernel;
   std::map<std::string, double> metrics;
@@ -228,7 +243,7 @@ std::vector<NcuMetrics> importNcuCsv(const std::string &Text,
       if (!V)
         continue;
       double Scale = CUnit >= 0 ? unitScale(Rec[CUnit]) : 1;
-      It->second.metrics[M] = *V * Scale;
+      It->second.metrics[M] = checkedMetric(M, *V * Scale, W, "Metric Value");
     } else {
       for (const char *M : {MRequests, MInst, MHit, MDram}) {
         int C = column(Header, M);
@@ -238,7 +253,7 @@ std::vector<NcuMetrics> importNcuCsv(const std::string &Text,
         if (!V)
           continue;
         double Scale = Units.empty() ? 1 : unitScale(Units[C]);
-        It->second.metrics[M] = *V * Scale;
+        It->second.metrics[M] = checkedMetric(M, *V * Scale, W, M);
       }
     }
   }
@@ -285,15 +300,18 @@ std::vector<NcuMetrics> importNcuCsv(const std::string &Text,
     NcuMetrics M;
     M.kernel = N;
     M.launches = S.launches;
-    if (S.req_seen && S.inst_seen && S.inst > 0)
+    if (S.req_seen && S.inst_seen && S.inst > 0) {
       M.llc_apki = S.req * 1000.0 / S.inst;
-    auto Frac = [](double Pct) {
-      return std::min(1.0, std::max(0.0, Pct / 100.0));
-    };
+      if (!std::isfinite(*M.llc_apki))
+        throw InputError(Source, "(csv)",
+                         "kernel '" + N + "': " + MRequests + " * 1000 / " +
+                             MInst + " is not a finite llc_apki");
+    }
+    // Percentages, checked per row (checkedMetric).
     if (S.hit_n)
-      M.llc_hit_rate = Frac(S.hit / S.hit_n);
+      M.llc_hit_rate = S.hit / S.hit_n / 100.0;
     if (S.dram_n)
-      M.bw_util = Frac(S.dram / S.dram_n);
+      M.bw_util = S.dram / S.dram_n / 100.0;
     Out.push_back(std::move(M));
   }
   if (Out.empty())

@@ -1,11 +1,16 @@
 #include "command_line.hpp"
 
 #include "smpart/detail/edit_distance.hpp"
+#include "smpart/detail/output_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+
+#include <sys/stat.h>
 
 namespace smpart::cli {
 
@@ -28,6 +33,9 @@ void CommandLine::option(const std::string &Name,
   option(Name, [this, Name, &Value](const std::string &V) {
     if (Value)
       usageError("option '" + Name + "' given more than once");
+    // `--profiles=` or `-o ''` (an unset shell variable) names no file.
+    if (V.empty())
+      usageError("option '" + Name + "' needs a value, not an empty one");
     Value = V;
   });
 }
@@ -136,6 +144,33 @@ int CommandLine::fail(const std::string &Message) const {
 
 void CommandLine::warn(const std::string &Message) const {
   std::cerr << Tool << ": warning: " << Message << "\n";
+}
+
+int CommandLine::writeOutput(const std::optional<std::string> &Out,
+                             const std::string &Text,
+                             const std::vector<std::string> &Inputs) const {
+  if (!Out || *Out == "-") {
+    // A full disk or a closed pipe is a failed job, not a success.
+    if (std::fwrite(Text.data(), 1, Text.size(), stdout) != Text.size() ||
+        std::fflush(stdout) != 0)
+      return fail(std::string("cannot write the standard output: ") +
+                  std::strerror(errno));
+    return ExitSuccess;
+  }
+  const std::string Target = detail::followSymlinks(*Out);
+  struct stat O;
+  if (::stat(Target.c_str(), &O) == 0 && S_ISREG(O.st_mode))
+    for (const std::string &In : Inputs) {
+      struct stat I;
+      if (::stat(In.c_str(), &I) == 0 && I.st_dev == O.st_dev &&
+          I.st_ino == O.st_ino)
+        return fail("cannot write '" + *Out + "': it is '" + In +
+                    "', an input of this run");
+    }
+  std::string Why;
+  if (!detail::writeOutputFile(*Out, Text, &Why))
+    return fail(Why);
+  return ExitSuccess;
 }
 
 } // namespace smpart::cli

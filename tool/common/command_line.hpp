@@ -51,6 +51,15 @@ public:
   /// "<tool>: warning: <Message>".
   void warn(const std::string &Message) const;
 
+  /// Writes a tool's result: to the standard output when \p Out is unset
+  /// or "-" (a failed write is an error), else to the file, atomically
+  /// (smpart/detail/output_file.hpp), unless it is one of \p Inputs (the
+  /// same file by any path). ExitSuccess, or ExitFailure after the error
+  /// line.
+  int writeOutput(const std::optional<std::string> &Out,
+                  const std::string &Text,
+                  const std::vector<std::string> &Inputs) const;
+
   const std::string &tool() const { return Tool; }
 
 private:

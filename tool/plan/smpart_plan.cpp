@@ -161,18 +161,15 @@ void requireFinitePredictions(const Plan &P, const ProfileSet &Set) {
   }
 }
 
-void emit(const nlohmann::ordered_json &Doc,
-          const std::optional<std::string> &Out) {
-  std::string Text = Doc.dump(2) + "\n";
-  if (!Out) {
-    std::cout << Text;
-    return;
-  }
-  std::ofstream F(*Out, std::ios::binary | std::ios::trunc);
-  F << Text;
-  F.close();
-  if (!F)
-    throw InputError(*Out, "(file)", "expected a writable file");
+/// Writes \p Doc to -o (or stdout); never over one of the run's inputs.
+int emit(const CommandLine &CL, const nlohmann::ordered_json &Doc,
+         const Options &O) {
+  std::vector<std::string> Inputs;
+  for (const std::optional<std::string> *In :
+       {&O.profiles, &O.evaluate, &O.fit_hsm})
+    if (*In)
+      Inputs.push_back(**In);
+  return CL.writeOutput(O.out, Doc.dump(2) + "\n", Inputs);
 }
 
 /// The offline policy that plans what an online one decides live: its
@@ -223,6 +220,13 @@ int run(const CommandLine &CL, const Options &O) {
       Warnings.push_back("underdetermined: " + std::to_string(Fit.samples) +
                          " samples for 2 coefficients (need at least 3); "
                          "r2 = 1 says nothing");
+    // What a profile's gpu.hsm accepts (policies/profile_loader.cpp).
+    if (std::abs(Fit.c1) > 1e6 || std::abs(Fit.c2) > 1e6)
+      Warnings.push_back(
+          "coefficient out of range (c1 = " + std::to_string(Fit.c1) +
+          ", c2 = " + std::to_string(Fit.c2) +
+          "): a profile's gpu.hsm takes [-1e6, 1e6]; the "
+          "samples' rbh values are too close together");
     if (Fit.c1 < 0 || Fit.c2 < 0)
       Warnings.push_back(
           "negative coefficient (c1 = " + std::to_string(Fit.c1) +
@@ -238,8 +242,7 @@ int run(const CommandLine &CL, const Options &O) {
                                   {"samples", Fit.samples}};
     if (!Warnings.empty())
       Doc["warnings"] = Warnings;
-    emit(Doc, O.out);
-    return 0;
+    return emit(CL, Doc, O);
   }
   if (!O.profiles)
     CL.usageError("--profiles FILE is required");
@@ -249,8 +252,7 @@ int run(const CommandLine &CL, const Options &O) {
     nlohmann::ordered_json Doc =
         evaluationToJson(evaluatePlan(P, Set, *O.evaluate));
     Doc["policy"] = P.policy;
-    emit(Doc, O.out);
-    return 0;
+    return emit(CL, Doc, O);
   }
   const Policy *Pol = findPolicy(*O.policy);
   if (const smpart::online::OnlinePolicyInfo *I =
@@ -273,8 +275,7 @@ int run(const CommandLine &CL, const Options &O) {
   Plan Decided = Pol->decide(Set, O.policy_options);
   requireFinitePredictions(Decided, Set);
   noteIdleSms(Decided);
-  emit(planToJson(Decided), O.out);
-  return 0;
+  return emit(CL, planToJson(Decided), O);
 }
 
 } // namespace

@@ -106,6 +106,10 @@ int main(int Argc, char **Argv) {
         if (K["name"] != M.kernel)
           continue;
         Found = true;
+        // A kernel the CSV has none of smpart's metrics for is left as it
+        // was (no "metrics": null) and not counted.
+        if (!M.llc_apki && !M.llc_hit_rate && !M.bw_util)
+          continue;
         auto &J = K["metrics"];
         if (M.llc_apki)
           J["llc_apki"] = *M.llc_apki;
@@ -121,14 +125,9 @@ int main(int Argc, char **Argv) {
                      Csv.c_str(), M.kernel.c_str(), In.c_str());
     }
     const std::string Text = Doc.dump(2) + "\n";
-    policy::parseProfiles(Text, Out.empty() ? "(output)" : Out);
-    if (Out.empty()) {
-      std::fputs(Text.c_str(), stdout);
-    } else {
-      std::string Why;
-      if (!smpart::detail::writeOutputFile(Out, Text, &Why))
-        return fail(Why);
-    }
+    policy::parseProfiles(Text, "the merged profiles");
+    if (const int Status = CL.writeOutput(OutOpt, Text, {In, Csv}))
+      return Status;
     std::fprintf(
         stderr,
         "smpart-profile: merged Nsight Compute metrics of %d kernel(s)\n",
