@@ -269,7 +269,11 @@ class SmpartTrace(unittest.TestCase):
         epoch["args"]["kernels"][1]["np"] = "high"
         i = doc["traceEvents"].index(epoch)
         self.bad_input(json.dumps(doc), f"traceEvents[{i}].args.kernels[1].np: "
-                       "expected a number, got a string")
+                       "expected a finite number, got a string")
+        epoch["args"]["kernels"][1]["np"] = 1e400  # JSON's 1e400 reads as inf
+        self.bad_input(json.dumps(doc).replace("Infinity", "1e400"),
+                       f"traceEvents[{i}].args.kernels[1].np: expected a finite "
+                       "number, got a number out of range")
         epoch["args"]["kernels"] = {}
         self.bad_input(json.dumps(doc), f"traceEvents[{i}].args.kernels: "
                        "expected an array, got an object")
@@ -291,7 +295,7 @@ class SmpartTrace(unittest.TestCase):
     def test_opaque_sm_ids_must_be_integers(self):
         doc = opaque_trace()
         doc["traceEvents"][-1]["args"]["sm_ids"] = ["3"]
-        self.bad_input(json.dumps(doc), ".args.sm_ids: expected an array of integers")
+        self.bad_input(json.dumps(doc), ".args.sm_ids: expected an array of SM ids")
 
     def bad_input(self, text, *expected):
         """summary and plot of a file holding text: exit 1, one line on stderr
@@ -334,20 +338,73 @@ class SmpartTrace(unittest.TestCase):
         self.bad_input('{"traceEvents": [{"ts": 1}, 7]}',
                        "traceEvents[1]: expected an object, got a number")
         self.bad_input('{"traceEvents": [{"ts": "10"}]}',
-                       "traceEvents[0].ts: expected a number, got a string")
+                       "traceEvents[0].ts: expected a finite number, got a string")
         self.bad_input('{"traceEvents": [{"ts": true}]}',
-                       "traceEvents[0].ts: expected a number, got a boolean")
+                       "traceEvents[0].ts: expected a finite number, got a boolean")
         self.bad_input('{"traceEvents": [{"ts": 1, "args": [1]}]}',
                        "traceEvents[0].args: expected an object, got an array")
         self.bad_input('{"traceEvents": [{"ts": 1}, {"name": "allocation", "ts": 2, '
                        '"args": {"kernel_id": 1, "sms": "all"}}]}',
-                       "traceEvents[1].args.sms: expected a number, got a string")
+                       "traceEvents[1].args.sms: expected a finite number, got a string")
         self.bad_input('{"traceEvents": [{"name": "allocation", "ts": 2, '
                        '"args": {"kernel_id": [1], "sms": 4}}]}',
                        "traceEvents[0].args.kernel_id: expected a number or a string, "
                        "got an array")
         self.bad_input('{"traceEvents": [{"name": 3}]}',
                        "traceEvents[0].name: expected a string, got a number")
+
+    def test_numbers_a_plot_cannot_draw_are_refused(self):
+        # NaN, infinity and integers too large for a float are valid JSON
+        # (or Python's JSON) but no time or SM count.
+        for ts in ("NaN", "Infinity", "1e400", "1" + "0" * 400):
+            self.bad_input('{"traceEvents": [{"name": "x", "ts": %s}]}' % ts,
+                           "traceEvents[0].ts: expected a finite number, "
+                           "got a number out of range")
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_writes_the_path_it_is_given(self):
+        # A name without .png is still the file written (savefig would add
+        # the extension); `-o -` is the standard output.
+        out = os.path.join(self.dir.name, "plot")
+        r = self.run_tool("plot", self.trace, "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, f"smpart-trace: wrote {out}\n")
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+        self.assertFalse(os.path.exists(out + ".png"))
+        r = subprocess.run([sys.executable, TOOL, "plot", self.trace, "-o", "-"],
+                           capture_output=True, cwd=self.dir.name)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout[:8], b"\x89PNG\r\n\x1a\n")
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name, "-")))
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_never_replaces_its_trace_or_a_file_it_cannot_finish(self):
+        with open(self.trace) as f:
+            before = f.read()
+        r = self.run_tool("plot", self.trace, "-o", self.trace)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"cannot write '{self.trace}': it is '{self.trace}', an input", r.stderr)
+        with open(self.trace) as f:
+            self.assertEqual(f.read(), before)
+        # A write cut short (here by a file size limit) keeps the old file.
+        old = os.path.join(self.dir.name, "old.png")
+        with open(old, "w") as f:
+            f.write("precious")
+
+        def limit():
+            import resource
+            import signal
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        r = subprocess.run([sys.executable, TOOL, "plot", self.trace, "-o", old],
+                           capture_output=True, text=True, preexec_fn=limit)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, f"smpart-trace: error: cannot write '{old}': "
+                         "File too large\n")
+        with open(old) as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["old.png", "t.json"])
 
     def test_fields_the_tool_does_not_read_may_be_anything(self):
         t = two_kernel_trace()
