@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 namespace smpart::policy::detail {
@@ -165,8 +166,48 @@ nlohmann::json parseJsonDocument(const std::string &Text,
     } else if ((C == ']' || C == '}') && Depth > 0)
       --Depth;
   }
+  // A key given twice in one object would silently take the last value
+  // ("num_sms": 132, "num_sms": 4): refuse it, naming its JSON path.
+  struct Frame {
+    bool Array = false;
+    std::size_t Index = 0;
+    std::string Key;
+    std::set<std::string> Keys;
+  };
+  std::vector<Frame> Open;
+  auto pathTo = [&](const std::string &Key) {
+    std::string Path;
+    for (std::size_t I = 0; I + 1 < Open.size(); ++I)
+      Path += Open[I].Array ? "[" + std::to_string(Open[I].Index) + "]"
+                            : (Path.empty() ? "" : ".") + Open[I].Key;
+    return Path + (Path.empty() ? "" : ".") + Key;
+  };
+  using Event = nlohmann::json::parse_event_t;
+  auto noDuplicateKeys = [&](int, Event E, nlohmann::json &Parsed) {
+    switch (E) {
+    case Event::object_start:
+    case Event::array_start:
+      Open.push_back({E == Event::array_start, 0, "", {}});
+      break;
+    case Event::key:
+      Open.back().Key = Parsed.get<std::string>();
+      if (!Open.back().Keys.insert(Open.back().Key).second)
+        throw InputError(File, pathTo(Open.back().Key),
+                         "key given twice in one object");
+      break;
+    case Event::object_end:
+    case Event::array_end:
+      Open.pop_back();
+      [[fallthrough]];
+    case Event::value:
+      if (!Open.empty() && Open.back().Array)
+        ++Open.back().Index;
+      break;
+    }
+    return true;
+  };
   try {
-    return nlohmann::json::parse(Text);
+    return nlohmann::json::parse(Text, noDuplicateKeys);
   } catch (const nlohmann::json::parse_error &E) {
     // Turn the byte offset into line:column for the user.
     std::size_t Line = 1, Col = 1;

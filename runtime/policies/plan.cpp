@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
+#include <utility>
+
 namespace smpart::policy {
 
 using detail::JsonNode;
@@ -38,10 +41,15 @@ nlohmann::ordered_json planToJson(const Plan &P) {
   return Doc;
 }
 
-Plan parsePlan(const std::string &Text, const std::string &Source) {
+Plan parsePlan(const std::string &Text, const std::string &Source,
+               std::vector<std::string> *Warnings) {
+  std::vector<std::string> Ignored;
+  std::vector<std::string> &Unknown = Warnings ? *Warnings : Ignored;
   nlohmann::json Doc = detail::parseJsonDocument(Text, Source);
   JsonNode Root(Doc, Source, "");
-  Root.requireObject();
+  Root.checkMembers({"schema", "policy", "mode", "num_sms", "gpu_sms",
+                     "kernels", "gated_sms", "notes"},
+                    Unknown);
   JsonNode Schema = Root.member("schema");
   if (Schema.asString() != PlanSchema)
     Schema.fail(std::string("expected \"") + PlanSchema + "\", got \"" +
@@ -65,9 +73,13 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
   std::size_t N = Kernels.arraySize();
   if (N == 0)
     Kernels.fail("expected at least one kernel");
+  std::set<std::pair<std::string, std::string>> Seen; // kind, name
   for (std::size_t I = 0; I < N; ++I) {
     JsonNode K = Kernels.element(I);
-    K.requireObject();
+    K.checkMembers({"name", "sms", "sm_first", "ctas_per_sm",
+                    "bypass_ctas_per_sm", "class", "predicted_np", "round",
+                    "kind", "held_sm_ids"},
+                   Unknown);
     KernelDecision D;
     D.name = K.member("name").asString();
     D.sms = static_cast<int>(
@@ -100,6 +112,10 @@ Plan parsePlan(const std::string &Text, const std::string &Source) {
         D.held_sm_ids.push_back(static_cast<unsigned>(H->element(J).asInteger(
             0, 1 << 16, "a non-negative integer (a real SM id)")));
     }
+    // Entries are found by name: a second one would be counted twice.
+    if (!Seen.emplace(D.kind, D.name).second)
+      K.member("name").fail("expected a unique " + D.kind + " entry name, \"" +
+                            D.name + "\" repeats");
     P.kernels.push_back(std::move(D));
   }
   return P;

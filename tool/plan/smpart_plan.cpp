@@ -247,7 +247,10 @@ int run(const CommandLine &CL, const Options &O) {
   if (!O.profiles)
     CL.usageError("--profiles FILE is required");
   if (O.evaluate) {
-    Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate);
+    std::vector<std::string> Warnings;
+    Plan P = parsePlan(readTextFile(*O.evaluate), *O.evaluate, &Warnings);
+    for (const std::string &W : Warnings)
+      CL.warn(W);
     ProfileSet Set = load(CL, *O.profiles);
     nlohmann::ordered_json Doc =
         evaluationToJson(evaluatePlan(P, Set, *O.evaluate));

@@ -147,6 +147,40 @@ TEST(PlanIo, RoundTrips) {
             "plan.json: kernels[0].sms: missing required field");
 }
 
+// A typo in a hand-edited plan is a warning with its path; an entry named
+// twice would be counted twice, so it is an error.
+TEST(PlanIo, UnknownFieldsWarnAndNamesAreUnique) {
+  std::vector<std::string> Warnings;
+  const Plan P = parsePlan(
+      R"({"schema": "smpart.plan/1", "kernels": [{"name": "a", "sms": 4,
+          "sm_first": 0, "ctas_per_smm": 2}], "note": []})",
+      "plan.json", &Warnings);
+  EXPECT_EQ(P.kernels.at(0).ctas_per_sm, 0);
+  ASSERT_EQ(Warnings.size(), 2u);
+  EXPECT_EQ(Warnings[0], "plan.json: note: unknown field; ignored (did you "
+                         "mean 'notes'?)");
+  EXPECT_EQ(Warnings[1], "plan.json: kernels[0].ctas_per_smm: unknown field; "
+                         "ignored (did you mean 'ctas_per_sm'?)");
+  EXPECT_EQ(errorOf([] {
+              parsePlan(R"({"schema": "smpart.plan/1", "kernels": [
+                  {"name": "a", "sms": 4, "sm_first": 0},
+                  {"name": "a", "sms": 4, "sm_first": 4}]})",
+                        "plan.json");
+            }),
+            "plan.json: kernels[1].name: expected a unique rewritten entry "
+            "name, \"a\" repeats");
+}
+
+// A key given twice would silently take its last value.
+TEST(Loader, DuplicateKeysNameTheirPath) {
+  EXPECT_EQ(parseError(R"({"schema": "smpart.profiles/1",
+                           "gpu": {"num_sms": 132, "num_sms": 4}})"),
+            "profiles.json: gpu.num_sms: key given twice in one object");
+  EXPECT_EQ(
+      parseError(R"({"kernels": [{"a": 1}, {"b": [1, {"c": 1, "c": 2}]}]})"),
+      "profiles.json: kernels[1].b[1].c: key given twice in one object");
+}
+
 // Found by the mutation test: nlohmann reports an overflowing literal as
 // out_of_range, not parse_error; it must still be one InputError.
 TEST(Loader, OverflowingNumberIsAnInputError) {

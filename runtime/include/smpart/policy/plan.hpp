@@ -50,8 +50,11 @@ struct Plan {
 
 nlohmann::ordered_json planToJson(const Plan &P);
 
-/// Parses a plan document; errors name \p Source and the JSON path.
-Plan parsePlan(const std::string &Text, const std::string &Source);
+/// Parses a plan document; errors name \p Source and the JSON path. Unknown
+/// fields (a typo such as "ctas_per_smm") are ignored, with a warning
+/// naming their path in \p Warnings when given.
+Plan parsePlan(const std::string &Text, const std::string &Source,
+               std::vector<std::string> *Warnings = nullptr);
 
 /// Lays the kernels' ranges out contiguously from SM 0 in vector order.
 void layOutContiguously(Plan &P);
