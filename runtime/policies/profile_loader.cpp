@@ -306,7 +306,7 @@ std::string readTextFile(const std::string &Path) {
   // The path and the reason, as cat(1) says them; there is no JSON path yet.
   std::error_code Ec;
   if (std::filesystem::is_directory(Path, Ec))
-    throw InputError(Path, "", "expected a JSON file, got a folder");
+    throw InputError(Path, "", "expected a file, got a folder");
   std::unique_ptr<std::FILE, int (*)(std::FILE *)> F(
       std::fopen(Path.c_str(), "rb"), &std::fclose);
   if (!F)

@@ -280,5 +280,5 @@ TEST(Loader, UnknownFieldsAreWarningsWithTheirPath) {
 TEST(Loader, FolderIsNotMalformedJson) {
   EXPECT_EQ(errorOf([] { loadProfiles(SMPART_POLICY_EXAMPLES); }),
             std::string(SMPART_POLICY_EXAMPLES) +
-                ": expected a JSON file, got a folder");
+                ": expected a file, got a folder");
 }
