@@ -297,6 +297,9 @@ int main(int argc, const char **argv) {
   Flags = smpart::translateNvccArgs(Flags, Cwd);
   for (const std::string &F : Flags)
     if (StringRef(F).starts_with("@")) {
+      if (F.size() == 1)
+        return usageError("smpart-transform: error: an options file flag "
+                          "after `--` (--options-file, -optf) names no file");
       errs() << "smpart-transform: error: cannot read the options file '"
              << F.substr(1) << "' named after `--`\n";
       return 1;
