@@ -232,6 +232,35 @@ static void printVersion(raw_ostream &OS) {
      << "  built with " << clang::getClangFullVersion() << "\n";
 }
 
+/// nvcc flags after `--` are translated before clang's parser sees them:
+/// it takes the value of a flag it does not know (`-gencode arch=...`,
+/// `--options-file F`) for an input file, and drops it. \p Args then point
+/// into \p Flags. An exit status if an options file cannot be read.
+static std::optional<int>
+translateFlagsAfterDashDash(std::vector<const char *> &Args,
+                            std::vector<std::string> &Flags) {
+  auto Separator =
+      llvm::find_if(Args, [](const char *A) { return StringRef(A) == "--"; });
+  SmallString<256> Cwd;
+  sys::fs::current_path(Cwd);
+  Flags = {"clang++"};
+  Flags.insert(Flags.end(), std::next(Separator), Args.end());
+  Flags = smpart::translateNvccArgs(Flags, Cwd);
+  for (const std::string &F : Flags)
+    if (StringRef(F).starts_with("@")) {
+      if (F.size() == 1)
+        return usageError("smpart-transform: error: an options file flag "
+                          "after `--` (--options-file, -optf) names no file");
+      errs() << "smpart-transform: error: cannot read the options file '"
+             << F.substr(1) << "' named after `--`\n";
+      return 1;
+    }
+  Args.erase(std::next(Separator), Args.end());
+  for (auto F = std::next(Flags.begin()); F != Flags.end(); ++F)
+    Args.push_back(F->c_str());
+  return std::nullopt;
+}
+
 int main(int argc, const char **argv) {
   cl::SetVersionPrinter(printVersion);
   // Without `-p` or `--`, parse with no extra flags (the tool adds the CUDA
@@ -285,28 +314,9 @@ int main(int argc, const char **argv) {
   const bool FromDatabase = Given("-p") && !Given("--");
   if (!Given("--"))
     Args.push_back("--");
-  // nvcc flags after `--` are translated before clang's parser sees them:
-  // it takes the value of a flag it does not know (`-gencode arch=...`,
-  // `--options-file F`) for an input file, and drops it.
-  auto Separator =
-      llvm::find_if(Args, [](const char *A) { return StringRef(A) == "--"; });
-  SmallString<256> Cwd;
-  sys::fs::current_path(Cwd);
-  std::vector<std::string> Flags{"clang++"};
-  Flags.insert(Flags.end(), std::next(Separator), Args.end());
-  Flags = smpart::translateNvccArgs(Flags, Cwd);
-  for (const std::string &F : Flags)
-    if (StringRef(F).starts_with("@")) {
-      if (F.size() == 1)
-        return usageError("smpart-transform: error: an options file flag "
-                          "after `--` (--options-file, -optf) names no file");
-      errs() << "smpart-transform: error: cannot read the options file '"
-             << F.substr(1) << "' named after `--`\n";
-      return 1;
-    }
-  Args.erase(std::next(Separator), Args.end());
-  for (auto F = std::next(Flags.begin()); F != Flags.end(); ++F)
-    Args.push_back(F->c_str());
+  std::vector<std::string> Flags;
+  if (std::optional<int> Status = translateFlagsAfterDashDash(Args, Flags))
+    return *Status;
   if (std::optional<int> Status = rejectGroupLookalikes(Args))
     return *Status;
   int ArgCount = static_cast<int>(Args.size());
