@@ -157,9 +157,8 @@ int CommandLine::writeOutput(const std::optional<std::string> &Out,
                   std::strerror(errno));
     return ExitSuccess;
   }
-  const std::string Target = detail::followSymlinks(*Out);
-  struct stat O;
-  if (::stat(Target.c_str(), &O) == 0 && S_ISREG(O.st_mode))
+  struct stat O; // stat follows symlinks: an input behind a link counts
+  if (::stat(Out->c_str(), &O) == 0 && S_ISREG(O.st_mode))
     for (const std::string &In : Inputs) {
       struct stat I;
       if (::stat(In.c_str(), &I) == 0 && I.st_dev == O.st_dev &&

@@ -12,7 +12,6 @@
 // A bad input file or a failed write: one line on stderr, exit 1; bad
 // usage: exit 2 (tool/common's convention).
 #include "command_line.hpp"
-#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/profiler.hpp"
@@ -88,7 +87,7 @@ int main(int Argc, char **Argv) {
     CL.usageError("merge-ncu: --profiles IN.json is required");
   if (!CsvOpt)
     CL.usageError("merge-ncu: --ncu ncu.csv is required");
-  const std::string In = *InOpt, Csv = *CsvOpt, Out = OutOpt.value_or("");
+  const std::string In = *InOpt, Csv = *CsvOpt;
   auto fail = [&](const std::string &Msg) { return CL.fail(Msg); };
   try {
     // One clear error for a bad input file; its unknown fields are warned
