@@ -10,11 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <set>
-#include <sstream>
 
 namespace smpart::policy {
 
@@ -252,6 +250,14 @@ KernelProfile readKernel(const JsonNode &KN, const GpuSpec &Gpu,
   K.np_target = optPositive(KN, "np_target", 1, "a fraction");
   return K;
 }
+
+/// "256 MiB", or "100 bytes" for a limit that is not whole mebibytes.
+std::string sizeText(std::size_t Bytes) {
+  constexpr std::size_t MiB = std::size_t{1} << 20;
+  return Bytes % MiB == 0 && Bytes > 0 ? std::to_string(Bytes / MiB) + " MiB"
+                                       : std::to_string(Bytes) + " bytes";
+}
+
 } // namespace
 
 std::string kernelPath(std::size_t Index) {
@@ -302,7 +308,7 @@ ProfileSet parseProfiles(const std::string &Text, const std::string &Source) {
   return Set;
 }
 
-std::string readTextFile(const std::string &Path) {
+std::string readTextFile(const std::string &Path, std::size_t MaxBytes) {
   // The path and the reason, as cat(1) says them; there is no JSON path yet.
   std::error_code Ec;
   if (std::filesystem::is_directory(Path, Ec))
@@ -314,8 +320,13 @@ std::string readTextFile(const std::string &Path) {
   std::string Text;
   char Buf[65536];
   std::size_t N;
-  while ((N = std::fread(Buf, 1, sizeof Buf, F.get())) > 0)
+  while ((N = std::fread(Buf, 1, sizeof Buf, F.get())) > 0) {
+    if (N > MaxBytes - Text.size())
+      throw InputError(Path, "",
+                       "larger than " + sizeText(MaxBytes) +
+                           ": not a document smpart reads");
     Text.append(Buf, N);
+  }
   if (std::ferror(F.get()))
     throw InputError(Path, "",
                      std::string("read error: ") + std::strerror(errno));

@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 namespace smpart::sim {
 
@@ -29,7 +27,8 @@ double number(const nlohmann::json &J, const char *Key, double Default,
 Mix loadMix(const std::string &Path) {
   Mix M;
   M.source = Path;
-  M.truth = policy::loadProfiles(Path);
+  const std::string Text = policy::readTextFile(Path);
+  M.truth = policy::parseProfiles(Text, Path);
   // The loader does not know "mix": the one field it ignores on purpose.
   auto &W = M.truth.warnings;
   W.erase(std::remove_if(W.begin(), W.end(),
@@ -38,10 +37,7 @@ Mix loadMix(const std::string &Path) {
                                   std::string::npos;
                          }),
           W.end());
-  std::ifstream In(Path);
-  std::stringstream Text;
-  Text << In.rdbuf();
-  nlohmann::json Doc = nlohmann::json::parse(Text.str(), nullptr, false);
+  nlohmann::json Doc = nlohmann::json::parse(Text, nullptr, false);
   if (!Doc.is_object() || !Doc.contains("mix") || !Doc["mix"].is_object())
     throw InputError(Path, "mix", "missing; expected the mix object");
   const nlohmann::json &J = Doc["mix"];

@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 using namespace smpart::policy;
@@ -275,6 +277,24 @@ TEST(Loader, UnknownFieldsAreWarningsWithTheirPath) {
                 "profiles.json: kernels[0].isolated.by_sms[0].tim_ms: unknown "
                 "field; ignored (did you mean 'time_ms'?)"}));
   EXPECT_TRUE(example("compute_memory_pair.json").warnings.empty());
+}
+
+TEST(Loader, AnEndlessFileIsRefusedAtTheLimit) {
+  // /dev/zero never ends: without the limit the read fills the memory.
+  EXPECT_EQ(errorOf([] { readTextFile("/dev/zero", 1000); }),
+            "/dev/zero: larger than 1000 bytes: not a document smpart reads");
+  // A file of exactly the limit is read whole.
+  const std::string Path = ::testing::TempDir() + "loader_limit.json";
+  {
+    std::FILE *F = std::fopen(Path.c_str(), "wb");
+    ASSERT_NE(F, nullptr);
+    std::fputs("0123456789", F);
+    std::fclose(F);
+  }
+  EXPECT_EQ(readTextFile(Path, 10), "0123456789");
+  EXPECT_EQ(errorOf([&] { readTextFile(Path, 9); }),
+            Path + ": larger than 9 bytes: not a document smpart reads");
+  std::remove(Path.c_str());
 }
 
 TEST(Loader, FolderIsNotMalformedJson) {
