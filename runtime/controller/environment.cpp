@@ -53,6 +53,11 @@ bool parentWritable(const std::string &Path) {
 }
 } // namespace
 
+bool isPolicyName(const std::string &Name) {
+  const online::OnlinePolicyInfo *Online = online::findOnlinePolicy(Name);
+  return policy::findPolicy(Online ? Online->base : Name) != nullptr;
+}
+
 EnvConfig configureFromEnvironment(
     const std::function<const char *(const char *)> &GetEnv,
     const std::vector<unsigned> &SmIds) {

@@ -3,7 +3,6 @@
 #include "kernel.hpp"
 
 #include "smpart/controller.hpp"
-#include "smpart/policy/policy.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -191,7 +190,7 @@ void configureFromEnvironmentOnce() {
     // the name, with the valid ones).
     const char *policy = std::getenv("SMPART_POLICY");
     const std::string message =
-        policy && *policy && !policy::findPolicy(policy)
+        policy && *policy && !controller::isPolicyName(policy)
             ? controller::configureFromEnvironment(
                   [](const char *name) { return std::getenv(name); }, {})
                   .error

@@ -338,6 +338,10 @@ struct EnvConfig {
   }
 };
 
+/// Whether SMPART_POLICY may say \p Name: an offline policy, or an online
+/// one (`smpart-plan --list-policies` lists both).
+bool isPolicyName(const std::string &Name);
+
 /// CUDA-free part of initFromEnvironment(): validates the settings read
 /// through \p GetEnv for a GPU with \p SmIds, loads the profiles, opens the
 /// trace (installing it as trace::global()) and builds the controller. On
