@@ -116,14 +116,17 @@ EnvConfig configureFromEnvironment(
               ": directory does not exist" + Suffix;
     return C;
   }
-  if (Pol && SmIds.empty()) {
+  if ((Pol || !ProfileOut.empty()) && SmIds.empty()) {
     // deviceInfo() waited for the SM-id probe and it did not see every
-    // SM (another process keeps them busy): plans cannot name real SMs.
-    C.error = "smpart: SMPART_POLICY=" + PolicyName +
-              ": the GPU's SM ids are unknown (the SM-id probe did not "
-              "reach every SM within 2 s: is another process keeping the "
-              "GPU busy?)" +
-              Suffix;
+    // SM (another process keeps them busy): plans cannot name real SMs,
+    // nor can a profiling sweep give a kernel half of them.
+    C.error =
+        "smpart: " +
+        (Pol ? "SMPART_POLICY=" + PolicyName : "SMPART_PROFILE=" + ProfileOut) +
+        ": the GPU's SM ids are unknown (the SM-id probe did not "
+        "reach every SM within 2 s: is another process keeping the "
+        "GPU busy?)" +
+        Suffix;
     return C;
   }
 

@@ -114,7 +114,8 @@ public:
 
   void onLaunch(const KernelHandle &H) override {
     std::lock_guard<std::mutex> L(Mu);
-    if (Busy || !H.valid() || H.opaque())
+    // No SM ids, no step (configureFromEnvironment refuses that already).
+    if (Busy || !H.valid() || H.opaque() || Ids.empty())
       return;
     Busy = true;
     SweepId = H.id();

@@ -671,6 +671,15 @@ TEST(Environment, UnknownSmIdsAreNamedAsSuch) {
       << C.error;
   EXPECT_NE(C.error.find("running without the controller"), std::string::npos);
   EXPECT_FALSE(C.active());
+  // Profiling needs them as much: a sweep over no SMs has no step (and
+  // once divided by that count).
+  E.Vars = {{"SMPART_PROFILE", "profiles.json"}};
+  C = controller::configureFromEnvironment(E.fn(), {});
+  EXPECT_NE(C.error.find("SMPART_PROFILE=profiles.json: the GPU's SM ids are "
+                         "unknown"),
+            std::string::npos)
+      << C.error;
+  EXPECT_FALSE(C.active());
 }
 
 TEST(Environment, ValidSettingsBuildTheControllerAndTrace) {
