@@ -143,6 +143,9 @@ public:
   bool preempted = false;
   std::vector<cudaEvent_t> relaunch_done;
   std::function<void()> on_last_block;
+  /// on_last_block is set and not yet called: the notice thread looks for
+  /// the last block (again) and keeps watching the kernel until it ran.
+  std::atomic<bool> last_block_callback{false};
 
   // Notice thread only (announce_pending: set by the launching thread
   // before watch() hands the kernel over).

@@ -340,7 +340,10 @@ Status KernelHandle::onLastBlockTaken(std::function<void()> cb) {
                     "onLastBlockTaken: a callback is already set for " +
                         k_->name);
     k_->on_last_block = std::move(cb);
+    k_->last_block_callback.store(true, std::memory_order_release);
   }
+  // Also after the notice thread saw the last block (an observer had it
+  // watched from the launch): it looks again while a callback waits.
   detail::watch(k_);
   return Status();
 }

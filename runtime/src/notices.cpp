@@ -14,6 +14,8 @@
 #include "smpart/detail/notice_pace.hpp"
 
 #include <chrono>
+#include <cstdio>
+#include <exception>
 #include <thread>
 
 #if defined(__linux__)
@@ -48,6 +50,23 @@ bool ready(const Kernel &k, bool events) {
 Notifier &notifier() {
   static Notifier *n = new Notifier;
   return *n;
+}
+
+/// Runs user code (an onLastBlockTaken callback, an observer's call). On
+/// the notice thread an exception escaping it would end the process
+/// (std::terminate on the thread's way out); on a launching thread it
+/// would leave smpart::launch half way. It is reported on stderr, once
+/// per call, and the runtime goes on.
+template <class F> void runUserCode(const char *what, const Kernel &k, F &&f) {
+  try {
+    f();
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "smpart: %s for kernel '%s' threw: %s; ignored\n",
+                 what, k.name.c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "smpart: %s for kernel '%s' threw; ignored\n", what,
+                 k.name.c_str());
+  }
 }
 
 bool lastBlockTaken(const Kernel &k, bool events) {
@@ -107,7 +126,7 @@ void loop() {
          })) {
       k->announce_pending = false;
       if (obs)
-        obs->onLaunch(KernelHandle(k));
+        runUserCode("onLaunch", *k, [&] { obs->onLaunch(KernelHandle(k)); });
     }
 
     awaited = 0;
@@ -118,34 +137,44 @@ void loop() {
       if (obs && !isDone && !k->opaque && !k->reset) {
         if (newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
                          k->saw_applied_epoch))
-          obs->onKnobsApplied(KernelHandle(k));
+          runUserCode("onKnobsApplied", *k,
+                      [&] { obs->onKnobsApplied(KernelHandle(k)); });
         else if (const std::uint32_t e = unannouncedEpoch(k->slot->host->knobs,
                                                           k->saw_applied_epoch))
           awaited += NoticePace::awaited(k->id, e); // not applied yet
       }
-      if (!k->saw_last_block && (isDone || lastBlockTaken(*k, events))) {
-        k->saw_last_block = true;
+      // A callback may be set after the observer heard of the last block.
+      const bool callback =
+          k->last_block_callback.load(std::memory_order_acquire);
+      if ((!k->saw_last_block || callback) &&
+          (isDone || lastBlockTaken(*k, events))) {
         std::function<void()> cb;
         {
           std::lock_guard<std::mutex> klock(k->mu);
           cb = std::move(k->on_last_block);
+          k->on_last_block = nullptr;
+          k->last_block_callback.store(false, std::memory_order_relaxed);
         }
         if (cb)
-          cb();
-        if (obs)
-          obs->onLastBlockTaken(KernelHandle(k));
+          runUserCode("the onLastBlockTaken callback", *k, cb);
+        if (obs && !k->saw_last_block)
+          runUserCode("onLastBlockTaken", *k,
+                      [&] { obs->onLastBlockTaken(KernelHandle(k)); });
+        k->saw_last_block = true;
       }
       if (isDone && !k->saw_done) {
         k->saw_done = true;
         if (obs)
-          obs->onDone(KernelHandle(k));
+          runUserCode("onDone", *k, [&] { obs->onDone(KernelHandle(k)); });
       }
     }
     watched.clear();
 
     lock.lock();
     for (std::size_t i = 0; i < n.watched.size();) {
-      if (n.watched[i]->saw_done) {
+      // Not while a callback waits: it was set after this pass looked.
+      if (n.watched[i]->saw_done &&
+          !n.watched[i]->last_block_callback.load(std::memory_order_acquire)) {
         n.watched[i] = std::move(n.watched.back());
         n.watched.pop_back();
       } else {
@@ -218,7 +247,7 @@ bool announceLaunch(const std::shared_ptr<Kernel> &k) {
     idle = cudaStreamQuery(k->stream) == cudaSuccess;
   }
   if (announceWhen(k->captured, idle) == AnnounceWhen::kAtLaunch)
-    obs->onLaunch(KernelHandle(k));
+    runUserCode("onLaunch", *k, [&] { obs->onLaunch(KernelHandle(k)); });
   else
     k->announce_pending = true; // announced by the notice thread (watch)
   return true;
@@ -233,7 +262,7 @@ void announceFailedLaunch(const std::shared_ptr<Kernel> &k) {
   }
   k->saw_last_block = k->saw_done = true;
   if (obs && !k->announce_pending) // the observer never heard of it
-    obs->onDone(KernelHandle(k));
+    runUserCode("onDone", *k, [&] { obs->onDone(KernelHandle(k)); });
 }
 
 } // namespace detail
