@@ -130,7 +130,11 @@ nlohmann::ordered_json ProfileBuilder::toJson() const {
 }
 
 bool ProfileBuilder::write(const std::string &Path, std::string *Error) const {
-  const std::string Text = toJson().dump(2) + "\n";
+  // Kernel names are the program's: bytes that are not UTF-8 become
+  // U+FFFD rather than an exception at exit (ProfileObserver::finish).
+  const std::string Text =
+      toJson().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
   std::string Why;
   if (!smpart::detail::writeOutputFile(Path, Text, &Why)) {
     if (Error)

@@ -16,8 +16,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <fcntl.h>
@@ -60,12 +62,19 @@ public:
         Acks.erase(Id);
       }
       if (Connected)
-        Pending += Msg.dump() + "\n";
+        Pending += lineOf(Msg);
     }
     wake();
   }
 
   std::atomic<bool> Connected{false};
+
+  /// One protocol line. Names come from the program (a partition's name
+  /// may be any bytes): bytes that are not UTF-8 become U+FFFD, where
+  /// dump() would throw on the launching or the client's thread.
+  static std::string lineOf(const json &Msg) {
+    return Msg.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
 
   /// Opaque partitions (declareOpaque): what the service must hear again
   /// after a reconnect, and what it last answered.
@@ -92,7 +101,7 @@ public:
     {
       std::lock_guard<std::mutex> L(Mu);
       if (Connected)
-        Pending += Msg.dump() + "\n";
+        Pending += lineOf(Msg);
     }
     wake();
   }
@@ -170,25 +179,21 @@ private:
     std::lock_guard<std::mutex> L(Mu);
     // Hello, then every kernel still running: a restarted service picks
     // this tenant up again.
-    Pending = json{{"type", "hello"},
-                   {"protocol", kProtocol},
-                   {"pid", ::getpid()},
-                   {"sm_ids", SmIds}}
-                  .dump() +
-              "\n";
+    Pending = lineOf({{"type", "hello"},
+                      {"protocol", kProtocol},
+                      {"pid", ::getpid()},
+                      {"sm_ids", SmIds}});
     for (auto &[Id, K] : Kernels)
-      Pending += json{{"type", "arrive"},
-                      {"kernel", Id},
-                      {"name", K->name()},
-                      {"total", totalOf(*K)},
-                      {"occupancy", K->occupancy()}}
-                     .dump() +
-                 "\n";
+      Pending += lineOf({{"type", "arrive"},
+                         {"kernel", Id},
+                         {"name", K->name()},
+                         {"total", totalOf(*K)},
+                         {"occupancy", K->occupancy()}});
     for (auto &[Name, P] : Opaques) {
-      Pending += declaration(P.tenant).dump() + "\n";
+      Pending += lineOf(declaration(P.tenant));
       P.clear = false;
       if (P.held)
-        Pending += hold(Name, P.ids).dump() + "\n";
+        Pending += lineOf(hold(Name, P.ids));
     }
     In.clear();
     Acks.clear(); // a restarted service numbers its knob lines afresh
@@ -210,18 +215,25 @@ private:
     Pending.clear();
   }
 
+  /// Member \p Name of \p M if it is a string, else "": json::value()
+  /// throws on a member of another type, and a message from a service of
+  /// another version must not end the tenant's process.
+  static std::string text(const json &M, const char *Name) {
+    auto It = M.find(Name);
+    return It != M.end() && It->is_string() ? It->get<std::string>() : "";
+  }
+
   void apply(const json &M) {
-    if (M.value("type", "") == "error") {
-      std::fprintf(stderr, "smpart: service: %s\n",
-                   M.value("message", std::string()).c_str());
+    const std::string Type = text(M, "type");
+    if (Type == "error") {
+      std::fprintf(stderr, "smpart: service: %s\n", text(M, "message").c_str());
       return;
     }
-    if (M.value("type", "") == "opaque_target" ||
-        M.value("type", "") == "opaque_held") {
+    if (Type == "opaque_target" || Type == "opaque_held") {
       applyOpaque(M);
       return;
     }
-    if (M.value("type", "") != "knobs" || !M.contains("kernel") ||
+    if (Type != "knobs" || !M.contains("kernel") ||
         !M["kernel"].is_number_unsigned())
       return;
     std::shared_ptr<KernelControl> K;
@@ -235,7 +247,7 @@ private:
       if (M.contains("seq") && M["seq"].is_number_unsigned())
         Acks[Id].written = M["seq"].get<unsigned long long>();
     }
-    const std::string Op = M.value("op", "");
+    const std::string Op = text(M, "op");
     const unsigned Value =
         M.contains("value") && M["value"].is_number_unsigned()
             ? M["value"].get<unsigned>()
@@ -291,7 +303,7 @@ private:
       return;
     if (M.contains("sms") && M["sms"].is_number_unsigned())
       It->second.target = M["sms"].get<unsigned>();
-    if (M.value("type", "") == "opaque_held" && M.contains("sm_ids") &&
+    if (text(M, "type") == "opaque_held" && M.contains("sm_ids") &&
         M["sm_ids"].is_array() && M.contains("clear") &&
         M["clear"].is_boolean()) {
       std::vector<unsigned> Ids;
@@ -317,8 +329,7 @@ private:
         continue;
       A.reported = A.written;
       Pending +=
-          json{{"type", "applied"}, {"kernel", Id}, {"seq", A.written}}.dump() +
-          "\n";
+          lineOf({{"type", "applied"}, {"kernel", Id}, {"seq", A.written}});
     }
   }
 
@@ -327,13 +338,11 @@ private:
     for (auto &[Id, K] : Kernels) {
       ControlProgress P;
       K->progress(P);
-      Pending += json{{"type", "progress"},
-                      {"kernel", Id},
-                      {"taken", P.taken},
-                      {"done", P.done},
-                      {"finished", P.finished}}
-                     .dump() +
-                 "\n";
+      Pending += lineOf({{"type", "progress"},
+                         {"kernel", Id},
+                         {"taken", P.taken},
+                         {"done", P.done},
+                         {"finished", P.finished}});
     }
   }
 
@@ -398,8 +407,14 @@ private:
       while ((Eol = In.find('\n')) != std::string::npos) {
         json M = json::parse(In.substr(0, Eol), nullptr, false);
         In.erase(0, Eol + 1);
-        if (M.is_object())
+        if (!M.is_object())
+          continue;
+        try {
           apply(M);
+        } catch (const std::exception &E) { // a fault here, not the service's
+          std::fprintf(stderr, "smpart: service message dropped: %s\n",
+                       E.what());
+        }
       }
       if (In.size() > kMaxLine)
         return false;

@@ -90,6 +90,8 @@ struct RawTenant {
   explicit RawTenant(const std::string &Path) {
     Fd = smpart::testing::connectTo(Path);
   }
+  /// A connection made elsewhere (\p Fd, or -1 to set later).
+  explicit RawTenant(int Fd) : Fd(Fd) {}
   ~RawTenant() { ::close(Fd); }
   void send(const std::string &Line) {
     const std::string L = Line + "\n";
@@ -359,6 +361,76 @@ TEST(ServiceProtocol, MistypedFieldsGetErrorsNeverACrash) {
   while ((L = T.line()).find("unknown message type") == std::string::npos)
     ASSERT_FALSE(L.empty());
   EXPECT_EQ(R.S->allocations().size(), 1u);
+}
+
+TEST(ServiceClient, MistypedServiceMessagesNeverEndTheTenant) {
+  // A service of another version may send fields of other types. The
+  // tenant's client reads what it can and drops the rest: json::value()
+  // on such a field throws, and on the client's thread that was
+  // std::terminate in the user's process.
+  const std::string Path = socketPath("fake-service");
+  ::unlink(Path.c_str());
+  const int Listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un A{};
+  A.sun_family = AF_UNIX;
+  std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
+  ASSERT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+  ASSERT_EQ(::listen(Listen, 1), 0);
+  ::testing::internal::CaptureStderr();
+  {
+    service::Client C(Path, {0, 2, 4, 6});
+    pollfd P{Listen, POLLIN, 0};
+    ASSERT_GT(::poll(&P, 1, 10000), 0);
+    const int Fd = ::accept(Listen, nullptr, nullptr);
+    ASSERT_GE(Fd, 0);
+    ASSERT_TRUE(eventually([&] { return C.connected(); }));
+    const std::string Lines =
+        "{\"type\":1}\n"
+        "{\"type\":\"error\",\"message\":5}\n"
+        "{\"type\":\"knobs\",\"kernel\":1,\"op\":7}\n"
+        "{\"type\":\"opaque_held\",\"name\":\"p\",\"clear\":\"yes\"}\n"
+        "{\"type\":\"error\",\"message\":\"still here\"}\n";
+    ASSERT_EQ(::send(Fd, Lines.data(), Lines.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(Lines.size()));
+    // The client reads every line before it sees the end of the stream,
+    // and only then connects again.
+    ::close(Fd);
+    ASSERT_GT(::poll(&P, 1, 10000), 0);
+    ::close(::accept(Listen, nullptr, nullptr));
+  }
+  const std::string Err = ::testing::internal::GetCapturedStderr();
+  ::close(Listen);
+  ::unlink(Path.c_str());
+  EXPECT_NE(Err.find("smpart: service: still here"), std::string::npos) << Err;
+}
+
+TEST(ServiceClient, ANameThatIsNotUtf8IsSentWithReplacements) {
+  // A partition's name is the program's bytes. JSON needs UTF-8: the
+  // client sends U+FFFD for what is not, where dump() threw out of
+  // declareOpaque on the program's thread.
+  const std::string Path = socketPath("fake-service-utf8");
+  ::unlink(Path.c_str());
+  const int Listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un A{};
+  A.sun_family = AF_UNIX;
+  std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
+  ASSERT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+  ASSERT_EQ(::listen(Listen, 1), 0);
+  {
+    service::Client C(Path, {0, 2, 4, 6});
+    pollfd P{Listen, POLLIN, 0};
+    ASSERT_GT(::poll(&P, 1, 10000), 0);
+    RawTenant Service(-1); // the service's end of the connection
+    Service.Fd = ::accept(Listen, nullptr, nullptr);
+    ASSERT_GE(Service.Fd, 0);
+    EXPECT_NE(Service.line().find("\"type\":\"hello\""), std::string::npos);
+    ASSERT_TRUE(eventually([&] { return C.connected(); }));
+    C.declareOpaque({"gemm\xff", 1, 1, 1.0});
+    EXPECT_NE(Service.line().find("\"name\":\"gemm\xef\xbf\xbd\""),
+              std::string::npos);
+  }
+  ::close(Listen);
+  ::unlink(Path.c_str());
 }
 
 TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
