@@ -516,7 +516,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
     reportFirstFailure(*k, st, false);
     return failed(std::move(k), std::move(st));
   }
-  bool announced = false;
+  bool announced = false, ran = false;
   Status st = [&]() -> Status {
     Runtime &r = runtime();
     {
@@ -535,6 +535,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
       announced = announceLaunch(k);
     }
     const cudaError_t before = cudaPeekAtLastError();
+    ran = true;
     launcher(grid, block, smem, stream);
     const cudaError_t after = cudaPeekAtLastError();
     if (after != cudaSuccess && after != before)
@@ -552,7 +553,13 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
     if (k->opaque_done)
       cudaEventDestroy(k->opaque_done);
     k->opaque_done = nullptr;
-    reportFirstFailure(*k, st, false);
+    // The launcher is the program's own launch: when smpart failed before
+    // it (no GPU, its set-up out of memory), it still runs, untracked, as
+    // it would without smpart (and CUDA reports it as it would), rather
+    // than the program's work being skipped.
+    reportFirstFailure(*k, st, !ran);
+    if (!ran)
+      launcher(grid, block, smem, stream);
     return failed(std::move(k), std::move(st));
   }
   if (!k->captured) {

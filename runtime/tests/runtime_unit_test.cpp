@@ -288,11 +288,16 @@ TEST(Errors, LaunchWithoutGpuReportsLikeCudaGetLastError) {
 TEST(Errors, OpaqueLaunchWithoutGpu) {
   if (gpuPresent())
     GTEST_SKIP() << "a GPU is present; this test covers the no-GPU path";
-  bool called = false;
+  // The launcher is the program's own launch: smpart's failure must not
+  // skip it (CUDA then reports it as it reports any launch here).
+  unsigned called = 0;
   smpart::KernelHandle h = smpart::launchOpaque(
       {"refused", nullptr}, dim3(2, 2), dim3(32), 0, nullptr,
-      [&](dim3, dim3, std::size_t, cudaStream_t) { called = true; });
-  EXPECT_FALSE(called);
+      [&](dim3 grid, dim3, std::size_t, cudaStream_t) {
+        EXPECT_EQ(grid.x * grid.y, 4u);
+        ++called;
+      });
+  EXPECT_EQ(called, 1u);
   EXPECT_EQ(h.status().code(), smpart::Errc::kNoDevice);
   EXPECT_EQ(smpart::getLastError().code(), smpart::Errc::kNoDevice);
 }
