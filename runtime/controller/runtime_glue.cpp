@@ -9,6 +9,7 @@
 //                       as smpart.profiles/1 at exit
 //   initFromEnvironment SMPART_* -> the observers above
 #include "smpart/controller_runtime.hpp"
+#include "smpart/detail/epoch_schedule.hpp"
 #include "smpart/profiler.hpp"
 #include "smpart/service.hpp"
 #include "smpart/trace.hpp"
@@ -294,16 +295,16 @@ void EpochTimer::run() {
   const auto Start = Clock::now();
   const auto Period = std::chrono::microseconds(
       static_cast<long long>(std::max(1.0, C->epochUs())));
-  auto Next = Start;
+  auto Next = Start + Period;
   std::unique_lock<std::mutex> L(Mu);
   while (!Stop) {
-    Next += Period;
     if (Cv.wait_until(L, Next, [this] { return Stop; }))
       break;
     L.unlock();
     C->epoch(std::chrono::duration<double, std::micro>(Clock::now() - Start)
                  .count());
     L.lock();
+    Next = detail::nextEpochDue(Next, Clock::now(), Period);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "opaque_messages.hpp"
 
 #include "smpart/control.hpp"
+#include "smpart/detail/epoch_schedule.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
@@ -741,9 +742,7 @@ public:
         const auto Now = Clock::now();
         Ctl->epoch(
             std::chrono::duration<double, std::micro>(Now - Start).count());
-        NextEpoch += Period;
-        if (NextEpoch <= Now) // a stall: no burst of empty epochs
-          NextEpoch = Now + Period;
+        NextEpoch = smpart::detail::nextEpochDue(NextEpoch, Now, Period);
       }
       pushOpaque();
       // Knob lines queued while handling one tenant's message go to others.

@@ -2,6 +2,7 @@
 // error reporting. On a machine without a usable GPU (no driver, or a
 // driver and no device) the first call must say so clearly, and no call may
 // throw or abort.
+#include "smpart/detail/epoch_schedule.hpp"
 #include "smpart/detail/notice_pace.hpp"
 #include "smpart/runtime.hpp"
 
@@ -219,6 +220,16 @@ TEST(NoticePace, QueriesEventsOncePerIdlePeriodWhilePollingFast) {
        t += NoticePace::kUrgent)
     due += pace.eventsDue(t);
   EXPECT_EQ(due, 9); // one per idle period, not one per microsecond
+}
+
+TEST(EpochSchedule, AStallIsFollowedByOneEpochAPeriodLaterNotABurst) {
+  using smpart::detail::nextEpochDue;
+  // On time: a period after the one due.
+  EXPECT_EQ(nextEpochDue(1000, 1005, 100), 1100);
+  // The epoch due at 1000 closed at 1750 (the process was descheduled):
+  // the next is a period after that, not at 1100, 1200, ... at once.
+  EXPECT_EQ(nextEpochDue(1000, 1750, 100), 1850);
+  EXPECT_EQ(nextEpochDue(1000, 1100, 100), 1200); // exactly one period late
 }
 
 TEST(Streams, DefaultStreamStaysLegacyInOrdinaryTranslationUnits) {
