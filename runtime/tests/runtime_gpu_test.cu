@@ -13,8 +13,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <stdexcept>
-#include <string>
 #include <thread>
 #include <vector>
 
@@ -346,63 +344,6 @@ TEST_F(Gpu, LastBlockCallbackMayLaunch) {
     ASSERT_EQ(r.runs, 1u);
   cudaFree(rec2);
   cudaFree(out2);
-}
-
-TEST_F(Gpu, LastBlockCallbackSetAfterTheKernelEndedRuns) {
-  // With an observer installed the notice thread watches the kernel from
-  // its launch, sees its last block and lets it go; a callback set after
-  // that still runs (it once waited for an event already past).
-  struct Quiet : smpart::LaunchObserver {};
-  struct Uninstall {
-    ~Uninstall() { smpart::setLaunchObserver(nullptr); }
-  } uninstall; // also when a check below returns early
-  smpart::setLaunchObserver(std::make_shared<Quiet>());
-  alloc(1000, 64);
-  smpart::KernelHandle h =
-      smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
-  CHECK_OK(waitKernel(h));
-  // Long enough for the notice thread (it polls every ~50 us) to see the
-  // kernel end and stop watching it.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::atomic<bool> called{false};
-  CHECK_OK(h.onLastBlockTaken([&] { called = true; }));
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!called && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_TRUE(called);
-  expectEveryBlockOnce();
-}
-
-TEST_F(Gpu, ObserverExceptionsAreReportedNotFatal) {
-  // An observer that throws, on the launching thread (onLaunch) and on the
-  // notice thread (onDone, where an escaping exception is std::terminate):
-  // one line each, and the kernel runs its blocks.
-  struct Throwing : smpart::LaunchObserver {
-    void onLaunch(const smpart::KernelHandle &) override {
-      throw std::runtime_error("boom at launch");
-    }
-    void onDone(const smpart::KernelHandle &) override {
-      throw std::runtime_error("boom at done");
-    }
-  };
-  struct Uninstall {
-    ~Uninstall() { smpart::setLaunchObserver(nullptr); }
-  } uninstall;
-  smpart::setLaunchObserver(std::make_shared<Throwing>());
-  alloc(1000, 64);
-  testing::internal::CaptureStderr();
-  smpart::KernelHandle h =
-      smpart_test::launchRecord(dim3(1000), 64, stream_, rec_, out_, 0);
-  const smpart::Status waited = waitKernel(h);
-  // The notice thread polls every ~50 us: it has seen the end by then.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  const std::string err = testing::internal::GetCapturedStderr();
-  CHECK_OK(waited);
-  EXPECT_NE(err.find("onLaunch for kernel"), std::string::npos) << err;
-  EXPECT_NE(err.find("threw: boom at launch; ignored"), std::string::npos)
-      << err;
-  EXPECT_NE(err.find("threw: boom at done; ignored"), std::string::npos) << err;
-  expectEveryBlockOnce();
 }
 
 TEST_F(Gpu, LaunchesWorkAfterDeviceReset) {

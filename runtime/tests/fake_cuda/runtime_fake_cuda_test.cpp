@@ -21,6 +21,7 @@
 #include <future>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -316,6 +317,53 @@ TEST_F(FakeRuntime, LaunchQueuedBehindAKernelMarksItAsFollowed) {
   EXPECT_TRUE(elsewhere.wait().ok());
   smpart::setLaunchObserver(nullptr);
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
+// With an observer installed the notice thread watches a kernel from its
+// launch, sees its last block and lets it go; a callback set after that
+// still runs (it once waited for an event already past).
+TEST_F(FakeRuntime, LastBlockCallbackSetAfterTheKernelEndedRuns) {
+  smpart::setLaunchObserver(std::make_shared<smpart::LaunchObserver>());
+  smpart::KernelHandle h = launch(stream_);
+  ASSERT_TRUE(h.wait().ok());
+  // Long enough for the notice thread (it polls every ~50 us) to see the
+  // kernel end and stop watching it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::atomic<bool> called{false};
+  ASSERT_TRUE(h.onLastBlockTaken([&] { called = true; }).ok());
+  for (int i = 0; i < 10000 && !called; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  smpart::setLaunchObserver(nullptr);
+  EXPECT_TRUE(called);
+}
+
+// An observer that throws, on the launching thread (onLaunch) and on the
+// notice thread (onDone, where an escaping exception is std::terminate):
+// one line each on stderr, and the kernel runs.
+TEST_F(FakeRuntime, ObserverExceptionsAreReportedNotFatal) {
+  struct Throwing : smpart::LaunchObserver {
+    void onLaunch(const smpart::KernelHandle &) override {
+      throw std::runtime_error("boom at launch");
+    }
+    void onDone(const smpart::KernelHandle &) override {
+      throw std::runtime_error("boom at done");
+    }
+  };
+  smpart::setLaunchObserver(std::make_shared<Throwing>());
+  testing::internal::CaptureStderr();
+  smpart::KernelHandle h = launch(stream_);
+  const bool waited = h.wait().ok();
+  // The notice thread polls every ~50 us: it has seen the end by then.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string err = testing::internal::GetCapturedStderr();
+  smpart::setLaunchObserver(nullptr);
+  EXPECT_TRUE(waited);
+  EXPECT_NE(err.find("smpart: onLaunch for kernel 'testKernel' threw: boom "
+                     "at launch; ignored"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("threw: boom at done; ignored"), std::string::npos) << err;
+  EXPECT_EQ(monitor_.finished.load(), 1u);
 }
 
 // An EpochTimer closes its controller's epochs (what online policies decide
