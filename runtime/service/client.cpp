@@ -162,8 +162,12 @@ private:
   bool connect() {
     sockaddr_un Addr{};
     Addr.sun_family = AF_UNIX;
-    if (Path.size() >= sizeof Addr.sun_path)
+    if (Path.size() >= sizeof Addr.sun_path) {
+      warnOnce("SMPART_SERVICE=" + Path + ": a socket path is at most " +
+               std::to_string(sizeof Addr.sun_path - 1) +
+               " bytes; running without the service");
       return false;
+    }
     std::memcpy(Addr.sun_path, Path.c_str(), Path.size() + 1);
     Fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (Fd < 0 ||

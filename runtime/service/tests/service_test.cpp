@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <poll.h>
@@ -402,6 +403,27 @@ TEST(ServiceClient, MistypedServiceMessagesNeverEndTheTenant) {
   ::close(Listen);
   ::unlink(Path.c_str());
   EXPECT_NE(Err.find("smpart: service: still here"), std::string::npos) << Err;
+}
+
+TEST(ServiceClient, ASocketPathTooLongIsNamed) {
+  // sockaddr_un holds 107 bytes and a NUL: a longer SMPART_SERVICE can
+  // never connect, and the program hears why once.
+  const std::string Path = "/tmp/" + std::string(120, 's') + ".sock";
+  std::string Warned;
+  std::mutex Mu;
+  {
+    service::Client C(Path, {0, 2}, [&](const std::string &M) {
+      std::lock_guard<std::mutex> L(Mu);
+      Warned = M;
+    });
+    EXPECT_TRUE(eventually([&] {
+      std::lock_guard<std::mutex> L(Mu);
+      return !Warned.empty();
+    }));
+  }
+  EXPECT_NE(Warned.find("a socket path is at most 107 bytes"),
+            std::string::npos)
+      << Warned;
 }
 
 TEST(ServiceClient, ANameThatIsNotUtf8IsSentWithReplacements) {
