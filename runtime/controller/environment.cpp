@@ -5,6 +5,7 @@
 
 #include "online_policies.hpp"
 
+#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
 
@@ -145,6 +146,13 @@ EnvConfig configureFromEnvironment(
   std::unique_ptr<trace::TraceWriter> Trace;
   if (!TracePath.empty()) {
     std::string Err;
+    if (!smpart::detail::inputReplacedBy(TracePath, std::vector{ProfilesPath})
+             .empty()) {
+      C.error = "smpart: SMPART_TRACE=" + TracePath +
+                " is the SMPART_PROFILES file; the trace would replace it" +
+                Suffix;
+      return C;
+    }
     Trace = trace::TraceWriter::open(TracePath, &Err);
     if (!Trace) {
       C.error = "smpart: SMPART_TRACE: " + Err + Suffix;

@@ -13,6 +13,7 @@
 
 #include "smpart/control.hpp"
 #include "smpart/detail/epoch_schedule.hpp"
+#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/profile_loader.hpp"
 #include "smpart/trace.hpp"
@@ -826,6 +827,14 @@ std::unique_ptr<Server> Server::open(ServerOptions O, std::string *Error) {
   // trace alone.
   if (!O.trace.empty()) {
     std::string E;
+    const std::string In =
+        smpart::detail::inputReplacedBy(O.trace, std::vector{O.profiles});
+    if (!In.empty()) {
+      ::close(Fd);
+      ::unlink(O.socket.c_str());
+      return Fail("--trace: cannot write '" + O.trace + "': it is '" + In +
+                  "', the --profiles file");
+    }
     I->Trace = trace::TraceWriter::open(O.trace, &E);
     if (!I->Trace) {
       ::close(Fd);

@@ -25,6 +25,7 @@
 #include "online_policies.hpp"
 #include "static_search.hpp"
 
+#include "smpart/detail/output_file.hpp"
 #include "smpart/policy/input_error.hpp"
 #include "smpart/policy/policy.hpp"
 #include "smpart/trace.hpp"
@@ -413,6 +414,15 @@ int main(int Argc, char **Argv) {
     sim::Mix M = load(Files[0]);
     std::unique_ptr<trace::TraceWriter> Trace;
     std::string Err;
+    if (const std::string In =
+            smpart::detail::inputReplacedBy(TracePath, Files);
+        !TracePath.empty() && !In.empty()) {
+      std::fprintf(stderr,
+                   "smpart_corun_sim: --trace: cannot write '%s': it is "
+                   "'%s', an input of this run\n",
+                   TracePath.c_str(), In.c_str());
+      return 2;
+    }
     if (!TracePath.empty() &&
         !(Trace = trace::TraceWriter::open(TracePath, &Err))) {
       std::fprintf(stderr, "smpart_corun_sim: %s\n", Err.c_str());

@@ -157,15 +157,9 @@ int CommandLine::writeOutput(const std::optional<std::string> &Out,
                   std::strerror(errno));
     return ExitSuccess;
   }
-  struct stat O; // stat follows symlinks: an input behind a link counts
-  if (::stat(Out->c_str(), &O) == 0 && S_ISREG(O.st_mode))
-    for (const std::string &In : Inputs) {
-      struct stat I;
-      if (::stat(In.c_str(), &I) == 0 && I.st_dev == O.st_dev &&
-          I.st_ino == O.st_ino)
-        return fail("cannot write '" + *Out + "': it is '" + In +
-                    "', an input of this run");
-    }
+  if (const std::string In = detail::inputReplacedBy(*Out, Inputs); !In.empty())
+    return fail("cannot write '" + *Out + "': it is '" + In +
+                "', an input of this run");
   std::string Why;
   if (!detail::writeOutputFile(*Out, Text, &Why))
     return fail(Why);

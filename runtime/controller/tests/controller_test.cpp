@@ -682,6 +682,33 @@ TEST(Environment, UnknownSmIdsAreNamedAsSuch) {
   EXPECT_FALSE(C.active());
 }
 
+TEST(Environment, ATraceOntoTheProfilesIsRefused) {
+  // The trace is written over its file: onto the profiles it would
+  // replace them (also through a symlink).
+  namespace fs = std::filesystem;
+  const fs::path Dir =
+      fs::temp_directory_path() / ("smpart-env-in-" + std::to_string(getpid()));
+  fs::create_directories(Dir);
+  const fs::path Profiles = Dir / "profiles.json";
+  fs::copy_file(Examples + "/compute_memory_pair.json", Profiles,
+                fs::copy_options::overwrite_existing);
+  fs::create_symlink(Profiles, Dir / "link.json");
+  for (const fs::path &Trace : {Profiles, Dir / "link.json"}) {
+    Env E;
+    E.Vars = {{"SMPART_POLICY", "cd-search"},
+              {"SMPART_PROFILES", Profiles.string()},
+              {"SMPART_TRACE", Trace.string()}};
+    auto C = controller::configureFromEnvironment(E.fn(), denseIds(132));
+    EXPECT_NE(C.error.find("is the SMPART_PROFILES file; the trace would "
+                           "replace it"),
+              std::string::npos)
+        << C.error;
+    EXPECT_FALSE(C.active());
+  }
+  EXPECT_NO_THROW(policy::loadProfiles(Profiles.string())); // intact
+  fs::remove_all(Dir);
+}
+
 TEST(Environment, ValidSettingsBuildTheControllerAndTrace) {
   namespace fs = std::filesystem;
   std::string Path = (fs::temp_directory_path() /

@@ -36,6 +36,23 @@ inline std::string followSymlinks(std::string Path) {
   return Path;
 }
 
+/// The one of \p Inputs that writing \p Out would replace (the same
+/// regular file, also behind a symlink or another spelling), or "": a
+/// run must not overwrite what it reads.
+template <class Paths>
+std::string inputReplacedBy(const std::string &Out, const Paths &Inputs) {
+  struct stat O; // stat follows symlinks
+  if (::stat(Out.c_str(), &O) != 0 || !S_ISREG(O.st_mode))
+    return "";
+  for (const std::string &In : Inputs) {
+    struct stat I;
+    if (::stat(In.c_str(), &I) == 0 && I.st_dev == O.st_dev &&
+        I.st_ino == O.st_ino)
+      return In;
+  }
+  return "";
+}
+
 /// Writes \p Text to \p Path; on failure returns false with the reason
 /// ("cannot write '<file>': <why>") in \p Why.
 inline bool writeOutputFile(const std::string &Path, const std::string &Text,
