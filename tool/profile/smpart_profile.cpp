@@ -125,7 +125,9 @@ int main(int Argc, char **Argv) {
     }
     const std::string Text = Doc.dump(2) + "\n";
     policy::parseProfiles(Text, "the merged profiles");
-    if (const int Status = CL.writeOutput(OutOpt, Text, {In, Csv}))
+    // -o may be the --profiles file: merging into it is an update in
+    // place (read whole above, written atomically). Never the CSV.
+    if (const int Status = CL.writeOutput(OutOpt, Text, {Csv}))
       return Status;
     std::fprintf(
         stderr,
