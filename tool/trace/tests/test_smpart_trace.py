@@ -362,6 +362,23 @@ class SmpartTrace(unittest.TestCase):
                            "got a number out of range")
 
     @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_writes_the_format_its_extension_names(self):
+        # x.svg is an SVG (it once held PNG bytes); an extension that is no
+        # image format is refused, naming the ones there are.
+        out = os.path.join(self.dir.name, "plot.svg")
+        r = self.run_tool("plot", self.trace, "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, "rb") as f:
+            self.assertIn(b"<svg", f.read(4096))
+        bad = os.path.join(self.dir.name, "plot.txt")
+        r = self.run_tool("plot", self.trace, "-o", bad)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"cannot write '{bad}': unknown image format '.txt' (one of ",
+                      r.stderr)
+        self.assertIn("svg", r.stderr)
+        self.assertFalse(os.path.exists(bad))
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
     def test_plot_writes_the_path_it_is_given(self):
         # A name without .png is still the file written (savefig would add
         # the extension); `-o -` is the standard output.
@@ -384,7 +401,14 @@ class SmpartTrace(unittest.TestCase):
             before = f.read()
         r = self.run_tool("plot", self.trace, "-o", self.trace)
         self.assertEqual(r.returncode, 1)
-        self.assertIn(f"cannot write '{self.trace}': it is '{self.trace}', an input", r.stderr)
+        self.assertIn(f"cannot write '{self.trace}': ", r.stderr)
+        # Behind an image name, too.
+        link = os.path.join(self.dir.name, "link.png")
+        os.symlink(self.trace, link)
+        r = self.run_tool("plot", self.trace, "-o", link)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"cannot write '{link}': it is '{self.trace}', an input", r.stderr)
+        os.remove(link)
         with open(self.trace) as f:
             self.assertEqual(f.read(), before)
         # A write cut short (here by a file size limit) keeps the old file.
