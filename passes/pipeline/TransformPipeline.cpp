@@ -205,12 +205,40 @@ private:
   SourceFileCallbacks &Callbacks;
 };
 
-/// A unified diff (3 lines of context) of two texts, for --diff.
+namespace {
+/// One line of a text for the diff: its characters, and whether it is the
+/// last line and lacks its newline (a line that differs only in that
+/// differs: `\ No newline at end of file` says which side it is).
+struct DiffLine {
+  llvm::StringRef Text;
+  bool NoNewline = false;
+  bool operator==(const DiffLine &O) const {
+    return Text == O.Text && NoNewline == O.NoNewline;
+  }
+};
+
+/// \p Text's lines: no empty line after a final newline (split() would
+/// give one, a line past the end that patch(1) cannot find).
+std::vector<DiffLine> diffLines(llvm::StringRef Text) {
+  std::vector<DiffLine> Lines;
+  while (!Text.empty()) {
+    const size_t Eol = Text.find('\n');
+    if (Eol == llvm::StringRef::npos) {
+      Lines.push_back({Text, true});
+      break;
+    }
+    Lines.push_back({Text.take_front(Eol), false});
+    Text = Text.drop_front(Eol + 1);
+  }
+  return Lines;
+}
+} // namespace
+
+/// A unified diff (3 lines of context) of two texts, for --diff: what
+/// `patch -p0` and `git apply` take.
 static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
                         llvm::StringRef Old, llvm::StringRef New) {
-  llvm::SmallVector<llvm::StringRef, 0> A, B;
-  Old.split(A, '\n');
-  New.split(B, '\n');
+  const std::vector<DiffLine> A = diffLines(Old), B = diffLines(New);
   const size_t N = A.size(), M = B.size();
   // Longest common subsequence by dynamic programming (sources are small).
   std::vector<std::vector<uint32_t>> L(N + 1, std::vector<uint32_t>(M + 1));
@@ -220,7 +248,7 @@ static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
                              : std::max(L[I + 1][J], L[I][J + 1]);
   struct Line {
     char Kind;
-    llvm::StringRef Text;
+    DiffLine Text;
     size_t OldNo, NewNo;
   };
   std::vector<Line> Script;
@@ -252,10 +280,16 @@ static void unifiedDiff(llvm::raw_ostream &OS, llvm::StringRef Name,
       OldCount += Script[X].Kind != '+';
       NewCount += Script[X].Kind != '-';
     }
-    OS << "@@ -" << Script[Begin].OldNo + 1 << "," << OldCount << " +"
-       << Script[Begin].NewNo + 1 << "," << NewCount << " @@\n";
-    for (size_t X = Begin; X < End; ++X)
-      OS << Script[X].Kind << Script[X].Text << "\n";
+    // An empty side starts at the line before it (0 for an empty file).
+    const size_t OldStart = Script[Begin].OldNo + (OldCount ? 1 : 0);
+    const size_t NewStart = Script[Begin].NewNo + (NewCount ? 1 : 0);
+    OS << "@@ -" << OldStart << "," << OldCount << " +" << NewStart << ","
+       << NewCount << " @@\n";
+    for (size_t X = Begin; X < End; ++X) {
+      OS << Script[X].Kind << Script[X].Text.Text << "\n";
+      if (Script[X].Text.NoNewline)
+        OS << "\\ No newline at end of file\n";
+    }
     K = End;
   }
 }
