@@ -47,7 +47,7 @@ void run(int n, float *x, float *y, int *i, cudaStream_t s) {
 // and its launches would compile unchanged): no warning, the rewritten
 // signatures, and smpart::launch at every launch site.
 // QUIET-NOT: warning
-// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launch({"k in macro LAUNCH",
+// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launch({#k,
 // CHECK-DAG: {{^}}__global__ void saxpy(smpart::LaunchControl smpart_ctl, int n, float a, const float *x, float *y) {
 // CHECK-DAG: {{^}}template <typename T> __global__ void fill(smpart::LaunchControl smpart_ctl, T *p, T v, int n = 1) {
 // CHECK-DAG: {{^}}__global__ void clear(smpart::LaunchControl smpart_ctl, int *p) {

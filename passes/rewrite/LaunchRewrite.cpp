@@ -9,6 +9,7 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/QualTypeNames.h"
 #include "clang/AST/TemplateBase.h"
+#include "clang/Basic/CharInfo.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -263,11 +264,19 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   L.MacroName = S->MacroName;
 
-  // In a macro body the callee may be a macro parameter: say so in the name
-  // rather than naming one expansion's kernel for all of them.
-  std::string Name = S->MacroName.empty()
-                         ? Pattern->getQualifiedNameAsString()
-                         : S->CalleeText + " in macro " + S->MacroName;
+  // The kernel's name for profiles, plans and traces, as a C++ expression.
+  // In a macro body one spelling serves every expansion: where the callee
+  // is a macro parameter, `#k` names each expansion's kernel as its
+  // argument is written (two kernels launched through one macro must not
+  // share a name); else the name says which macro it is in.
+  const bool CalleeIsParameter =
+      !S->MacroName.empty() && isValidAsciiIdentifier(S->CalleeText) &&
+      SM.isMacroArgExpansion(Call->getCallee()->getBeginLoc());
+  const std::string Name =
+      S->MacroName.empty() ? "\"" + Pattern->getQualifiedNameAsString() + "\""
+      : CalleeIsParameter
+          ? "#" + S->CalleeText
+          : "\"" + S->CalleeText + " in macro " + S->MacroName + "\"";
   // In a macro body one spelling serves every expansion: do not commit to
   // one expansion's overload or template arguments.
   std::string Address =
@@ -294,8 +303,7 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // With the original kept, the closure can launch it too (SMPART_DISABLE,
   // KernelInfo::has_original); a launch in a macro body serves kernels
   // that may differ in that, and never does.
-  const std::string Info =
-      Cast + "smpart::launch({\"" + Name + "\", " + Address;
+  const std::string Info = Cast + "smpart::launch({" + Name + ", " + Address;
   AddTo(L.WithoutOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
         Info + "}, ");
   AddTo(L.WithOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
