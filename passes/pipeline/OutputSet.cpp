@@ -101,6 +101,18 @@ static bool makeFolder(llvm::StringRef Folder, std::vector<std::string> &Made,
   return true;
 }
 
+bool isInFolder(llvm::StringRef Path, llvm::StringRef Dir) {
+  auto Absolute = [](llvm::StringRef P) {
+    llvm::SmallString<256> A(P);
+    fs::make_absolute(A);
+    llvm::sys::path::remove_dots(A, /*remove_dot_dot=*/true);
+    return std::string(A);
+  };
+  const std::string D = Absolute(Dir), F = Absolute(Path);
+  return F.size() > D.size() && llvm::StringRef(F).starts_with(D) &&
+         llvm::sys::path::is_separator(F[D.size()]);
+}
+
 bool OutputSet::write(llvm::StringRef OutputDir, bool ReportsOnly) const {
   std::vector<OutputFile> Files;
   std::set<std::string> Done, Unmade;
@@ -115,9 +127,12 @@ bool OutputSet::write(llvm::StringRef OutputDir, bool ReportsOnly) const {
       continue; // checkCollisions() saw the same text
     // Under OutputDir, the folder of each rewrite is made here: OutputDir
     // itself, or the subfolder of a header below its main file's folder
-    // (out/inc/k.cuh).
+    // (out/inc/k.cuh); so is that of a report asked for inside it
+    // (--manifest=out/kernels.json).
     llvm::StringRef Parent = llvm::sys::path::parent_path(W.Destination);
-    if (!OutputDir.empty() && W.Report.empty() && !File.special() &&
+    const bool MakeParent =
+        W.Report.empty() || isInFolder(W.Destination, OutputDir);
+    if (!OutputDir.empty() && MakeParent && !File.special() &&
         !Parent.empty() && !makeFolder(Parent, Made, Unmade)) {
       Ok = false;
       continue;

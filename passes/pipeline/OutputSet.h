@@ -13,6 +13,10 @@
 
 namespace smpart {
 
+/// \p Path lies in \p Dir or below it, spelled either way (neither needs
+/// to exist: --output-dir is made by the run).
+bool isInFolder(llvm::StringRef Path, llvm::StringRef Dir);
+
 class OutputSet {
 public:
   /// \p Text is the rewrite of \p Source (canonical name) made by the parse

@@ -554,10 +554,12 @@ static std::string cudaShim(const CudaSetup &Cuda) {
 
 bool TransformPipeline::outputsWritable() const {
   // An output that cannot be written fails the run before any parse, as a
-  // compiler's -o into a missing folder does.
+  // compiler's -o into a missing folder does. A report inside --output-dir
+  // is made with it (OutputSet::write).
   for (const std::string *Out : {&Options.OutputFile, &Options.ManifestFile,
                                  &Options.ExportFixes, &Options.DepFile})
-    if (!Out->empty())
+    if (!Out->empty() &&
+        !(!Options.OutputDir.empty() && isInFolder(*Out, Options.OutputDir)))
       if (std::string Why = OutputFile::problem(*Out); !Why.empty()) {
         llvm::errs() << "smpart-transform: error: cannot write '" << *Out
                      << "': " << Why << "\n";
