@@ -182,7 +182,7 @@ class SmpartTrace(unittest.TestCase):
         r = self.run_tool("summary", self.trace)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("sgemm #1: 0.000 .. 9.000 ms, 3 allocations, last 132 SMs x 4 "
-                      "CTAs/SM, NP 0.800 in the last of 3 epochs", r.stdout)
+                      "CTAs/SM, NP at its allocation 0.800 in the last of 3 epochs", r.stdout)
         # The step's first note without the policy's name; one note more.
         self.assertIn("  step 4.010 ms hsm-fair-online: fairness 0.706 below 0.90, "
                       "predicted 0.978 (+1)\n", r.stdout)
@@ -254,7 +254,7 @@ class SmpartTrace(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         r = self.run_tool("summary", self.trace)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"sgemm #1: .*, NP [0-9.]+ in the last of [0-9]+ epochs")
+        self.assertRegex(r.stdout, r"sgemm #1: .*, NP at its allocation [0-9.]+ in the last of [0-9]+ epochs")
         self.assertRegex(r.stdout, r"\n  step [0-9.]+ ms hsm-fair-online: .+\n")
         if have_matplotlib():
             out = os.path.join(self.dir.name, "sim.png")
@@ -289,7 +289,7 @@ class SmpartTrace(unittest.TestCase):
             json.dump(doc, f)
         r = self.run_tool("summary", self.trace)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("NP 0.800 in the last of 3 epochs", r.stdout)
+        self.assertIn("NP at its allocation 0.800 in the last of 3 epochs", r.stdout)
         self.assertNotIn("CTAs/SM, NP", r.stdout.splitlines()[1])
 
     def test_opaque_sm_ids_must_be_integers(self):
