@@ -362,6 +362,15 @@ class SmpartTrace(unittest.TestCase):
                            "got a number out of range")
 
     @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
+    def test_plot_of_a_trace_without_kernels_is_an_error(self):
+        empty = os.path.join(self.dir.name, "empty.json")
+        with open(empty, "w") as f:
+            f.write('{"traceEvents": []}')
+        r = self.run_tool("plot", empty, "-o", os.path.join(self.dir.name, "e.png"))
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, f"smpart-trace: error: {empty}: no kernels in the trace\n")
+
+    @unittest.skipUnless(have_matplotlib(), "matplotlib missing (apt install python3-matplotlib)")
     def test_plot_writes_the_format_its_extension_names(self):
         # x.svg is an SVG (it once held PNG bytes); an extension that is no
         # image format is refused, naming the ones there are.
