@@ -33,8 +33,14 @@ Controller::Controller(const policy::Policy &P, ProfileSet Prof,
 }
 
 void Controller::warnOnce(const std::string &Key, const std::string &Msg) {
-  if (!Warned.insert(Key).second)
+  if (Warned.size() > MaxWarnings || Warned.count(Key))
     return;
+  Warned.insert(Key);
+  if (Warned.size() > MaxWarnings) {
+    Opts.warn("more than " + std::to_string(MaxWarnings) +
+              " warnings; the rest are not given");
+    return;
+  }
   Opts.warn(Msg);
   if (Opts.trace)
     Opts.trace->note("warning", Msg);
@@ -134,6 +140,12 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
   Kernels.erase(It); // finished: whatever it was releasing is free
+  if (Learned.size() > MaxLearnedNames)
+    for (auto L = Learned.begin(); L != Learned.end();)
+      L = std::any_of(Kernels.begin(), Kernels.end(),
+                      [&](const Tracked &T) { return T.learned == &L->second; })
+              ? std::next(L)
+              : Learned.erase(L);
   if (SuccessorQueued && successorMayWait()) {
     // Its SMs wait for its stream's next launch; grants that waited for
     // what it was releasing go out now.

@@ -406,6 +406,21 @@ TEST(Controller, UnprofiledKernelGetsEvenShareAndOneWarning) {
   EXPECT_EQ(NoProfile, 1);
 }
 
+TEST(Controller, WarningsAreBoundedForAServiceThatRunsForEver) {
+  // A tenant that names every launch anew: one warning per name, up to
+  // the bound, then one that says the rest are not given.
+  World W(denseIds(12));
+  Controller C(pol("even"), policy::ProfileSet{}, W.Ids, W.options());
+  for (unsigned long long I = 1; I <= 1500; ++I) {
+    C.onArrival(W.make(I, "k" + std::to_string(I), 100));
+    C.onDeparture(I);
+  }
+  ASSERT_EQ(W.Warnings.size(), 1025u);
+  EXPECT_NE(W.Warnings[1023].find("'k1024' has no profile"), std::string::npos);
+  EXPECT_EQ(W.Warnings.back(), "more than 1024 warnings; the rest are not "
+                               "given");
+}
+
 TEST(Controller, SharingPolicyGivesAllSmsAndSplitsCtas) {
   World W(denseIds(132));
   W.Spatial = false;

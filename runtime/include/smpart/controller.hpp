@@ -305,7 +305,12 @@ private:
   policy::Plan Last;
   unsigned long long Decisions = 0;
   unsigned long long Deferred = 0;
+  /// Keys of the warnings given (warnOnce); at most MaxWarnings, then one
+  /// last warning says the rest are not given: a long-running service
+  /// whose tenants name kernels anew each time must not grow without
+  /// bound.
   std::set<std::string> Warned;
+  static constexpr std::size_t MaxWarnings = 1024;
   /// A last block or departure left its SMs to its stream's queued next
   /// launch instead of re-planning, at the close of this epoch index
   /// (Report.index): no re-plan since. Other work between the two
@@ -321,7 +326,11 @@ private:
   bool EpochOpaque = false;
   EpochReport Report; // reused: no allocation per epoch once warm
   std::vector<Tracked *> ReportKernels;
+  /// Isolated rates learned per kernel name. Names no tracked kernel
+  /// uses are forgotten once there are more than MaxLearnedNames (the same
+  /// bound as Warned's reason).
   std::map<std::string, std::map<unsigned, double>> Learned;
+  static constexpr std::size_t MaxLearnedNames = 1024;
 };
 
 namespace controller {
