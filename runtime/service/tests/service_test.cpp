@@ -91,7 +91,7 @@ struct RawTenant {
   explicit RawTenant(const std::string &Path) {
     Fd = smpart::testing::connectTo(Path);
   }
-  /// A connection made elsewhere (\p Fd, or -1 to set later).
+  /// A connection made elsewhere (\p Fd).
   explicit RawTenant(int Fd) : Fd(Fd) {}
   ~RawTenant() { ::close(Fd); }
   void send(const std::string &Line) {
@@ -131,6 +131,31 @@ struct RawTenant {
   }
   int Fd = -1;
   std::string In;
+};
+
+/// A stand-in for the service: listens on \p Name's socket path and
+/// accepts the client's connections, to speak to a service::Client.
+struct FakeService {
+  explicit FakeService(const std::string &Name) : Path(socketPath(Name)) {
+    ::unlink(Path.c_str());
+    Listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un A{};
+    A.sun_family = AF_UNIX;
+    std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
+    EXPECT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
+    EXPECT_EQ(::listen(Listen, 1), 0);
+  }
+  ~FakeService() {
+    ::close(Listen);
+    ::unlink(Path.c_str());
+  }
+  /// The next connection of a client (-1 after 10 s without one).
+  int accept() {
+    pollfd P{Listen, POLLIN, 0};
+    return ::poll(&P, 1, 10000) > 0 ? ::accept(Listen, nullptr, nullptr) : -1;
+  }
+  std::string Path;
+  int Listen = -1;
 };
 
 /// \p Line is an `error` line whose message holds \p Text.
@@ -369,20 +394,11 @@ TEST(ServiceClient, MistypedServiceMessagesNeverEndTheTenant) {
   // tenant's client reads what it can and drops the rest: json::value()
   // on such a field throws, and on the client's thread that was
   // std::terminate in the user's process.
-  const std::string Path = socketPath("fake-service");
-  ::unlink(Path.c_str());
-  const int Listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un A{};
-  A.sun_family = AF_UNIX;
-  std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
-  ASSERT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
-  ASSERT_EQ(::listen(Listen, 1), 0);
+  FakeService Service("fake-service");
   ::testing::internal::CaptureStderr();
   {
-    service::Client C(Path, {0, 2, 4, 6});
-    pollfd P{Listen, POLLIN, 0};
-    ASSERT_GT(::poll(&P, 1, 10000), 0);
-    const int Fd = ::accept(Listen, nullptr, nullptr);
+    service::Client C(Service.Path, {0, 2, 4, 6});
+    const int Fd = Service.accept();
     ASSERT_GE(Fd, 0);
     ASSERT_TRUE(eventually([&] { return C.connected(); }));
     const std::string Lines =
@@ -396,12 +412,11 @@ TEST(ServiceClient, MistypedServiceMessagesNeverEndTheTenant) {
     // The client reads every line before it sees the end of the stream,
     // and only then connects again.
     ::close(Fd);
-    ASSERT_GT(::poll(&P, 1, 10000), 0);
-    ::close(::accept(Listen, nullptr, nullptr));
+    const int Again = Service.accept();
+    EXPECT_GE(Again, 0);
+    ::close(Again);
   }
   const std::string Err = ::testing::internal::GetCapturedStderr();
-  ::close(Listen);
-  ::unlink(Path.c_str());
   EXPECT_NE(Err.find("smpart: service: still here"), std::string::npos) << Err;
 }
 
@@ -430,29 +445,17 @@ TEST(ServiceClient, ANameThatIsNotUtf8IsSentWithReplacements) {
   // A partition's name is the program's bytes. JSON needs UTF-8: the
   // client sends U+FFFD for what is not, where dump() threw out of
   // declareOpaque on the program's thread.
-  const std::string Path = socketPath("fake-service-utf8");
-  ::unlink(Path.c_str());
-  const int Listen = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un A{};
-  A.sun_family = AF_UNIX;
-  std::strncpy(A.sun_path, Path.c_str(), sizeof A.sun_path - 1);
-  ASSERT_EQ(::bind(Listen, reinterpret_cast<sockaddr *>(&A), sizeof A), 0);
-  ASSERT_EQ(::listen(Listen, 1), 0);
+  FakeService Service("fake-service-utf8");
   {
-    service::Client C(Path, {0, 2, 4, 6});
-    pollfd P{Listen, POLLIN, 0};
-    ASSERT_GT(::poll(&P, 1, 10000), 0);
-    RawTenant Service(-1); // the service's end of the connection
-    Service.Fd = ::accept(Listen, nullptr, nullptr);
-    ASSERT_GE(Service.Fd, 0);
-    EXPECT_NE(Service.line().find("\"type\":\"hello\""), std::string::npos);
+    service::Client C(Service.Path, {0, 2, 4, 6});
+    RawTenant Conn(Service.accept()); // the service's end of it
+    ASSERT_GE(Conn.Fd, 0);
+    EXPECT_NE(Conn.line().find("\"type\":\"hello\""), std::string::npos);
     ASSERT_TRUE(eventually([&] { return C.connected(); }));
     C.declareOpaque({"gemm\xff", 1, 1, 1.0});
-    EXPECT_NE(Service.line().find("\"name\":\"gemm\xef\xbf\xbd\""),
+    EXPECT_NE(Conn.line().find("\"name\":\"gemm\xef\xbf\xbd\""),
               std::string::npos);
   }
-  ::close(Listen);
-  ::unlink(Path.c_str());
 }
 
 TEST(Service, TwoTenantsGetDisjointSetsAndADepartureGivesThemBack) {
