@@ -13,16 +13,16 @@
 namespace smpart::policy {
 
 const std::vector<const Policy *> &allPolicies() {
-  static const EvenPolicy Even;
-  static const GreedyPolicy Greedy;
-  static const CdSearchPolicy CdSearch;
-  static const HsmFairPolicy HsmFair;
-  static const HsmQosPolicy HsmQos;
-  static const TlpPolicy Tlp;
-  static const PowerAwarePolicy PowerAware;
-  static const std::vector<const Policy *> All = {
-      &Even, &Greedy, &CdSearch, &HsmFair, &HsmQos, &Tlp, &PowerAware};
-  return All;
+  // Never destroyed: a controller holds its policy by reference, and
+  // libsmpart's notice thread may still re-plan through it while static
+  // objects are destroyed at exit (a destroyed policy's virtual call
+  // aborts the process).
+  static const std::vector<const Policy *> *All =
+      new std::vector<const Policy *>{new EvenPolicy,      new GreedyPolicy,
+                                      new CdSearchPolicy,  new HsmFairPolicy,
+                                      new HsmQosPolicy,    new TlpPolicy,
+                                      new PowerAwarePolicy};
+  return *All;
 }
 
 const Policy *findPolicy(std::string_view Name) {

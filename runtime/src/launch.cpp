@@ -99,9 +99,11 @@ struct Reservations {
   std::mutex mu;
   std::map<const void *, std::pair<int, SmMask>> by_owner;
 };
+/// Never destroyed, like the registry: the notice thread may launch (a
+/// callback's launch) while static objects are destroyed at exit.
 Reservations &reservations() {
-  static Reservations r;
-  return r;
+  static Reservations *r = new Reservations;
+  return *r;
 }
 
 /// A fresh launch's mask: every SM but those partitions reserve, unless
