@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace smpart {
@@ -102,6 +103,8 @@ public:
   /// launch_smem needs the function's limit raised (FnInfo::opt_in).
   bool smem_opt_in = false;
   cudaStream_t stream = nullptr;
+  /// The launching thread: cudaStreamPerThread is its own stream.
+  std::thread::id launcher = std::this_thread::get_id();
   Relaunch relaunch;
   unsigned long long total = 0;
   unsigned occupancy = 1;
@@ -167,6 +170,29 @@ public:
   /// holds mu.
   Status launchInstance(unsigned long long ctas, cudaStream_t s, bool first);
   unsigned long long ctasToLaunch() const;
+};
+
+/// The FIFO a launch went into, for ordering decisions made on another
+/// thread. A stream handle names one per context, except
+/// cudaStreamPerThread, which names each host thread's own (two threads'
+/// kernels on it are not ordered), and stream 0, which is the legacy
+/// stream here (callerStream() resolved a per-thread default already).
+struct StreamQueue {
+  cudaStream_t stream = nullptr;
+  const DeviceCtx *ctx = nullptr;
+  std::thread::id thread; ///< cudaStreamPerThread only
+
+  explicit StreamQueue(const Kernel &k)
+      : stream(k.stream ? k.stream : cudaStreamLegacy), ctx(k.ctx) {
+    if (k.stream == cudaStreamPerThread)
+      thread = k.launcher;
+  }
+  bool operator<(const StreamQueue &o) const {
+    return std::tie(stream, ctx, thread) < std::tie(o.stream, o.ctx, o.thread);
+  }
+  bool operator==(const StreamQueue &o) const {
+    return stream == o.stream && ctx == o.ctx && thread == o.thread;
+  }
 };
 
 struct Runtime {

@@ -91,7 +91,7 @@ void loop() {
   prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
 #endif
   Notifier &n = notifier();
-  PendingAnnouncements<std::shared_ptr<Kernel>, cudaStream_t> pending;
+  PendingAnnouncements<std::shared_ptr<Kernel>, StreamQueue> pending;
   NoticePace pace;
   std::uint64_t awaited = 0; // NoticePace::next's summary, last pass
   std::unique_lock<std::mutex> lock(n.mu);
@@ -113,7 +113,7 @@ void loop() {
     std::shared_ptr<LaunchObserver> obs = n.observer;
     std::vector<std::shared_ptr<Kernel>> watched = n.watched;
     for (const auto &k : n.to_announce)
-      pending.add(k, k->stream);
+      pending.add(k, StreamQueue(*k));
     n.to_announce.clear();
     lock.unlock();
 
@@ -199,16 +199,16 @@ void watch(const std::shared_ptr<Kernel> &k) {
   for (const auto &w : n.watched)
     if (w == k)
       return;
-  if (k->announce_pending && !k->opaque && k->stream != cudaStreamPerThread) {
-    // The latest launch still watched on this stream of this context (ids
-    // grow with each launch) is the one this launch follows. Two threads
-    // launching on one stream at once may take their ids in the other
-    // order than their launches: the mark then lands on the later one,
-    // whose SMs wait for the next event instead (controller README,
-    // "Stream successors").
+  if (k->announce_pending && !k->opaque) {
+    // The latest launch still watched in this launch's stream (ids grow
+    // with each launch) is the one it follows. Two threads launching on
+    // one stream at once may take their ids in the other order than their
+    // launches: the mark then lands on the later one, whose SMs wait for
+    // the next event instead (controller README, "Stream successors").
+    const StreamQueue queue(*k);
     Kernel *before = nullptr;
     for (const auto &w : n.watched)
-      if (w->stream == k->stream && w->ctx == k->ctx && !w->opaque &&
+      if (!w->opaque && StreamQueue(*w) == queue &&
           (!before || w->id > before->id))
         before = w.get();
     if (before)

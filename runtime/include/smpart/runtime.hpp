@@ -215,8 +215,8 @@ public:
   bool lastBlockTaken() const;
   /// A later rewritten launch on this kernel's stream was enqueued while
   /// this kernel was still watched (it may have finished on the GPU
-  /// already) and had to wait for the stream (not on cudaStreamPerThread,
-  /// whose handle names a different stream on each thread). A controller
+  /// already) and had to wait for the stream (on cudaStreamPerThread: a
+  /// launch of the same host thread, whose own stream it is). A controller
   /// leaves this kernel's SMs to that launch rather than hand them to
   /// other kernels that would have to give them back at once.
   bool successorQueued() const;

@@ -79,7 +79,9 @@ struct Fake {
   std::set<void *> host_allocs, device_allocs;
   std::map<const void *, bool> graph_allocs; // address -> live
   std::vector<CUstream_st *> streams;
-  CUstream_st *legacy = nullptr, *per_thread = nullptr;
+  CUstream_st *legacy = nullptr;
+  /// cudaStreamPerThread: one blocking stream per host thread.
+  std::map<std::thread::id, CUstream_st *> per_thread;
   std::map<const void *, fake_cuda::KernelMaker> kernels;
   std::vector<std::vector<unsigned>> probe_runs{{0, 1, 2, 3}};
   unsigned probes = 0;
@@ -114,18 +116,20 @@ CUstream_st *newStream(bool blocking, bool legacy) {
 
 void setUp() {
   Fake &f = fake();
-  if (!f.legacy) {
+  if (!f.legacy)
     f.legacy = newStream(true, true);
-    f.per_thread = newStream(true, false);
-  }
 }
 
 CUstream_st *resolve(cudaStream_t s) {
   setUp();
   if (s == nullptr || s == cudaStreamLegacy)
     return fake().legacy;
-  if (s == cudaStreamPerThread)
-    return fake().per_thread;
+  if (s == cudaStreamPerThread) {
+    CUstream_st *&mine = fake().per_thread[std::this_thread::get_id()];
+    if (!mine)
+      mine = newStream(true, false);
+    return mine;
+  }
   return s;
 }
 

@@ -2,8 +2,8 @@
 // support only). fake_cuda.cpp defines the CUDA runtime API functions that
 // libsmpart calls; linked into a test executable, they take precedence
 // over libcudart's. "Device" memory is host memory, streams are FIFO
-// queues run eagerly on the calling thread, and what a real GPU would
-// refuse the fake refuses the same way:
+// queues run eagerly on the calling thread (cudaStreamPerThread is one per
+// thread), and what a real GPU would refuse the fake refuses the same way:
 //
 // * Stream capture: work on a capturing stream becomes graph nodes. A call
 //   that CUDA calls potentially unsafe (cudaMalloc, cudaHostAlloc,

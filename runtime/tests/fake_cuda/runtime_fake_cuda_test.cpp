@@ -319,6 +319,92 @@ TEST_F(FakeRuntime, LaunchQueuedBehindAKernelMarksItAsFollowed) {
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
 }
 
+/// Kernels that hold their stream until released, to put work ahead of
+/// a launch (each its own address: the fake knows kernels by address).
+void holdingKernelA() {}
+void holdingKernelB() {}
+
+// cudaStreamPerThread is each host thread's own stream: thread A's launch
+// queued behind A's work neither delays the announcement of thread B's
+// launch, ready once B's work ends, nor is followed by it.
+TEST_F(FakeRuntime, PerThreadStreamsOfTwoThreadsAreNotOneQueue) {
+  struct Names : smpart::LaunchObserver {
+    std::mutex mu;
+    std::vector<unsigned long long> announced;
+    void onLaunch(const smpart::KernelHandle &h) override {
+      std::lock_guard<std::mutex> lock(mu);
+      announced.push_back(h.id());
+    }
+    bool heard(unsigned long long id) {
+      std::lock_guard<std::mutex> lock(mu);
+      return std::count(announced.begin(), announced.end(), id) == 1;
+    }
+  };
+  auto observer = std::make_shared<Names>();
+  smpart::setLaunchObserver(observer);
+  std::atomic<bool> hold_a{true}, hold_b{true};
+  const auto holding = [](std::atomic<bool> &hold) {
+    return [&hold](void **, dim3, dim3) {
+      fake_cuda::KernelRun r;
+      r.held = [&hold] { return hold.load(); };
+      return r;
+    };
+  };
+  fake_cuda::registerKernel(reinterpret_cast<const void *>(&holdingKernelA),
+                            holding(hold_a));
+  fake_cuda::registerKernel(reinterpret_cast<const void *>(&holdingKernelB),
+                            holding(hold_b));
+  const auto behindHeldWork = [this](void (*held)()) {
+    EXPECT_EQ(cudaLaunchKernel(reinterpret_cast<const void *>(held), dim3(1),
+                               dim3(32), nullptr, 0, cudaStreamPerThread),
+              cudaSuccess);
+    return launch(cudaStreamPerThread);
+  };
+  // Both threads live to the end: a new thread may get an ended one's id.
+  std::promise<void> end;
+  std::shared_future<void> ended = end.get_future().share();
+  smpart::KernelHandle a, a_next, b;
+  std::promise<void> a_launched, b_launched;
+  std::thread thread_a([&] {
+    a = behindHeldWork(&holdingKernelA);
+    a_next = launch(cudaStreamPerThread);
+    a_launched.set_value();
+    ended.wait();
+  });
+  a_launched.get_future().wait();
+  std::thread thread_b([&] {
+    b = behindHeldWork(&holdingKernelB);
+    b_launched.set_value();
+    ended.wait();
+  });
+  b_launched.get_future().wait();
+  EXPECT_TRUE(a.status().ok() && a_next.status().ok() && b.status().ok());
+  EXPECT_TRUE(a.successorQueued()) << "A's next launch is behind it";
+  EXPECT_FALSE(a_next.successorQueued()) << "B's launch is not behind A's";
+
+  hold_b = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(b.wait().ok());
+  for (int i = 0; i < 5000 && !observer->heard(b.id()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(observer->heard(b.id()))
+      << "B's launch waited for A's unrelated work";
+  EXPECT_FALSE(observer->heard(a.id())) << "A's launch cannot run yet";
+
+  hold_a = false;
+  fake_cuda::pump();
+  EXPECT_TRUE(a.wait().ok());
+  EXPECT_TRUE(a_next.wait().ok());
+  for (int i = 0; i < 5000 && !observer->heard(a_next.id()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  smpart::setLaunchObserver(nullptr);
+  EXPECT_TRUE(observer->heard(a.id()) && observer->heard(a_next.id()));
+  end.set_value();
+  thread_a.join();
+  thread_b.join();
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
 // With an observer installed the notice thread watches a kernel from its
 // launch, sees its last block and lets it go; a callback set after that
 // still runs (it once waited for an event already past).

@@ -62,7 +62,8 @@ public:
       blocked.insert(p.second);
       pending_[keep++] = std::move(p);
     }
-    pending_.resize(keep);
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(keep),
+                   pending_.end());
     return out;
   }
 
