@@ -23,7 +23,8 @@ if(PACKAGE STREQUAL "install")
   run(${CMAKE_COMMAND} --install ${SMPART_BUILD} --prefix ${WORK}/prefix)
   foreach(f bin/smpart-transform bin/smpart-plan lib/libsmpart.a
             lib/libsmpart_policies.a include/smpart/device.cuh
-            include/smpart/runtime.hpp include/smpart/policy/policy.hpp
+            include/smpart/runtime.hpp include/smpart/launch.hpp
+            include/smpart/policy/policy.hpp
             share/smpart-transform/include/nvcc_compat.h
             bin/smpart-profile
             include/smpart/controller_runtime.hpp

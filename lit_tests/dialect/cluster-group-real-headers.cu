@@ -25,5 +25,5 @@ void host(float *p) {
   plain<<<1, 32>>>(p);
 }
 // CHECK: paired<<<2, 32>>>(p);
-// CHECK: smpart::launch({"plain",
+// CHECK: smpart::launchRewritten({"plain",
 // WARN-NOT: error

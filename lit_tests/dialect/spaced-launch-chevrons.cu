@@ -13,5 +13,5 @@ void run(int *p) {
   k<<  <4,	64>>  >(p);
 }
 // CHECK: Box<Box<Box<int>> > nested;
-// CHECK: smpart::launch({"k", {{.*}}}, 2, 32 , 0, 0,
-// CHECK: smpart::launch({"k", {{.*}}}, 4,	64, 0, 0,
+// CHECK: smpart::launchRewritten({"k", {{.*}}}, 2, 32 , 0, 0,
+// CHECK: smpart::launchRewritten({"k", {{.*}}}, 4,	64, 0, 0,

@@ -17,7 +17,7 @@ void run(int *p) {
 // CHECK: {{^}}__global__ void skip(int *p) { p[0] = 1; }
 // CHECK-NEXT: {{^}}__global__ void keep(smpart::LaunchControl smpart_ctl, int *p) {
 // CHECK: {{^}}  ns::skip<<<1, 1>>>(p);
-// CHECK-NEXT: {{^}}  smpart::launch({"ns::keep"
+// CHECK-NEXT: {{^}}  smpart::launchRewritten({"ns::keep"
 
 // JSON: "name": "ns::skip",
 // JSON: "status": "excluded",

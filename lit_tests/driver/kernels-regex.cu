@@ -12,7 +12,7 @@ void run(int *p) {
 
 // CHECK: {{^}}__global__ void onlyThis(smpart::LaunchControl smpart_ctl, int *p) {
 // CHECK: {{^}}__global__ void notThat(int *p) { p[0] = 2; }
-// CHECK: {{^}}  smpart::launch({"onlyThis"
+// CHECK: {{^}}  smpart::launchRewritten({"onlyThis"
 // CHECK-NEXT: {{^}}  notThat<<<1, 1>>>(p);
 
 // RUN: %smpart %s --kernels='^typo' -o /dev/null --manifest=%t.json -- %stubflags 2>&1 | FileCheck --check-prefix=NONE %s

@@ -9,4 +9,4 @@ void run(float *y) {
   step<<<1, 32>>>(y);
 }
 
-// CHECK: {{^}}  smpart::launch({"step", reinterpret_cast<const void *>(&step)}, 1, 32, 0, 0, [smpart_args = std::make_tuple(y)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { step<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });
+// CHECK: {{^}}  smpart::launchRewritten({"step", reinterpret_cast<const void *>(&step)}, 1, 32, 0, 0, [smpart_args = std::make_tuple(y)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { step<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });

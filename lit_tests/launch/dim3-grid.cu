@@ -11,5 +11,5 @@ void run(float *m, int w, int h) {
   tile2d<<<dim3(4, 4, 2), dim3(8, 8)>>>(m);
 }
 
-// CHECK: {{^}}  smpart::launch({"tile2d", reinterpret_cast<const void *>(&tile2d)}, grid, block, 0, 0, [smpart_args = std::make_tuple(m)]
-// CHECK: {{^}}  smpart::launch({"tile2d", reinterpret_cast<const void *>(&tile2d)}, dim3(4, 4, 2), dim3(8, 8), 0, 0, [smpart_args = std::make_tuple(m)]
+// CHECK: {{^}}  smpart::launchRewritten({"tile2d", reinterpret_cast<const void *>(&tile2d)}, grid, block, 0, 0, [smpart_args = std::make_tuple(m)]
+// CHECK: {{^}}  smpart::launchRewritten({"tile2d", reinterpret_cast<const void *>(&tile2d)}, dim3(4, 4, 2), dim3(8, 8), 0, 0, [smpart_args = std::make_tuple(m)]

@@ -21,4 +21,4 @@ void run(float *y, int n) {
 }
 // CHECK: {{^}}  cudaFuncSetAttribute((const void *)smpart::rewritten(ops::scale), 8, 1024);
 // CHECK-NEXT: {{^}}  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)smpart::rewritten(&fill<float>), 128, 0);
-// CHECK-NEXT: {{^}}  smpart::launch({"ops::scale", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&ops::scale)), true}, blocks, 128, 0, 0,
+// CHECK-NEXT: {{^}}  smpart::launchRewritten({"ops::scale", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *, int)>(&ops::scale)), true}, blocks, 128, 0, 0,

@@ -26,7 +26,7 @@ __global__ void parent(int *p) {
 // WARN-NOT: kernel 'fill' not transformed
 // WARN: lambda-in-host-function.cu:[[@LINE-5]]:19: warning: smpart: kernel 'child' not transformed: launched from device code in 'parent(int *)::(lambda)::operator()' (dynamic parallelism)
 // WARN-NOT: kernel 'fill' not transformed
-// CHECK: {{^}}  auto go = [&](int n) { smpart::launch({"fill",
-// CHECK: {{^}}  auto nested = [=] { [=] { smpart::launch({"fill",
-// CHECK: {{^}}auto atNamespace = [](int *p) { smpart::launch({"fill",
+// CHECK: {{^}}  auto go = [&](int n) { smpart::launchRewritten({"fill",
+// CHECK: {{^}}  auto nested = [=] { [=] { smpart::launchRewritten({"fill",
+// CHECK: {{^}}auto atNamespace = [](int *p) { smpart::launchRewritten({"fill",
 // CHECK: {{^}}  auto go = [=] { child<<<1, 32>>>(p); };

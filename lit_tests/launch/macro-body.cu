@@ -18,8 +18,8 @@ void run(int n, int *x, float *y) {
   LAUNCH_A(n, x);
 }
 
-// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launch({#k, nullptr}, (n + 255) / 256, 256, 0, 0, [smpart_args = std::make_tuple(__VA_ARGS__)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { k<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); })
-// CHECK-NEXT: {{^}}#define LAUNCH_A(n, x) smpart::launch({"a in macro LAUNCH_A", nullptr},
+// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launchRewritten({#k, nullptr}, (n + 255) / 256, 256, 0, 0, [smpart_args = std::make_tuple(__VA_ARGS__)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { k<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); })
+// CHECK-NEXT: {{^}}#define LAUNCH_A(n, x) smpart::launchRewritten({"a in macro LAUNCH_A", nullptr},
 // CHECK: {{^}}  LAUNCH(a, n, n, x);
 // CHECK-NEXT: {{^}}  LAUNCH(b, n, n, y);
 // CHECK-NEXT: {{^}}  LAUNCH_A(n, x);

@@ -18,6 +18,6 @@ void run(int *x, float *f) {
 
 // CHECK: {{^}}#define NAME k{{$}}
 // CHECK: {{^}}#define KF t<float>{{$}}
-// CHECK: {{^}}  smpart::launch({"k", reinterpret_cast<const void *>(&k)}, 1, 1, 0, 0,
-// CHECK: {{^}}  smpart::launch({"k", reinterpret_cast<const void *>(&NAME)}, 1, 1, 0, 0, {{.*}} NAME<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });
-// CHECK: {{^}}  smpart::launch({"t", reinterpret_cast<const void *>({{.*}}&KF{{.*}})}, 1, 1, 0, 0, {{.*}} KF<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });
+// CHECK: {{^}}  smpart::launchRewritten({"k", reinterpret_cast<const void *>(&k)}, 1, 1, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"k", reinterpret_cast<const void *>(&NAME)}, 1, 1, 0, 0, {{.*}} NAME<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });
+// CHECK: {{^}}  smpart::launchRewritten({"t", reinterpret_cast<const void *>({{.*}}&KF{{.*}})}, 1, 1, 0, 0, {{.*}} KF<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }, smpart_args); });

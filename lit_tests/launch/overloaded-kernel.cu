@@ -11,5 +11,5 @@ void run(int *i, float *f) {
   clear<<<1, 1>>>(f);
 }
 
-// CHECK: {{^}}  smpart::launch({"clear", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&clear))}, 1, 1, 0, 0,
-// CHECK-NEXT: {{^}}  smpart::launch({"clear", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *)>(&clear))}, 1, 1, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"clear", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&clear))}, 1, 1, 0, 0,
+// CHECK-NEXT: {{^}}  smpart::launchRewritten({"clear", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, float *)>(&clear))}, 1, 1, 0, 0,

@@ -15,5 +15,5 @@ void run(int *p) {
   Ops::clear<<<1, 1>>>(p);
 }
 
-// CHECK: {{^}}  smpart::launch({"app::nk", reinterpret_cast<const void *>(&app::nk)}, 1, 1, 0, 0, [smpart_args = std::make_tuple(p)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { app::nk<<<
-// CHECK-NEXT: {{^}}  smpart::launch({"Ops::clear", reinterpret_cast<const void *>(&Ops::clear)}, 1, 1, 0, 0, [smpart_args = std::make_tuple(p)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { Ops::clear<<<
+// CHECK: {{^}}  smpart::launchRewritten({"app::nk", reinterpret_cast<const void *>(&app::nk)}, 1, 1, 0, 0, [smpart_args = std::make_tuple(p)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { app::nk<<<
+// CHECK-NEXT: {{^}}  smpart::launchRewritten({"Ops::clear", reinterpret_cast<const void *>(&Ops::clear)}, 1, 1, 0, 0, [smpart_args = std::make_tuple(p)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { Ops::clear<<<

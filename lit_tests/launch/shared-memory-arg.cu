@@ -8,4 +8,4 @@ void run(const float *x, float *out) {
   reduce<<<64, 128, 128 * sizeof(float)>>>(x, out);
 }
 
-// CHECK: {{^}}  smpart::launch({"reduce", reinterpret_cast<const void *>(&reduce)}, 64, 128, 128 * sizeof(float), 0, [smpart_args = std::make_tuple(x, out)]
+// CHECK: {{^}}  smpart::launchRewritten({"reduce", reinterpret_cast<const void *>(&reduce)}, 64, 128, 128 * sizeof(float), 0, [smpart_args = std::make_tuple(x, out)]

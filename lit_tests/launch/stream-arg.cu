@@ -8,4 +8,4 @@ void run(int *p, cudaStream_t stream) {
   work<<<8, 32, 0, stream>>>(p);
 }
 
-// CHECK: {{^}}  smpart::launch({"work", reinterpret_cast<const void *>(&work)}, 8, 32, 0, stream, [smpart_args = std::make_tuple(p)]
+// CHECK: {{^}}  smpart::launchRewritten({"work", reinterpret_cast<const void *>(&work)}, 8, 32, 0, stream, [smpart_args = std::make_tuple(p)]

@@ -9,4 +9,4 @@ void run(float *x) {
   scale<float><<<1, 64>>>(x, 2.0f);
 }
 
-// CHECK: {{^}}  smpart::launch({"scale", reinterpret_cast<const void *>(&scale<float>)}, 1, 64, 0, 0, [smpart_args = std::make_tuple(x, 2.0f)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { scale<float><<<smpart_p.grid,
+// CHECK: {{^}}  smpart::launchRewritten({"scale", reinterpret_cast<const void *>(&scale<float>)}, 1, 64, 0, 0, [smpart_args = std::make_tuple(x, 2.0f)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { scale<float><<<smpart_p.grid,

@@ -14,5 +14,5 @@ void both(float *f, int *i) {
   run(i, 1);
 }
 
-// CHECK: {{^}}  smpart::launch({"scale", nullptr}, 1, 64, 0, 0, [smpart_args = std::make_tuple(x, a)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { scale<T><<<smpart_p.grid,
-// CHECK-NOT: {{^}}  smpart::launch(
+// CHECK: {{^}}  smpart::launchRewritten({"scale", nullptr}, 1, 64, 0, 0, [smpart_args = std::make_tuple(x, a)](const smpart::LaunchParams &smpart_p) { std::apply([&](const auto &...smpart_a) { scale<T><<<smpart_p.grid,
+// CHECK-NOT: {{^}}  smpart::launchRewritten(

@@ -29,10 +29,10 @@ void run(const float *x) {
   ops::many<int, float><<<1, 64>>>(1, 2.0f, 3.0);
 }
 
-// CHECK: {{^}}  smpart::launch({"ops::clamp", reinterpret_cast<const void *>(&ops::clamp<512, float>)}, 1, kBlock, 0, 0,
-// CHECK: {{^}}  smpart::launch({"ops::clamp", reinterpret_cast<const void *>(&ops::clamp<256, float>)}, 1, 64, 0, 0,
-// CHECK: {{^}}  smpart::launch({"ops::each", nullptr}, 1, 64, 0, 0,
-// CHECK: {{^}}  smpart::launch({"ops::each", reinterpret_cast<const void *>(&ops::each<64, Op>)}, 1, 64, 0, 0,
-// CHECK: {{^}}  smpart::launch({"ops::many", reinterpret_cast<const void *>(&ops::many<int, float, double>)}, 1, 64, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"ops::clamp", reinterpret_cast<const void *>(&ops::clamp<512, float>)}, 1, kBlock, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"ops::clamp", reinterpret_cast<const void *>(&ops::clamp<256, float>)}, 1, 64, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"ops::each", nullptr}, 1, 64, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"ops::each", reinterpret_cast<const void *>(&ops::each<64, Op>)}, 1, 64, 0, 0,
+// CHECK: {{^}}  smpart::launchRewritten({"ops::many", reinterpret_cast<const void *>(&ops::many<int, float, double>)}, 1, 64, 0, 0,
 // With the original kept, the address names the rewritten overload.
-// KEEP: {{^}}  smpart::launch({"ops::each", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int, Op)>(&ops::each<64, Op>)), true}, 1, 64, 0, 0,
+// KEEP: {{^}}  smpart::launchRewritten({"ops::each", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int, Op)>(&ops::each<64, Op>)), true}, 1, 64, 0, 0,

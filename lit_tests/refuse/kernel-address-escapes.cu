@@ -29,4 +29,4 @@ void build(int *p, KernelNodeParams &node) {
 // CHECK: {{^}}__global__ void in_graph(int *p) {
 // CHECK: {{^}}__global__ void through_pointer(int *p) {
 // CHECK: {{^}}__global__ void queried(smpart::LaunchControl smpart_ctl, int *p) {
-// CHECK: smpart::launch({"queried"
+// CHECK: smpart::launchRewritten({"queried"

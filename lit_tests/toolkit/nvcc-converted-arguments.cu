@@ -34,9 +34,9 @@ void run(float *y, int n) {
   touch<<<4, 256>>>(y, n);
   clamp<<<4, 256>>>(geo::Box{1, n}, y);
 }
-// CHECK: {{^}}  smpart::launch({"clamp",
+// CHECK: {{^}}  smpart::launchRewritten({"clamp",
 // CHECK-SAME: [smpart_args = std::tuple<geo::Box, float *>({0, n}, y)]
-// CHECK: {{^}}  smpart::launch({"touch",
+// CHECK: {{^}}  smpart::launchRewritten({"touch",
 // CHECK-SAME: [smpart_args = std::tuple<geo::View, int>(y, n)]
-// CHECK: {{^}}  smpart::launch({"clamp",
+// CHECK: {{^}}  smpart::launchRewritten({"clamp",
 // CHECK-SAME: [smpart_args = std::make_tuple(geo::Box{1, n}, y)]

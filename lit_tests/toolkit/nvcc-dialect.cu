@@ -28,4 +28,4 @@ void run(unsigned long long *t, int n) {
   srand(time(0));
   stamp << <1, 32 >> >(t, n);
 }
-// CHECK: smpart::launch({"stamp", reinterpret_cast<const void *>(&stamp)}, 1, 32 , 0, 0, [smpart_args = std::make_tuple(t, n)]
+// CHECK: smpart::launchRewritten({"stamp", reinterpret_cast<const void *>(&stamp)}, 1, 32 , 0, 0, [smpart_args = std::make_tuple(t, n)]

@@ -17,9 +17,9 @@ __global__ void scale(float *y, const float *mask, int n) {
 }
 
 void forward(float *y, int n) { return scale<<<(n + 255) / 256, 256>>>(y, NULL, n); }
-// CHECK: void forward(float *y, int n) { return (void)smpart::launch({"scale",
+// CHECK: void forward(float *y, int n) { return smpart::launchRewritten({"scale",
 // CHECK-SAME: std::make_tuple(y, nullptr, n)
 
 void zero(float *y, int n) { scale<<<1, 256>>>(y, 0, n); }
-// CHECK: void zero(float *y, int n) { smpart::launch({"scale",
+// CHECK: void zero(float *y, int n) { smpart::launchRewritten({"scale",
 // CHECK-SAME: std::make_tuple(y, nullptr, n)

@@ -45,26 +45,26 @@ void run(int n, float *x, float *y, int *i, cudaStream_t s) {
 
 // Every kernel is transformed and every launch rewritten (a refused kernel
 // and its launches would compile unchanged): no warning, the rewritten
-// signatures, and smpart::launch at every launch site.
+// signatures, and smpart::launchRewritten at every launch site.
 // QUIET-NOT: warning
-// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launch({#k,
+// CHECK: {{^}}#define LAUNCH(k, n, ...) smpart::launchRewritten({#k,
 // CHECK-DAG: {{^}}__global__ void saxpy(smpart::LaunchControl smpart_ctl, int n, float a, const float *x, float *y) {
 // CHECK-DAG: {{^}}template <typename T> __global__ void fill(smpart::LaunchControl smpart_ctl, T *p, T v, int n = 1) {
 // CHECK-DAG: {{^}}__global__ void clear(smpart::LaunchControl smpart_ctl, int *p) {
 // CHECK-DAG: {{^}}__global__ void clear(smpart::LaunchControl smpart_ctl, float *p) {
 // CHECK-DAG: {{^}}__global__ void step(smpart::LaunchControl smpart_ctl, float *y, float by = 1.0f) {
-// CHECK: {{^}}template <typename T> void fillAll(T *p, T v) { smpart::launch({"fill",
+// CHECK: {{^}}template <typename T> void fillAll(T *p, T v) { smpart::launchRewritten({"fill",
 // CHECK: {{^}}void run(
-// CHECK-NEXT: {{^}} smpart::launch({"saxpy",{{.*}}(n + 255) / 256, 256,
-// CHECK-NEXT: {{^}} smpart::launch({"saxpy",{{.*}}4, 256, 0,
-// CHECK-NEXT: {{^}} smpart::launch({"saxpy",{{.*}}dim3(4, 1, 1), dim3(256), 0, s,
-// CHECK-NEXT: {{^}} smpart::launch({"fill",{{.*}}&fill<float>
-// CHECK-NEXT: {{^}} smpart::launch({"fill",{{.*}}&fill<int>
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"saxpy",{{.*}}(n + 255) / 256, 256,
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"saxpy",{{.*}}4, 256, 0,
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"saxpy",{{.*}}dim3(4, 1, 1), dim3(256), 0, s,
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"fill",{{.*}}&fill<float>
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"fill",{{.*}}&fill<int>
 // CHECK-NEXT: {{^}} fillAll(x, 2.0f);
-// CHECK-NEXT: {{^}} smpart::launch({"clear",{{.*}}(smpart::LaunchControl, int *)
-// CHECK-NEXT: {{^}} smpart::launch({"clear",{{.*}}(smpart::LaunchControl, float *)
-// CHECK-NEXT: {{^}} smpart::launch({"step",
-// CHECK-NEXT: {{^}} CHECK(smpart::launch({"step",
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"clear",{{.*}}(smpart::LaunchControl, int *)
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"clear",{{.*}}(smpart::LaunchControl, float *)
+// CHECK-NEXT: {{^}} smpart::launchRewritten({"step",
+// CHECK-NEXT: {{^}} CHECK(smpart::launchRewritten({"step",
 // CHECK-NEXT: {{^}} LAUNCH(saxpy, n, n, 1.0f, x, y);
 // CHECK-NEXT: {{^}} LAUNCH(step, n, y);
-// CHECK-NEXT: {{^}} auto later = [&](int blocks) { smpart::launch({"saxpy",
+// CHECK-NEXT: {{^}} auto later = [&](int blocks) { smpart::launchRewritten({"saxpy",

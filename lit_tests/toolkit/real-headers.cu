@@ -24,7 +24,7 @@ void run(int n, float *x, float *y, cudaStream_t s) {
 // CHECK: {{^}}  if (i >= n) goto smpart_next_block;
 // CHECK-NEXT: {{^}}  y[i] = a * smpart::load(&x[i], true) + smpart::load(&y[i], true);
 // CHECK: {{^}}__global__ void synced(int *p) { cooperative_groups::this_grid().sync(); }
-// CHECK: {{^}}  smpart::launch({"saxpy", reinterpret_cast<const void *>(&saxpy)}, (n + 255) / 256, 256, 0, s,
+// CHECK: {{^}}  smpart::launchRewritten({"saxpy", reinterpret_cast<const void *>(&saxpy)}, (n + 255) / 256, 256, 0, s,
 // CHECK-NEXT: {{^}}  synced<<<1, 1>>>(nullptr);
 
 // WARN: {{^}}{{.*}}real-headers.cu:[[@LINE-15]]:34: warning: smpart: kernel 'synced' not transformed: grid-wide synchronisation (grid_group::sync)

@@ -20,7 +20,7 @@ __global__ void fill(int *p, int v) { p[threadIdx.x] = v; }
 // CHECK-NEXT: {{^}}__global__ void fill(smpart::LaunchControl smpart_ctl, int *p, int v);
 // CHECK: {{^}}__global__ void fill(int *p, int v);
 // CHECK: {{^}}__global__ void fill(smpart::LaunchControl smpart_ctl, int *p, int v);
-// CHECK-NEXT: void early(int *p) { smpart::launch({"fill", {{.*}}, true},
+// CHECK-NEXT: void early(int *p) { smpart::launchRewritten({"fill", {{.*}}, true},
 // CHECK-SAME: if (smpart_p.original) fill<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_a...); else fill<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...);
 // CHECK: #line [[@LINE-11]] "{{.*}}forward-declaration.cu"
 // CHECK-NEXT: {{^}}__global__ void fill(int *p, int v) { p[threadIdx.x] = v; }
@@ -29,7 +29,7 @@ __global__ void fill(int *p, int v) { p[threadIdx.x] = v; }
 
 // HEADERS: {{^}}__global__ void fill(smpart::LaunchControl smpart_ctl, int *p, int v);
 // HEADERS-NEXT: {{^}}__global__ void fill(smpart::LaunchControl smpart_ctl, int *p, int v);
-// HEADERS-NEXT: void early(int *p) { smpart::launch({"fill", reinterpret_cast<const void *>(&fill)}, 1, 32, 0, 0,
+// HEADERS-NEXT: void early(int *p) { smpart::launchRewritten({"fill", reinterpret_cast<const void *>(&fill)}, 1, 32, 0, 0,
 // HEADERS-SAME: { fill<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...); }
 // HEADERS: {{^}}__global__ void fill(smpart::LaunchControl smpart_ctl, int *p, int v) {
 // HEADERS-NOT: {{^}}__global__ void fill(int *p, int v)

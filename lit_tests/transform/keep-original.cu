@@ -32,12 +32,12 @@ void run(int *p) {
 // CHECK: {{^}}static __global__ void internal(smpart::LaunchControl smpart_ctl, int *p) {
 // CHECK-NOT: {{^}}__global__ void reads_block(int *p)
 // CHECK: {{^}}__global__ void reads_block(smpart::LaunchControl smpart_ctl, int *p) {
-// ALL: smpart::launch({"visible", {{.*}}, true}, 1, 32, 0, 0,
+// ALL: smpart::launchRewritten({"visible", {{.*}}, true}, 1, 32, 0, 0,
 // ALL-SAME: if (smpart_p.{{original}}) visible<<<
-// ALL: smpart::launch({"internal", {{.*}}, true}, 1, 32, 0, 0,
-// ALL: smpart::launch({"reads_block", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&reads_block))}, 4, 32, 0, 0,
-// EXT: smpart::launch({"visible", {{.*}}, true}, 1, 32, 0, 0,
-// EXT: smpart::launch({"internal", reinterpret_cast<const void *>(&internal)}, 1, 32, 0, 0,
-// HDR: smpart::launch({"visible", reinterpret_cast<const void *>(&visible)}, 1, 32, 0, 0,
+// ALL: smpart::launchRewritten({"internal", {{.*}}, true}, 1, 32, 0, 0,
+// ALL: smpart::launchRewritten({"reads_block", reinterpret_cast<const void *>(static_cast<void (*)(smpart::LaunchControl, int *)>(&reads_block))}, 4, 32, 0, 0,
+// EXT: smpart::launchRewritten({"visible", {{.*}}, true}, 1, 32, 0, 0,
+// EXT: smpart::launchRewritten({"internal", reinterpret_cast<const void *>(&internal)}, 1, 32, 0, 0,
+// HDR: smpart::launchRewritten({"visible", reinterpret_cast<const void *>(&visible)}, 1, 32, 0, 0,
 // HDR-NOT: {{if \(smpart_p[.]original\)}}
 // BAD: Cannot find option named 'some'!

@@ -14,7 +14,7 @@ void go(float *o) {
 }
 // WARN-NOT: kernel 'agg' not transformed
 // CHECK: {{^}}__global__ void agg(smpart::LaunchControl smpart_ctl, float *o) {
-// CHECK: {{^}}template <typename T> void run(float *o) { smpart::launch({"agg",
+// CHECK: {{^}}template <typename T> void run(float *o) { smpart::launchRewritten({"agg",
 // CHECK-SAME: agg<<<smpart_p.grid, smpart_p.block, smpart_p.smem, smpart_p.stream>>>(smpart_p.ctl, smpart_a...);
 // CHECK-NOT: agg{{<<<}}1, 32
 

@@ -11,7 +11,7 @@ __global__ void scale(float a, float *y)
 
 // CHECK: {{^}}// smpart-transform: rewritten from {{.*}}line-directives.cu; edit that file instead
 // CHECK-NEXT: {{^}}#include "smpart/device.cuh"
-// CHECK-NEXT: {{^}}#include "smpart/runtime.hpp"
+// CHECK-NEXT: {{^}}#include "smpart/launch.hpp"
 // CHECK-NEXT: {{^}}#line 1 "{{.*}}line-directives.cu"
 // CHECK-NEXT: {{^}}// RUN: %smpart %s
 // CHECK: {{^}}    {

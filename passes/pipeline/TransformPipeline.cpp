@@ -45,7 +45,7 @@ static constexpr llvm::StringLiteral Marker =
 static std::string header(const std::string &File) {
   return (Marker + File + "; edit that file instead\n" +
           "#include \"smpart/device.cuh\"\n"
-          "#include \"smpart/runtime.hpp\"\n" +
+          "#include \"smpart/launch.hpp\"\n" +
           TransformPlanner::lineDirective(1, File))
       .str();
 }

@@ -10,7 +10,7 @@
 // it, and where --keep-original asks for it unless the device functions it
 // calls read blockIdx/gridDim; its launches can then run the original too.
 // With --confine-refused, the `<<<>>>` launches of a refused kernel stay
-// as written but run on its partition's SMs (smpart/runtime.hpp,
+// as written but run on its partition's SMs (smpart/confined.hpp,
 // smpart::confined), unless it needs the whole GPU.
 #pragma once
 

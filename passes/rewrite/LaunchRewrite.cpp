@@ -114,23 +114,6 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
   return "reinterpret_cast<const void *>(&" + Name + ")";
 }
 
-/// True when the launch is the operand of `return` (through parentheses and
-/// implicit nodes): `return k<<<...>>>(...);` in a void function.
-static bool isReturned(const Expr &Call, ASTContext &AST) {
-  DynTypedNodeList Parents = AST.getParents(Call);
-  while (Parents.size() == 1) {
-    const Stmt *P = Parents[0].get<Stmt>();
-    if (!P)
-      return false;
-    if (isa<ReturnStmt>(P))
-      return true;
-    if (!isa<ParenExpr, ExprWithCleanups, ImplicitCastExpr, ConstantExpr>(P))
-      return false;
-    Parents = AST.getParents(*P);
-  }
-  return false;
-}
-
 /// True if an argument only becomes the parameter's type at the call: a
 /// braced list (`k<<<g, b>>>({1, 2})`), or a converting constructor or
 /// conversion operator. std::make_tuple cannot take the first, and would run
@@ -297,13 +280,11 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   auto Add = [&](SourceLocation B, SourceLocation E, std::string Text) {
     AddTo(L.Edits, B, E, std::move(Text));
   };
-  // The launch keeps its type (void): `return k<<<...>>>(...);` in a void
-  // function must still compile.
-  const std::string Cast = isReturned(*Call, *Result.Context) ? "(void)" : "";
-  // With the original kept, the closure can launch it too (SMPART_DISABLE,
-  // KernelInfo::has_original); a launch in a macro body serves kernels
-  // that may differ in that, and never does.
-  const std::string Info = Cast + "smpart::launch({" + Name + ", " + Address;
+  // launchRewritten returns nothing, as `<<<>>>`: `return k<<<...>>>(...);`
+  // in a void function still compiles. With the original kept, the closure
+  // can launch it too (SMPART_DISABLE, KernelInfo::has_original); a launch
+  // in a macro body serves kernels that may differ in that, and never does.
+  const std::string Info = "smpart::launchRewritten({" + Name + ", " + Address;
   AddTo(L.WithoutOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
         Info + "}, ");
   AddTo(L.WithOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),

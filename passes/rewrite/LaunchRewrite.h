@@ -2,7 +2,7 @@
 //   k<<<g, b, s, st>>>(a, b)
 // into a call of the runtime that keeps a closure able to relaunch the same
 // kernel with the same (once-evaluated) arguments:
-//   smpart::launch({"k", &k}, g, b, s, st,
+//   smpart::launchRewritten({"k", &k}, g, b, s, st,
 //       [smpart_args = std::make_tuple(a, b)](const smpart::LaunchParams &p) {
 //         std::apply(... k<<<p.grid, p.block, p.smem, p.stream>>>(p.ctl,
 //                                                                a...));

@@ -62,7 +62,7 @@ TEST(TransformPlanner, MacroLaunchOfMixedKernelsRefusesAll) {
     LaunchFacts L;
     L.KernelKey = K;
     L.MacroName = "LAUNCH";
-    L.Edits.insert({"f.cu", 900, 3, "smpart::launch(..."});
+    L.Edits.insert({"f.cu", 900, 3, "smpart::launchRewritten(..."});
     Facts.Launches.push_back(L);
   }
   TransformPlan Plan = TransformPlanner(Facts, nullptr, nullptr).plan();

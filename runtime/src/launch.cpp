@@ -508,6 +508,15 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
   return KernelHandle(std::move(k));
 }
 
+void launchRewritten(const KernelInfo &kernel, dim3 grid, dim3 block,
+                     std::size_t smem, cudaStream_t stream,
+                     LaunchClosure relaunch) {
+  // Relaunch is copyable (std::function); the closure is not: shared.
+  auto closure = std::make_shared<LaunchClosure>(std::move(relaunch));
+  launchTransformed(kernel, grid, block, smem, stream,
+                    [closure](const LaunchParams &p) { (*closure)(p); });
+}
+
 KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
                           std::size_t smem, cudaStream_t stream,
                           OpaqueLaunch launcher) {

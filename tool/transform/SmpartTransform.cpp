@@ -34,7 +34,8 @@ Each __global__ function of the input (and of headers matched by
 --header-filter) becomes a persistent kernel whose CTAs take logical blocks
 from a device counter, yield on preemption, stay on the SMs of their mask and
 tag L1-bypassing CTAs; each host <<<...>>> launch of such a kernel becomes a
-call of smpart::launch. Compile the output with -I<smpart>/runtime/include
+call of smpart::launchRewritten. Compile the output with
+-I<smpart>/runtime/include
 and link libsmpart. Kernels that cannot be transformed are left unchanged
 with a warning "smpart: kernel 'K' not transformed: <reason>".
 

@@ -21,7 +21,7 @@
 // contexts: the launch goes to `stream` unchanged.
 #pragma once
 
-#include "smpart/runtime.hpp"
+#include "smpart/launch.hpp"
 
 #include <cuda_runtime.h>
 

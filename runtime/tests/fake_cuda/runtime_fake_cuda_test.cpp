@@ -319,6 +319,33 @@ TEST_F(FakeRuntime, LaunchQueuedBehindAKernelMarksItAsFollowed) {
   EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
 }
 
+// What rewritten code calls (smpart/launch.hpp): the same launch without
+// the handle. The runtime owns the closure, calls it for the kernel, and
+// destroys it once the kernel is done and forgotten.
+TEST_F(FakeRuntime, RewrittenLaunchRunsAndReleasesItsClosure) {
+  auto token = std::make_shared<int>(0);
+  std::atomic<unsigned> calls{0};
+  std::weak_ptr<int> alive = token;
+  smpart::launchRewritten(
+      {"testKernel", nullptr}, dim3(100), dim3(64), 0, stream_,
+      [token = std::move(token), &calls](const smpart::LaunchParams &p) {
+        ++calls;
+        smpart::LaunchControl ctl = p.ctl;
+        void *args[] = {&ctl};
+        cudaLaunchKernel(reinterpret_cast<const void *>(&testKernel), p.grid,
+                         p.block, args, p.smem, p.stream);
+      });
+  EXPECT_EQ(calls.load(), 1u);
+  EXPECT_EQ(monitor_.finished.load(), 1u);
+  EXPECT_TRUE(smpart::getLastError().ok());
+  // The registry drops a finished kernel (and its closure) at a later
+  // launch: launch until it has.
+  for (int i = 0; i < 100 && !alive.expired(); ++i)
+    EXPECT_TRUE(launch(stream_).wait().ok());
+  EXPECT_TRUE(alive.expired()) << "the closure outlived its kernel";
+  EXPECT_TRUE(monitor_.errorsSoFar().empty()) << monitor_.errorsSoFar()[0];
+}
+
 /// Kernels that hold their stream until released, to put work ahead of
 /// a launch (each its own address: the fake knows kernels by address).
 void holdingKernelA() {}
