@@ -197,7 +197,8 @@ public:
   /// other kernels that would have to give them back at once.
   bool successorQueued() const;
   /// Calls `cb` once, from the runtime's notice thread, when
-  /// lastBlockTaken() becomes true (it polls host memory every ~50 us).
+  /// lastBlockTaken() becomes true (it looks at host memory every ~10 us,
+  /// every ~1 us while a knob write awaits its acknowledgement).
   /// `cb` may call any smpart function, launches included.
   Status onLastBlockTaken(std::function<void()> cb);
   /// Blocks until every logical block has finished. Returns kPreempted
@@ -294,10 +295,12 @@ inline KernelHandle launchConfined(const KernelInfo &kernel, dim3 grid,
 /// nothing pending (knobs set there apply to its first blocks), else on the
 /// notice thread once the stream reached it; captured launches are not
 /// announced. The others run on the runtime's notice thread, which polls host
-/// memory every ~50 us. onKnobsApplied: knobsApplied() became true for a knob
-/// epoch written after the launch (once per epoch). A launch that fails after
-/// onLaunch gets onDone at once. SMPART_POLICY, SMPART_PROFILE and SMPART_TRACE
-/// install one at the first launch (runtime/controller/README.md).
+/// memory every ~10 us (~1 us while a knob write awaits its
+/// acknowledgement: detail/notice_pace.hpp). onKnobsApplied: knobsApplied()
+/// became true for a knob epoch written after the launch (once per epoch). A
+/// launch that fails after onLaunch gets onDone at once. SMPART_POLICY,
+/// SMPART_PROFILE and SMPART_TRACE install one at the first launch
+/// (runtime/controller/README.md).
 class LaunchObserver {
 public:
   virtual ~LaunchObserver() = default;

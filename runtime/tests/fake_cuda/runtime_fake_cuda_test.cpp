@@ -439,7 +439,7 @@ TEST_F(FakeRuntime, LastBlockCallbackSetAfterTheKernelEndedRuns) {
   smpart::setLaunchObserver(std::make_shared<smpart::LaunchObserver>());
   smpart::KernelHandle h = launch(stream_);
   ASSERT_TRUE(h.wait().ok());
-  // Long enough for the notice thread (it polls every ~50 us) to see the
+  // Long enough for the notice thread (it polls every ~10 us) to see the
   // kernel end and stop watching it.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::atomic<bool> called{false};
@@ -466,7 +466,7 @@ TEST_F(FakeRuntime, ObserverExceptionsAreReportedNotFatal) {
   testing::internal::CaptureStderr();
   smpart::KernelHandle h = launch(stream_);
   const bool waited = h.wait().ok();
-  // The notice thread polls every ~50 us: it has seen the end by then.
+  // The notice thread polls every ~10 us: it has seen the end by then.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const std::string err = testing::internal::GetCapturedStderr();
   smpart::setLaunchObserver(nullptr);
