@@ -139,6 +139,9 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
     return;
   if (Opts.trace)
     Opts.trace->kernelDone(Id, It->alloc.name);
+  // One that took its last block left the plan then, and the kernels
+  // planned for since are the ones left.
+  const bool OutOfPlan = It->alloc.last_block_taken;
   Kernels.erase(It); // finished: whatever it was releasing is free
   if (Learned.size() > MaxLearnedNames)
     for (auto L = Learned.begin(); L != Learned.end();)
@@ -153,7 +156,7 @@ void Controller::onDeparture(unsigned long long Id, bool SuccessorQueued) {
     if (!SuccessorAwaitedSince)
       SuccessorAwaitedSince = Report.index;
   } else if (!Kernels.empty() || !Opaques.empty())
-    decideAndApply("departure");
+    decideAndApply("departure", OutOfPlan);
 }
 
 bool Controller::successorMayWait() const {
@@ -382,7 +385,7 @@ Plan Controller::planFor(std::vector<Tracked *> &Active, const char *Trigger,
   return Out;
 }
 
-void Controller::decideAndApply(const char *Trigger) {
+void Controller::decideAndApply(const char *Trigger, bool KeepOnlinePlan) {
   SuccessorAwaitedSince.reset(); // this re-plan covers the SMs left
   // Progress first: finished kernels leave, the rest feed Eq. 1.
   std::vector<Tracked *> Active;
@@ -405,6 +408,7 @@ void Controller::decideAndApply(const char *Trigger) {
         if (T.alloc.mask.test(FreeIds[I]))
           Finishing.back().sms.push_back(static_cast<int>(I));
     }
+  bool Amended = false;
   if (Opts.online && !Active.empty())
     if (std::optional<Plan> A = Opts.online->onReplan(Trigger, P, Finishing)) {
       // Same kernels, same order, within the GPU; else the offline plan.
@@ -425,12 +429,22 @@ void Controller::decideAndApply(const char *Trigger) {
         P = std::move(*A);
         P.policy = std::string(Opts.online->name());
         P.num_sms = static_cast<int>(FreeIds.size()); // as runOnline does
+        Amended = true;
       } else if (!Ok)
         warnOnce("online-replan:" + std::string(Opts.online->name()),
                  "online policy " + std::string(Opts.online->name()) +
                      " amended a re-plan outside its kernels or SMs; "
                      "keeping the offline plan");
     }
+  if (KeepOnlinePlan && !Amended && Opaques.empty() &&
+      OnlinePlanned.size() == Active.size() &&
+      std::equal(Active.begin(), Active.end(), OnlinePlanned.begin(),
+                 [](const Tracked *T, unsigned long long Id) {
+                   return T->alloc.id == Id;
+                 })) {
+    grantPending();
+    return;
+  }
   // Opaque entries last (applyPlan reads one decision per Active kernel),
   // after the online policy, which plans rewritten kernels only.
   appendOpaque(P);
@@ -440,6 +454,10 @@ void Controller::decideAndApply(const char *Trigger) {
 void Controller::applyPlan(Plan P, const std::vector<Tracked *> &Active,
                            const char *Trigger) {
   ++Decisions;
+  OnlinePlanned.clear();
+  if (std::string_view(Trigger) == "epoch") // not a re-plan's amendment
+    for (const Tracked *T : Active)
+      OnlinePlanned.push_back(T->alloc.id);
 
   if (Opts.trace) {
     nlohmann::json Inputs = nlohmann::json::array();

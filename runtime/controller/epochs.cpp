@@ -163,7 +163,7 @@ void Controller::epoch(double NowUs) {
   // whole epoch: other work holds it back (README, "Stream successors").
   if (SuccessorAwaitedSince && Report.index >= *SuccessorAwaitedSince + 2 &&
       (!Kernels.empty() || !Opaques.empty()))
-    decideAndApply("departure");
+    decideAndApply("departure", /*KeepOnlinePlan=*/true);
 }
 
 void Controller::traceEpoch() {

@@ -308,6 +308,38 @@ TEST(Epochs, OnlinePlanIsAppliedAndItsSmsWaitForTheAcknowledgement) {
   EXPECT_EQ(M->Reports.size(), 3u);
 }
 
+// A kernel that took its last block left the plan then; when it departs
+// later, the online policy's plan for the kernels left stands. An offline
+// re-plan there would undo the online search (back to `even`) with
+// nothing changed.
+TEST(Epochs, DepartureOfAKernelOutOfThePlanKeepsTheOnlinePlan) {
+  auto M = std::make_shared<Mover>();
+  ControllerOptions O = quiet();
+  O.online = M;
+  Pair P(O);
+  auto X =
+      std::make_shared<FakeKernel>(3, "stream_triad", 1000, 8, P.Ids, nullptr);
+  P.C->onArrival(X);
+  X->P.taken = X->P.total;
+  P.C->onLastBlockTaken(3);
+  P.C->epoch(0);
+  P.C->epoch(1000);
+  P.C->epoch(2000); // the step: 30 SMs and 102
+  ASSERT_EQ(P.C->lastPlan().policy, "mover");
+  ASSERT_EQ(P.A->Mask.count(), 30u);
+  ASSERT_EQ(P.B->Mask.count(), 102u);
+  const unsigned long long Decisions = P.C->decisionCount();
+  P.C->onDeparture(3);
+  EXPECT_EQ(P.C->lastPlan().policy, "mover");
+  EXPECT_EQ(P.C->decisionCount(), Decisions);
+  EXPECT_EQ(P.A->Mask.count(), 30u);
+  EXPECT_EQ(P.B->Mask.count(), 102u);
+  // A kernel still in the plan that departs re-plans as before.
+  P.C->onDeparture(2);
+  EXPECT_EQ(P.C->decisionCount(), Decisions + 1);
+  EXPECT_EQ(P.A->Mask.count(), 132u);
+}
+
 TEST(Epochs, CtasPerSmScaleTheIsolatedRateThroughTheCtaCurve) {
   auto M = std::make_shared<Mover>();
   M->MoveAt = 1;

@@ -232,7 +232,13 @@ private:
     bool traced_clear = true;
   };
 
-  void decideAndApply(const char *Trigger);
+  /// Re-plans. \p KeepOnlinePlan: nothing the plan covers changed (a
+  /// kernel that had left it departed); if the current allocation is an
+  /// online epoch step's for exactly these kernels and the policy amends
+  /// nothing, it stands (only waiting grants go out) instead of being
+  /// replaced by the offline policy's plan, which would undo the online
+  /// search with nothing to show for it.
+  void decideAndApply(const char *Trigger, bool KeepOnlinePlan = false);
   /// Reads \p T's progress. A kernel whose blocks are all taken (claimed
   /// ahead of the device's notification, or finished) has its last block
   /// taken from now on, traced as if it had been notified.
@@ -317,6 +323,11 @@ private:
   /// launches (an event wait, a copy) can hold that launch back; a whole
   /// epoch later the re-plan happens anyway (epoch()).
   std::optional<unsigned long long> SuccessorAwaitedSince;
+  /// Ids of the kernels the current allocation was planned for, when an
+  /// online policy's epoch step planned it; empty after any re-plan (an
+  /// online policy's amendment of one, such as a hold of a finishing
+  /// kernel's SMs, expects the next re-plan to undo it).
+  std::vector<unsigned long long> OnlinePlanned;
   // Epochs.
   double EpochStart = -1;
   double LastTracedEpoch = -1e300;
