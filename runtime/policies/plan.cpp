@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <limits>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -126,6 +129,28 @@ void layOutContiguously(Plan &P) {
   for (KernelDecision &K : P.kernels) {
     K.sm_first = Next;
     Next += K.sms;
+  }
+}
+
+void layOutInTheOrderOf(Plan &P, const Plan &Current) {
+  // Where each kernel starts now; past every SM when it holds none.
+  std::map<std::string, std::vector<int>> Starts;
+  for (const KernelDecision &K : Current.kernels)
+    Starts[K.name].push_back(K.sms > 0 ? K.sm_first
+                                       : std::numeric_limits<int>::max());
+  std::map<std::string, std::size_t> Seen;
+  std::vector<std::pair<int, std::size_t>> Order; // (start now, index)
+  for (std::size_t I = 0; I < P.kernels.size(); ++I) {
+    const std::vector<int> &S = Starts[P.kernels[I].name];
+    const std::size_t K = Seen[P.kernels[I].name]++;
+    Order.emplace_back(K < S.size() ? S[K] : std::numeric_limits<int>::max(),
+                       I);
+  }
+  std::stable_sort(Order.begin(), Order.end());
+  int Next = 0;
+  for (const auto &O : Order) {
+    P.kernels[O.second].sm_first = Next;
+    Next += P.kernels[O.second].sms;
   }
 }
 

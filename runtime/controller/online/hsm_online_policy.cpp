@@ -113,7 +113,7 @@ HsmOnlinePolicy::calibrate(const EpochReport &R, unsigned N) {
       M.index = R.index;
       M.start_us = R.start_us;
       M.end_us = R.end_us;
-      if (std::optional<Plan> P = decide(M, N))
+      if (std::optional<Plan> P = decide(M, N, Resume)) // laid out as it
         return std::optional<Plan>(std::move(P));
     }
     return std::optional<Plan>(Resume);
@@ -199,10 +199,11 @@ std::optional<Plan> HsmOnlinePolicy::onEpoch(const EpochReport &R,
     learnFrom(S);
   if (K < 2)
     return std::nullopt;
-  return decide(R, N);
+  return decide(R, N, Current);
 }
 
-std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
+std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
+                                            const Plan &Current) {
   const std::size_t K = R.kernels.size();
   // Decide only on epochs that measured the current allocation.
   std::vector<double> Np(K, 0);
@@ -632,7 +633,8 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N) {
       Changes.record(S.id, R.index);
     P.kernels.push_back(std::move(D));
   }
-  policy::layOutContiguously(P);
+  // Kernels whose count stays keep their SMs where the counts allow.
+  policy::layOutInTheOrderOf(P, Current);
   ++Steps;
   Expected = Expect;
   return P;

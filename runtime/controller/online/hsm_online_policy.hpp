@@ -87,7 +87,8 @@ private:
   std::optional<policy::Plan> startProbe(const EpochReport &R, unsigned NumSms,
                                          bool Chained);
   /// One repartitioning decision from a report of steady co-run samples.
-  std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms);
+  std::optional<policy::Plan> decide(const EpochReport &R, unsigned NumSms,
+                                     const policy::Plan &Current);
   /// What a sample proves of its profile (calibrateProfile).
   void learnFrom(const EpochSample &S);
 

@@ -149,6 +149,44 @@ TEST(PlanIo, RoundTrips) {
             "plan.json: kernels[0].sms: missing required field");
 }
 
+// A re-plan laid out in the order kernels hold SMs now: "c" (last now)
+// keeps its range when only "a" and "b" trade SMs; a kernel new to the plan
+// goes last; the k-th of a repeated name follows the k-th one now.
+TEST(PlanLayout, KernelsKeepTheOrderTheyHoldSmsIn) {
+  auto plan = [](std::vector<std::pair<std::string, int>> Ks) {
+    Plan P;
+    for (auto &[Name, Sms] : Ks) {
+      KernelDecision D;
+      D.name = Name;
+      D.sms = Sms;
+      P.kernels.push_back(D);
+    }
+    return P;
+  };
+  Plan Current = plan({{"c", 44}, {"a", 44}, {"b", 44}});
+  Current.kernels[0].sm_first = 88;
+  Current.kernels[1].sm_first = 0;
+  Current.kernels[2].sm_first = 44;
+  Plan Next = plan({{"c", 44}, {"a", 60}, {"b", 28}});
+  layOutInTheOrderOf(Next, Current);
+  EXPECT_EQ(Next.kernels[1].sm_first, 0);  // a
+  EXPECT_EQ(Next.kernels[2].sm_first, 60); // b
+  EXPECT_EQ(Next.kernels[0].sm_first, 88); // c: unchanged
+  Plan WithNew = plan({{"new", 10}, {"a", 40}, {"b", 40}, {"c", 42}});
+  layOutInTheOrderOf(WithNew, Current);
+  EXPECT_EQ(WithNew.kernels[1].sm_first, 0);
+  EXPECT_EQ(WithNew.kernels[2].sm_first, 40);
+  EXPECT_EQ(WithNew.kernels[3].sm_first, 80);
+  EXPECT_EQ(WithNew.kernels[0].sm_first, 122);
+  Plan Twice = plan({{"k", 66}, {"k", 66}});
+  Plan TwiceNow = plan({{"k", 66}, {"k", 66}});
+  TwiceNow.kernels[0].sm_first = 66;
+  TwiceNow.kernels[1].sm_first = 0;
+  layOutInTheOrderOf(Twice, TwiceNow);
+  EXPECT_EQ(Twice.kernels[0].sm_first, 66);
+  EXPECT_EQ(Twice.kernels[1].sm_first, 0);
+}
+
 // A typo in a hand-edited plan is a warning with its path; an entry named
 // twice would be counted twice, so it is an error.
 TEST(PlanIo, UnknownFieldsWarnAndNamesAreUnique) {

@@ -59,4 +59,12 @@ Plan parsePlan(const std::string &Text, const std::string &Source,
 /// Lays the kernels' ranges out contiguously from SM 0 in vector order.
 void layOutContiguously(Plan &P);
 
+/// Lays the kernels' ranges out contiguously from SM 0 in the order they
+/// start in \p Current (matched by name, the k-th of a name to the k-th;
+/// kernels absent from it or holding no SM there go last, in vector
+/// order). A kernel whose SM count did not change then moves only by the
+/// changes of the kernels before it, and not at all when they cancel: a
+/// re-plan moves no more SMs than the counts ask.
+void layOutInTheOrderOf(Plan &P, const Plan &Current);
+
 } // namespace smpart::policy
