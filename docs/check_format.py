@@ -141,6 +141,7 @@ MANIFEST = Field(dict, sub={
                                          "column": Field(int, minimum=1)}),
             "status": Field(str, choices=["transformed", "refused", "excluded"]),
             "reasons": Field(list, each=Field(str)),
+            "warnings": Field(list, each=Field(str)),
             "parameters": Field(list, each=Field(str)),
             "resource_hints": Field(dict),
             "confinement": opt(str, choices=["confined", "free"]),

@@ -20,6 +20,7 @@ __global__ void synced(int *p) { cooperative_groups::this_grid().sync(); }
 // CHECK-NEXT: {{^}}          },
 // CHECK-NEXT: {{^}}          "status": "transformed",
 // CHECK-NEXT: {{^}}          "reasons": [],
+// CHECK-NEXT: {{^}}          "warnings": [],
 // CHECK-NEXT: {{^}}          "parameters": [
 // CHECK-NEXT: {{^}}            "int n",
 // CHECK-NEXT: {{^}}            "const float * x"

@@ -13,3 +13,17 @@ __global__ void ids(unsigned *out) { out[threadIdx.x] = globalId(); }
 // CHECK: {{^}}__global__ void ids(smpart::LaunchControl smpart_ctl, unsigned *out) {
 // The kernel publishes each logical block for its device functions.
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+
+// A constructor is a device function too.
+struct Tile {
+  unsigned first;
+  __device__ Tile() : first(blockIdx.x * 64) {}
+};
+__global__ void tiled(unsigned *out) {
+  Tile t;
+  out[t.first + threadIdx.x] = 1;
+}
+
+// CHECK: {{^}}  __device__ Tile() : first(smpart::blockIdx().x * 64) {}
+// CHECK: {{^}}__global__ void tiled(smpart::LaunchControl smpart_ctl, unsigned *out) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {

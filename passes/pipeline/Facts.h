@@ -104,6 +104,15 @@ struct FunctionFacts {
   std::set<Edit> Edits;          ///< applied only if transformed
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
+  /// Calls a device function this run does not rewrite that reads
+  /// smpart::blockIdx()/gridDim() (a header an earlier run rewrote): a
+  /// kernel that reaches it publishes its logical block.
+  bool ReadsLogicalBlockOpaquely = false;
+  /// Device functions it calls that no file of the parse defines (another
+  /// translation unit, -fgpu-rdc), by name, with the first call. They may
+  /// read the block index: a kernel that reaches them publishes its logical
+  /// block, which is right when their file is rewritten too, and says so.
+  std::map<std::string, Place> UnseenCallees;
   /// Kernels: loops (or the whole body) written once per bypass tag, if
   /// transformed, unless a parse refused a statement in them
   /// (UnswitchRefused: file and offset of its first token).

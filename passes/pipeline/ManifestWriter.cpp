@@ -42,6 +42,10 @@ void writeManifest(llvm::raw_ostream &OS,
                   for (const Hazard &H : D.Reasons)
                     J.value(H.Reason);
                 });
+                J.attributeArray("warnings", [&] {
+                  for (const Hazard &W : D.Warnings)
+                    J.value(W.Reason);
+                });
                 // Where a refused kernel runs: on its partition's SMs, or
                 // free on every SM (and why).
                 if (D.Status == KernelStatus::Refused) {

@@ -513,6 +513,9 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
   for (const auto &[Where, Message] : Outcome.UnrewrittenHeaderKernels)
     Diags.report(Where, "warning", Message);
   for (const KernelDecision &D : Outcome.Plan.Kernels) {
+    for (const Hazard &W : D.Warnings)
+      printDiag(llvm::errs(), W.Where, "warning",
+                "smpart: kernel '" + D.Kernel->Name + "' " + W.Reason);
     if (D.Status != KernelStatus::Refused)
       continue;
     Failed |= Options.RefusalsAreErrors;

@@ -255,10 +255,25 @@ TransformPlan TransformPlanner::plan() const {
       continue;
     const FunctionFacts &K = *D.Kernel;
     std::set<Edit> &Out = Plan.EditsByFile[K.Body.File];
-    const bool Publish =
-        llvm::any_of(Reach[Key], [&](const std::string &Callee) {
-          return Facts.Functions.at(Callee).ReadsBlockId;
-        });
+    // The kernel itself reads its local `blockIdx`; what it calls reads
+    // smpart::blockIdx(), or may (another translation unit).
+    std::vector<const FunctionFacts *> Reached{&K};
+    for (const std::string &Callee : Reach[Key])
+      Reached.push_back(&Facts.Functions.at(Callee));
+    const bool Publish = llvm::any_of(Reached, [&](const FunctionFacts *F) {
+      return (F != &K && F->ReadsBlockId) || F->ReadsLogicalBlockOpaquely ||
+             !F->UnseenCallees.empty();
+    });
+    for (const FunctionFacts *F : Reached)
+      for (const auto &[Name, Where] : F->UnseenCallees)
+        D.Warnings.push_back(
+            {"calls '" + Name +
+                 "', which no file of this run defines (separate "
+                 "compilation): if it reads blockIdx/gridDim, its file must "
+                 "be rewritten by smpart-transform too, or it reads the "
+                 "physical block",
+             Where,
+             {}});
     // An original kept by choice calls the same device functions, which
     // the rewrite makes read the logical block of a persistent CTA: then
     // it is not kept (one that must be kept refused the kernel above).

@@ -32,6 +32,9 @@ struct KernelDecision {
   const FunctionFacts *Kernel = nullptr;
   KernelStatus Status = KernelStatus::Transformed;
   std::vector<Hazard> Reasons; ///< why refused
+  /// Transformed, on an assumption the user must check (device functions
+  /// of another translation unit).
+  std::vector<Hazard> Warnings;
   /// Transformed, with its original definition kept beside the rewritten
   /// overload (FunctionFacts::NeedsOriginal, --keep-original).
   bool KeepsOriginal = false;

@@ -1,5 +1,8 @@
 #include "rewrite/DeviceBlockIdRewrite.h"
 
+#include "analysis/DeviceCode.h"
+#include "analysis/KernelHazards.h"
+
 #include "clang/AST/Attr.h"
 #include "clang/AST/Expr.h"
 #include "clang/Lex/Lexer.h"
@@ -21,6 +24,12 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
           forFunction(functionDecl().bind("caller")),
           callee(
               functionDecl(unless(hasAttr(attr::CUDAGlobal))).bind("callee")))
+          .bind("call"),
+      this);
+  // A constructor runs device code too (an index helper built in a kernel).
+  Finder.addMatcher(
+      cxxConstructExpr(forFunction(functionDecl().bind("caller")),
+                       hasDeclaration(cxxConstructorDecl().bind("callee")))
           .bind("call"),
       this);
 }
@@ -48,13 +57,58 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   const auto *Caller = Result.Nodes.getNodeAs<FunctionDecl>("caller");
   const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>("callee");
+  const auto *Call = Result.Nodes.getNodeAs<Expr>("call");
   if (!Caller || !Callee || !Ctx.isRewritable(SM, Caller->getLocation()))
     return;
   const FunctionDecl *Target = RewriteContext::patternOf(Callee);
-  if (!Target->hasBody() || !Ctx.isRewritable(SM, Target->getLocation()))
+  if (Target->hasBody() && Ctx.isRewritable(SM, Target->getLocation())) {
+    FunctionFacts &CalleeFacts = Ctx.functionFacts(SM, Target);
+    Ctx.functionFacts(SM, Caller).Callees.insert(CalleeFacts.Key);
     return;
-  FunctionFacts &CalleeFacts = Ctx.functionFacts(SM, Target);
-  Ctx.functionFacts(SM, Caller).Callees.insert(CalleeFacts.Key);
+  }
+  // The toolkit's grid queries (cooperative groups) are KernelHazards'.
+  if (const auto *Direct = dyn_cast<CallExpr>(Call))
+    if (!KernelHazards::gridDependentCall(*Direct).empty())
+      return;
+  if (runsOnDevice(*Caller) && runsOnDevice(*Callee))
+    callsUnrewritten(SM, *Caller, *Callee, Call->getBeginLoc());
+}
+
+void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
+                                            const FunctionDecl &Caller,
+                                            const FunctionDecl &Callee,
+                                            SourceLocation At) {
+  if (OpaqueBlockIdReads::isRuntimeFunction(Callee) &&
+      !OpaqueBlockIdReads::isLogicalBlockQuery(Callee))
+    return;
+  const OpaqueBlockIdReads::Read R = Reads.of(&Callee);
+  if (R.What == OpaqueBlockIdReads::Kind::Logical) {
+    Ctx.functionFacts(SM, &Caller).ReadsLogicalBlockOpaquely = true;
+    return;
+  }
+  const FunctionDecl &Shown = *RewriteContext::patternOf(&Callee);
+  const std::string Name = Shown.getQualifiedNameAsString();
+  if (R.What == OpaqueBlockIdReads::Kind::Physical) {
+    const bool System = SM.isInSystemHeader(
+        SM.getSpellingLoc(RewriteContext::patternOf(R.Reader)->getLocation()));
+    const std::string Reader = R.Reader->getQualifiedNameAsString();
+    Ctx.functionFacts(SM, &Caller)
+        .Hazards.insert({"calls '" + Name + "' (not rewritten: " +
+                             (System ? "a system header"
+                                     : "its file is outside --header-filter") +
+                             "), which reads the physical blockIdx/gridDim",
+                         RewriteContext::placeOf(SM, At),
+                         {{RewriteContext::placeOf(SM, R.Where),
+                           "'" + Reader + "' reads it here"}}});
+    return;
+  }
+  // Defined in no file this parse sees: another translation unit
+  // (separate compilation), which may read the block index.
+  if (Callee.isDefined() || Callee.getBuiltinID() ||
+      SM.isInSystemHeader(SM.getSpellingLoc(Shown.getLocation())))
+    return;
+  Ctx.functionFacts(SM, &Caller)
+      .UnseenCallees.try_emplace(Name, RewriteContext::placeOf(SM, At));
 }
 
 } // namespace smpart

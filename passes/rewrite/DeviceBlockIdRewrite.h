@@ -2,9 +2,14 @@
 // block too: their reads of blockIdx/gridDim become smpart::blockIdx() /
 // smpart::gridDim(), which read the CTA's current decision from shared
 // memory. Also records the call graph among functions of the rewritten
-// files, which decides where these edits apply (see TransformPlanner).
+// files, which decides where these edits apply (see TransformPlanner), and
+// what the device functions they call that this run does not rewrite do
+// with the block index (OpaqueBlockIdReads): a read of the physical one
+// refuses the caller, a call into another translation unit makes the
+// kernel publish its logical block.
 #pragma once
 
+#include "analysis/OpaqueBlockIdReads.h"
 #include "pipeline/RewriteContext.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -20,7 +25,14 @@ public:
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
+  /// A call from \p Caller (rewritten) to \p Callee, which is not.
+  void callsUnrewritten(const clang::SourceManager &SM,
+                        const clang::FunctionDecl &Caller,
+                        const clang::FunctionDecl &Callee,
+                        clang::SourceLocation At);
+
   RewriteContext &Ctx;
+  OpaqueBlockIdReads Reads;
 };
 
 } // namespace smpart

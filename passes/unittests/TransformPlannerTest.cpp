@@ -139,6 +139,40 @@ TEST(TransformPlanner, NeededOriginalReachingBlockIdRefusesKernel) {
   EXPECT_EQ(statusOf(Plan, "a"), KernelStatus::Refused);
 }
 
+/// The prologue edit of kernel \p Name (at its body's `{`).
+std::string prologueOf(const TransformPlan &Plan, unsigned Line) {
+  for (const auto &[File, Edits] : Plan.EditsByFile)
+    for (const Edit &E : Edits)
+      if (E.Offset == Line * 100 + 1)
+        return E.Text;
+  return {};
+}
+
+TEST(TransformPlanner, CalleesOutsideTheFilePublishTheLogicalBlock) {
+  FileFacts Facts;
+  // Defined in another translation unit, reached through a helper.
+  kernel(Facts, "a", 1).Callees.insert("helper");
+  FunctionFacts &Helper = Facts.function("helper");
+  Helper.Name = "helper";
+  Helper.UnseenCallees["ext"] = {"f.cu", 3, 5};
+  // A header an earlier run rewrote.
+  kernel(Facts, "b", 2).ReadsLogicalBlockOpaquely = true;
+  kernel(Facts, "c", 3);
+  TransformPlan Plan = TransformPlanner(Facts, nullptr, nullptr).plan();
+  for (const char *K : {"a", "b", "c"})
+    EXPECT_EQ(statusOf(Plan, K), KernelStatus::Transformed) << K;
+  EXPECT_NE(prologueOf(Plan, 1).find("PublishingCta"), std::string::npos);
+  EXPECT_NE(prologueOf(Plan, 2).find("PublishingCta"), std::string::npos);
+  EXPECT_NE(prologueOf(Plan, 3).find("detail::Cta "), std::string::npos);
+  // Only the assumption about another file is a warning.
+  ASSERT_EQ(decisionOf(Plan, "a").Warnings.size(), 1u);
+  EXPECT_NE(decisionOf(Plan, "a").Warnings[0].Reason.find("'ext'"),
+            std::string::npos);
+  EXPECT_EQ(decisionOf(Plan, "a").Warnings[0].Where.Line, 3u);
+  EXPECT_TRUE(decisionOf(Plan, "b").Warnings.empty());
+  EXPECT_TRUE(decisionOf(Plan, "c").Warnings.empty());
+}
+
 TEST(TransformPlanner, PrologueShadowsOnlyWhatTheBodyUses) {
   KernelBody Body;
   Body.LineFile = "k.cu";

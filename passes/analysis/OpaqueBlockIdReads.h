@@ -1,0 +1,45 @@
+// What a device function that this run does not rewrite does with the block
+// index: one in a system header, or in a header outside --header-filter. A
+// kernel that calls it becomes persistent, so its CTA runs many logical
+// blocks; a read of the physical blockIdx/gridDim (or %ctaid) there would
+// see the CTA, not the logical block, and the kernel must be refused, while
+// a read of smpart::blockIdx() (a header an earlier run rewrote) only needs
+// the kernel to publish its logical block. Found by walking the function's
+// body and every body it calls.
+#pragma once
+
+#include "clang/AST/Decl.h"
+
+#include <map>
+#include <string>
+
+namespace smpart {
+
+class OpaqueBlockIdReads {
+public:
+  enum class Kind {
+    None,     ///< neither
+    Logical,  ///< smpart::blockIdx()/gridDim() only
+    Physical, ///< blockIdx/gridDim or %ctaid/%nctaid
+  };
+  struct Read {
+    Kind What = Kind::None;
+    /// Physical: the function that reads it and where.
+    const clang::FunctionDecl *Reader = nullptr;
+    clang::SourceLocation Where;
+  };
+
+  /// What \p Fn (its definition, with what it calls) reads. Calls into the
+  /// runtime's own `smpart::` code are not followed.
+  Read of(const clang::FunctionDecl *Fn);
+
+  /// True for smpart::blockIdx() and smpart::gridDim().
+  static bool isLogicalBlockQuery(const clang::FunctionDecl &Fn);
+  /// True for a function of the runtime's `smpart` namespace.
+  static bool isRuntimeFunction(const clang::FunctionDecl &Fn);
+
+private:
+  std::map<const clang::FunctionDecl *, Read> Memo;
+};
+
+} // namespace smpart
