@@ -33,6 +33,12 @@ void PersistentKernelRewrite::registerMatchers(MatchFinder &Finder) {
                   forFunction(Kernel.bind("kernel")))
           .bind("blockid"),
       this);
+  // The names the rewrite declares in the kernel: a parameter or local of
+  // the same name would clash with them or hide them.
+  Finder.addMatcher(varDecl(hasAnyName("smpart_ctl", "smpart_cta"),
+                            hasAncestor(Kernel.bind("kernel")))
+                        .bind("reserved"),
+                    this);
 }
 
 void PersistentKernelRewrite::run(const MatchFinder::MatchResult &Result) {
@@ -45,6 +51,14 @@ void PersistentKernelRewrite::run(const MatchFinder::MatchResult &Result) {
     return recordReturn(*Return, *Kernel, SM);
   if (const auto *Ref = Result.Nodes.getNodeAs<DeclRefExpr>("blockid"))
     return recordBlockIdUse(*Ref, *Kernel, SM);
+  if (const auto *Var = Result.Nodes.getNodeAs<VarDecl>("reserved")) {
+    Ctx.functionFacts(SM, Kernel)
+        .Hazards.insert({"declares '" + Var->getNameAsString() +
+                             "', a name the rewritten kernel uses for its own",
+                         RewriteContext::placeOf(SM, Var->getLocation()),
+                         {}});
+    return;
+  }
   recordKernel(*Kernel, Result);
 }
 
