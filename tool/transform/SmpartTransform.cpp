@@ -363,6 +363,13 @@ int main(int argc, const char **argv) {
                       *Re + "': " + Why);
   }
 
+  // A folder given on the command line must be smpart's: a typo would
+  // otherwise surface as an unknown type in every file an earlier run
+  // rewrote.
+  if (RuntimeInclude.getNumOccurrences() &&
+      !llvm::sys::fs::exists(RuntimeInclude + "/smpart/device.cuh"))
+    return BadUsage("--runtime-include='" + RuntimeInclude +
+                    "' holds no smpart/device.cuh");
   smpart::TransformOptions Options;
   std::string Runtime = RuntimeInclude;
   if (!llvm::sys::fs::exists(Runtime + "/smpart/device.cuh")) {
