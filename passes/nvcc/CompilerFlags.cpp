@@ -86,8 +86,6 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
       "--keep-dir",
       "-keep-dir",
       "--generate-line-info",
-      "-rdc",
-      "--relocatable-device-code",
       "-cudart",
       "--cudart",
       "--ptxas-options",
@@ -122,7 +120,6 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
       "--device-debug",
       "--keep",
       "-keep",
-      "--device-c",
       "--restrict",
       "-restrict",
       "--dlink-time-opt",
@@ -149,7 +146,7 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
       "--device-link",
       "--extensible-whole-program",
       "-ewp"};
-  static const llvm::StringSet<> Drop = {"-G", "-dc"};
+  static const llvm::StringSet<> Drop = {"-G"};
   auto IsDroppedWithValue = [&](llvm::StringRef F) {
     return DropWithValueNvccOnly.contains(F) ||
            (Nvcc && DropWithValue.contains(F));
@@ -159,6 +156,9 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
   };
   std::vector<std::string> Out{Nvcc ? "clang++" : Args[0]};
   std::string Arch;
+  // Separate compilation (-rdc=true, -dc): clang's -fgpu-rdc, so that the
+  // parse sees extern device code as nvcc does.
+  bool Rdc = false;
   // Worklist so that options files expand in place.
   std::vector<std::string> Work(Args.begin() + 1, Args.end());
   for (size_t I = 0; I < Work.size(); ++I) {
@@ -215,6 +215,16 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
         Out.push_back(P.str());
       continue;
     }
+    if (Flag == "-rdc" || Flag == "--relocatable-device-code") {
+      const std::string V = Joined.empty() ? Value() : Joined.str();
+      Rdc = V == "true";
+      continue;
+    }
+    if ((Nvcc && A == "-dc") || A == "--device-c") {
+      Rdc = true;
+      Out.push_back("-c");
+      continue;
+    }
     if (Flag == "--default-stream" || Flag == "-default-stream") {
       std::string V = Joined.empty() ? Value() : Joined.str();
       Out.push_back("-fgpu-default-stream=" + V);
@@ -234,6 +244,8 @@ std::vector<std::string> translateNvccArgs(const std::vector<std::string> &Args,
     else
       Out.push_back(A.str());
   }
+  if (Rdc)
+    Out.insert(Out.begin() + 1, "-fgpu-rdc");
   if (!Arch.empty() && Arch != "sm_all" && Arch != "sm_native")
     Out.insert(Out.begin() + 1, "--cuda-gpu-arch=" + Arch);
   return Out;

@@ -31,6 +31,24 @@ TEST(CompilerFlags, NvccCommandBecomesClang) {
   EXPECT_FALSE(has(Out, "-arch=sm_80"));
 }
 
+TEST(CompilerFlags, SeparateCompilationBecomesGpuRdc) {
+  for (std::vector<std::string> Rdc :
+       {std::vector<std::string>{"nvcc", "-rdc=true", "-c", "a.cu"},
+        {"nvcc", "-rdc", "true", "-c", "a.cu"},
+        {"nvcc", "--relocatable-device-code=true", "-c", "a.cu"},
+        {"nvcc", "-dc", "a.cu"},
+        {"nvcc", "--device-c", "a.cu"}}) {
+    std::vector<std::string> Out = translateNvccArgs(Rdc);
+    EXPECT_TRUE(has(Out, "-fgpu-rdc")) << Rdc[1];
+    EXPECT_TRUE(has(Out, "-c")) << Rdc[1];
+    EXPECT_FALSE(has(Out, "true")) << Rdc[1];
+  }
+  std::vector<std::string> Whole =
+      translateNvccArgs({"nvcc", "-rdc=false", "-c", "a.cu"});
+  EXPECT_FALSE(has(Whole, "-fgpu-rdc"));
+  EXPECT_FALSE(has(Whole, "-rdc=false"));
+}
+
 TEST(CompilerFlags, GencodePicksTheRealArch) {
   std::vector<std::string> Out = translateNvccArgs(
       {"nvcc", "-gencode", "arch=compute_90,code=sm_90", "a.cu"});
