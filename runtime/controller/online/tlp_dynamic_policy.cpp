@@ -164,7 +164,7 @@ TlpDynamicPolicy::tlpStep(const EpochReport &R, bool CriticalSp) {
   // kernel that shrinks (else the step would serve the other pipeline).
   for (std::size_t Pos = 0; Pos + 1 < Order.size(); ++Pos) {
     const std::size_t G = Order[Pos];
-    std::vector<Knobs> Next = His;
+    std::vector<Knobs> Next = L.His;
     if (Next[G].ctas >= occupancyOf(R.kernels[G]))
       continue;
     ++Next[G].ctas;
@@ -187,26 +187,26 @@ TlpDynamicPolicy::tlpStep(const EpochReport &R, bool CriticalSp) {
 std::optional<std::vector<TlpDynamicPolicy::Knobs>>
 TlpDynamicPolicy::bypassStep(const EpochReport &R) {
   auto Unit = [](unsigned Tb) { return std::max(1u, (Tb + 3) / 4); };
-  if (Bypasser) { // Step 4: one more unit while it helps
-    const std::size_t B = *Bypasser;
-    if (His[B].bypass >= His[B].ctas)
+  if (L.Bypasser) { // Step 4: one more unit while it helps
+    const std::size_t B = *L.Bypasser;
+    if (L.His[B].bypass >= L.His[B].ctas)
       return std::nullopt;
-    std::vector<Knobs> Next = His;
+    std::vector<Knobs> Next = L.His;
     Next[B].bypass =
         std::min(Next[B].ctas, Next[B].bypass + Unit(Next[B].ctas));
     return Next;
   }
   // Steps 2-3: one bypassing CTA per SM for each kernel in turn, the
   // others caching.
-  for (; NextCandidate < R.kernels.size(); ++NextCandidate) {
-    const std::size_t C = NextCandidate;
-    if (!profileOf(R.kernels[C].name) || His[C].ctas == 0)
+  for (; L.NextCandidate < R.kernels.size(); ++L.NextCandidate) {
+    const std::size_t C = L.NextCandidate;
+    if (!profileOf(R.kernels[C].name) || L.His[C].ctas == 0)
       continue;
-    std::vector<Knobs> Next = His;
+    std::vector<Knobs> Next = L.His;
     for (Knobs &X : Next)
       X.bypass = 0;
     Next[C].bypass = 1;
-    ++NextCandidate;
+    ++L.NextCandidate;
     return Next;
   }
   return std::nullopt;
@@ -269,20 +269,9 @@ void TlpDynamicPolicy::reset(const EpochReport &R) {
     Ids.push_back(S.id);
     Arrived.try_emplace(S.id, R.start_us);
   }
-  State = Phase::Start;
+  L = Learning{};
   Converged.reset();
-  His.clear();
-  HisJ = HisSp = HisLdst = 0;
-  Trial.reset();
-  TrialMove = Move::None;
   WrittenAt.reset();
-  DirSp = true;
-  TriedOther = false;
-  TlpSteps = 0;
-  NextCandidate = 0;
-  BestCand.reset();
-  Bypasser.reset();
-  Drops = 0;
   // A kernel that left the report took its last block: forget it.
   Changes.keepOnly(Ids);
   auto Gone = [&](unsigned long long Id) {
@@ -306,7 +295,7 @@ std::optional<Plan> TlpDynamicPolicy::emit(const EpochReport &R,
     return std::nullopt;
   Plan P;
   P.policy = std::string(name());
-  P.mode = tlpPhaseName(State);
+  P.mode = tlpPhaseName(L.State);
   P.num_sms = static_cast<int>(NumSms);
   P.notes = std::move(Notes);
   for (std::size_t I = 0; I < K.size(); ++I) {
@@ -357,6 +346,7 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
     learn(S);
   if (K < 2 || !usable(R))
     return std::nullopt;
+  const Learning Before = L;
 
   // The measured pipeline utilisation (README): each kernel's normalised
   // progress split by its compute and memory shares.
@@ -390,58 +380,58 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
   };
   std::vector<std::string> Notes;
   auto Keep = [&](const std::vector<Knobs> &X, double Jx) {
-    His = X;
-    HisJ = Jx;
-    HisSp = Sp;
-    HisLdst = Ldst;
+    L.His = X;
+    L.HisJ = Jx;
+    L.HisSp = Sp;
+    L.HisLdst = Ldst;
   };
 
-  if (State == Phase::Converged) {
+  if (L.State == Phase::Converged) {
     // Hysteresis: only a lasting drop (a phase change) starts over.
-    if (Measured != His || J >= HisJ * (1 - Opts.relearn_drop)) {
-      Drops = 0;
+    if (Measured != L.His || J >= L.HisJ * (1 - Opts.relearn_drop)) {
+      L.Drops = 0;
       return std::nullopt;
     }
-    if (++Drops < 2)
+    if (++L.Drops < 2)
       return std::nullopt;
-    Drops = 0;
+    L.Drops = 0;
     Notes.push_back(policy::formatNote(
         "tlp-dynamic: throughput %.3f fell below %.3f; learning again", J,
-        HisJ));
-    State = Phase::Start;
-    TlpSteps = 0;
-    TriedOther = false;
-    NextCandidate = 0;
-    BestCand.reset();
-    Bypasser.reset();
+        L.HisJ));
+    L.State = Phase::Start;
+    L.TlpSteps = 0;
+    L.TriedOther = false;
+    L.NextCandidate = 0;
+    L.BestCand.reset();
+    L.Bypasser.reset();
   }
 
   bool Improved = false;
-  if (State == Phase::Start) {
+  if (L.State == Phase::Start) {
     // Step 1 of both algorithms: the static plan's sampling period.
     Keep(Measured, J);
-    State = Phase::Tlp;
+    L.State = Phase::Tlp;
     // No trend yet: the critical pipeline is the one furthest below what
     // the kernels drive alone.
-    DirSp = Sp / SpAlone <= Ldst / LdstAlone;
+    L.DirSp = Sp / SpAlone <= Ldst / LdstAlone;
     Notes.push_back(policy::formatNote(
         "tlp-dynamic: static start (%s): projected STP %.3f, SP %.3f "
         "LDST %.3f",
         describe(R, Ctas(Measured), Byp(Measured)).c_str(), J, Sp, Ldst));
-  } else if (Trial) {
+  } else if (L.Trial) {
     // Step 3: compare this sampling period with the history.
-    Improved = J > HisJ * (1 + Opts.min_gain);
-    const double PuctSp = HisSp > 0 ? Sp / HisSp : 1;
-    const double PuctLdst = HisLdst > 0 ? Ldst / HisLdst : 1;
-    if (TrialMove == Move::Grow) {
+    Improved = J > L.HisJ * (1 + Opts.min_gain);
+    const double PuctSp = L.HisSp > 0 ? Sp / L.HisSp : 1;
+    const double PuctLdst = L.HisLdst > 0 ? Ldst / L.HisLdst : 1;
+    if (L.TrialMove == Move::Grow) {
       Notes.push_back(policy::formatNote(
           "tlp-dynamic: tlp step (%s): projected STP %.3f -> %.3f, "
           "PUCT SP %.3f LDST %.3f: %s",
-          describe(R, Ctas(Measured), Byp(Measured)).c_str(), HisJ, J, PuctSp,
+          describe(R, Ctas(Measured), Byp(Measured)).c_str(), L.HisJ, J, PuctSp,
           PuctLdst, Improved ? "kept" : "backed off"));
       if (Improved) {
         Keep(Measured, J);
-        TriedOther = true; // a direction that works: no need of the other
+        L.TriedOther = true; // a direction that works: no need of the other
         // Both pipelines busier: no update of the direction (the paper's
         // rule); otherwise the critical pipeline is the one with the
         // smaller PUCT. Where the paper would now step back towards it,
@@ -454,41 +444,41 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
         // CTAs per SM, the best sharing configuration, one step past the
         // flip.
         const bool Crit = PuctSp <= PuctLdst;
-        if (!Recurs && !(PuctSp > 1 && PuctLdst > 1) && Crit != DirSp)
-          State = Phase::Bypass;
-      } else if (!TriedOther) {
-        TriedOther = true;
-        DirSp = !DirSp;
+        if (!Recurs && !(PuctSp > 1 && PuctLdst > 1) && Crit != L.DirSp)
+          L.State = Phase::Bypass;
+      } else if (!L.TriedOther) {
+        L.TriedOther = true;
+        L.DirSp = !L.DirSp;
       } else {
-        State = Phase::Bypass;
+        L.State = Phase::Bypass;
       }
-    } else if (TrialMove == Move::Bypass) {
-      if (!Bypasser) {
+    } else if (L.TrialMove == Move::Bypass) {
+      if (!L.Bypasser) {
         // Steps 2-3: remember the kernel whose bypassing did best.
-        const std::size_t C = NextCandidate - 1;
+        const std::size_t C = L.NextCandidate - 1;
         Notes.push_back(policy::formatNote(
             "tlp-dynamic: bypass trial %s %u CTAs/SM: projected STP %.3f "
             "(none: %.3f)",
-            Name(C), Measured[C].bypass, J, HisJ));
-        if (!BestCand || J > BestCandJ) {
-          BestCand = C;
-          BestCandJ = J;
-          BestTrial = Measured;
+            Name(C), Measured[C].bypass, J, L.HisJ));
+        if (!L.BestCand || J > L.BestCandJ) {
+          L.BestCand = C;
+          L.BestCandJ = J;
+          L.BestTrial = Measured;
         }
       } else {
         Notes.push_back(policy::formatNote(
             "tlp-dynamic: bypass step 4 %s %u CTAs/SM: projected STP %.3f -> "
             "%.3f: %s",
-            Name(*Bypasser), Measured[*Bypasser].bypass, HisJ, J,
+            Name(*L.Bypasser), Measured[*L.Bypasser].bypass, L.HisJ, J,
             Improved ? "kept" : "backed off one step"));
         if (Improved)
           Keep(Measured, J);
         else
-          State = Phase::Converged;
+          L.State = Phase::Converged;
       }
     }
-    Trial.reset();
-    TrialMove = Move::None;
+    L.Trial.reset();
+    L.TrialMove = Move::None;
   } else {
     return std::nullopt; // a sample of the kept configuration: no news
   }
@@ -501,89 +491,96 @@ std::optional<Plan> TlpDynamicPolicy::onEpoch(const EpochReport &R,
     Horizon = std::min(
         Horizon,
         static_cast<double>(S.total - std::min(S.done, S.total)) / S.rate);
-  if (State != Phase::Converged &&
+  if (L.State != Phase::Converged &&
       Horizon < Opts.min_horizon_epochs * (R.end_us - R.start_us)) {
     Notes.push_back(policy::formatNote(
         "tlp-dynamic: the first kernel ends in %.1f ms: no more trials",
         Horizon / 1000));
-    State = Phase::Converged;
+    L.State = Phase::Converged;
     // Step 3 needs no further trial: the best bypass measured is kept.
-    if (BestCand && BestCandJ > HisJ * (1 + Opts.min_gain)) {
-      His = BestTrial;
-      HisJ = BestCandJ;
+    if (L.BestCand && L.BestCandJ > L.HisJ * (1 + Opts.min_gain)) {
+      L.His = L.BestTrial;
+      L.HisJ = L.BestCandJ;
     }
   }
 
   // The next step.
   std::optional<std::vector<Knobs>> Next;
-  if (State == Phase::Tlp) {
-    if (TlpSteps < Opts.max_tlp_steps) {
-      Next = tlpStep(R, DirSp);
-      if (!Next && !TriedOther) {
-        TriedOther = true;
-        DirSp = !DirSp;
-        Next = tlpStep(R, DirSp);
+  if (L.State == Phase::Tlp) {
+    if (L.TlpSteps < Opts.max_tlp_steps) {
+      Next = tlpStep(R, L.DirSp);
+      if (!Next && !L.TriedOther) {
+        L.TriedOther = true;
+        L.DirSp = !L.DirSp;
+        Next = tlpStep(R, L.DirSp);
       }
     }
     if (Next) {
-      ++TlpSteps;
-      TrialMove = Move::Grow;
-      Notes.push_back(policy::formatNote(
-          "tlp-dynamic: critical pipeline %s; trying %s", DirSp ? "SP" : "LDST",
-          describe(R, Ctas(*Next), Byp(*Next)).c_str()));
+      ++L.TlpSteps;
+      L.TrialMove = Move::Grow;
+      Notes.push_back(
+          policy::formatNote("tlp-dynamic: critical pipeline %s; trying %s",
+                             L.DirSp ? "SP" : "LDST",
+                             describe(R, Ctas(*Next), Byp(*Next)).c_str()));
     } else {
-      State = Phase::Bypass;
+      L.State = Phase::Bypass;
     }
   }
-  if (State == Phase::Bypass && !Opts.bypass_learning)
-    State = Phase::Converged;
-  if (State == Phase::Bypass) {
+  if (L.State == Phase::Bypass && !Opts.bypass_learning)
+    L.State = Phase::Converged;
+  if (L.State == Phase::Bypass) {
     Next = bypassStep(R);
-    if (!Next && !Bypasser && BestCand) {
+    if (!Next && !L.Bypasser && L.BestCand) {
       // Step 3: the kernel whose bypassing left the least stall, if it
       // beats bypassing none.
-      const std::size_t C = *BestCand;
-      BestCand.reset();
-      if (BestCandJ > HisJ * (1 + Opts.min_gain)) {
-        Bypasser = C;
-        His = BestTrial;
-        HisJ = BestCandJ;
+      const std::size_t C = *L.BestCand;
+      L.BestCand.reset();
+      if (L.BestCandJ > L.HisJ * (1 + Opts.min_gain)) {
+        L.Bypasser = C;
+        L.His = L.BestTrial;
+        L.HisJ = L.BestCandJ;
         Notes.push_back(policy::formatNote(
             "tlp-dynamic: bypass step 3: %s bypasses (projected STP %.3f)",
-            Name(C), HisJ));
+            Name(C), L.HisJ));
         Next = bypassStep(R);
         if (!Next)
-          State = Phase::Converged;
+          L.State = Phase::Converged;
       } else {
         Notes.push_back("tlp-dynamic: bypass step 3: no bypassing beats none");
-        State = Phase::Converged;
+        L.State = Phase::Converged;
       }
     } else if (!Next) {
-      State = Phase::Converged;
+      L.State = Phase::Converged;
     }
-    if (Next && State == Phase::Bypass) {
-      TrialMove = Move::Bypass;
+    if (Next && L.State == Phase::Bypass) {
+      L.TrialMove = Move::Bypass;
       Notes.push_back(
           policy::formatNote("tlp-dynamic: bypass %s: trying %s",
-                             Bypasser ? "step 4" : "steps 2-3",
+                             L.Bypasser ? "step 4" : "steps 2-3",
                              describe(R, Ctas(*Next), Byp(*Next)).c_str()));
     }
   }
   // Hysteresis binds steps taken once converged (learning again), not the
   // back-off that ends the learning.
   const bool Bound = Converged.has_value();
-  if (State == Phase::Converged) {
+  if (L.State == Phase::Converged) {
     if (!Converged)
       Converged = R.index;
-    Notes.push_back(
-        policy::formatNote("tlp-dynamic: converged on %s, projected STP %.3f",
-                           describe(R, Ctas(His), Byp(His)).c_str(), HisJ));
-    Next = His; // backs off the last trial, if it was not kept
+    Notes.push_back(policy::formatNote(
+        "tlp-dynamic: converged on %s, projected STP %.3f",
+        describe(R, Ctas(L.His), Byp(L.His)).c_str(), L.HisJ));
+    Next = L.His; // backs off the last trial, if it was not kept
   }
-  if (!Next || (Bound && !allowed(R, *Next)))
+  if (!Next)
     return std::nullopt;
-  if (State != Phase::Converged)
-    Trial = *Next;
+  if (Bound && !allowed(R, *Next)) {
+    // Learning again, a kernel spent its changes: the step waits for the
+    // budget, and the next usable period measures and decides again.
+    L = Before;
+    return std::nullopt;
+  }
+  if (L.State != Phase::Converged)
+    L.Trial = *Next;
   return emit(R, Current, *Next, std::move(Notes));
 }
 

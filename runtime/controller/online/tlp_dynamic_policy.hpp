@@ -57,12 +57,12 @@ public:
 
   /// Where the learning of the current kernel set stands.
   enum class Phase { Start, Tlp, Bypass, Converged };
-  Phase phase() const { return State; }
+  Phase phase() const { return L.State; }
   /// Epoch index at which the current kernel set converged.
   std::optional<unsigned long long> convergedAt() const { return Converged; }
   unsigned long long steps() const { return Steps; }
   /// The measured throughput of the configuration kept last.
-  double throughput() const { return HisJ; }
+  double throughput() const { return L.HisJ; }
   /// Projected STP of one report (README): exposed for tests.
   double projectedStp(const EpochReport &R) const;
 
@@ -103,27 +103,35 @@ private:
   TlpDynamicOptions Opts;
   unsigned NumSms = 0;
   std::vector<unsigned long long> Ids;
-  Phase State = Phase::Start;
   std::optional<unsigned long long> Converged;
   unsigned long long Steps = 0;
-  /// The kept configuration and its measurement (the paper's history).
-  std::vector<Knobs> His;
-  double HisJ = 0, HisSp = 0, HisLdst = 0;
-  /// The trial in flight (the knobs asked for) and when it was written.
-  std::optional<std::vector<Knobs>> Trial;
-  Move TrialMove = Move::None;
   std::optional<unsigned long long> WrittenAt;
-  /// CTA steps: the direction (critical pipeline SP?) and whether the
-  /// other one was tried.
-  bool DirSp = true, TriedOther = false;
-  unsigned TlpSteps = 0;
-  /// Bypass learning: the next Step 2-3 candidate, the best one so far
-  /// (its measurement and knobs), and the kernel Step 3 chose.
-  std::size_t NextCandidate = 0;
-  std::optional<std::size_t> BestCand;
-  double BestCandJ = 0;
-  std::vector<Knobs> BestTrial;
-  std::optional<std::size_t> Bypasser;
+  /// Where the learning stands: one value, so that a step the change
+  /// budget refuses leaves it as it was and the next sampling period
+  /// decides again.
+  struct Learning {
+    Phase State = Phase::Start;
+    /// The kept configuration and its measurement (the paper's history).
+    std::vector<Knobs> His;
+    double HisJ = 0, HisSp = 0, HisLdst = 0;
+    /// The trial in flight (the knobs asked for).
+    std::optional<std::vector<Knobs>> Trial;
+    Move TrialMove = Move::None;
+    /// CTA steps: the direction (critical pipeline SP?) and whether the
+    /// other one was tried.
+    bool DirSp = true, TriedOther = false;
+    unsigned TlpSteps = 0;
+    /// Bypass learning: the next Step 2-3 candidate, the best one so far
+    /// (its measurement and knobs), and the kernel Step 3 chose.
+    std::size_t NextCandidate = 0;
+    std::optional<std::size_t> BestCand;
+    double BestCandJ = 0;
+    std::vector<Knobs> BestTrial;
+    std::optional<std::size_t> Bypasser;
+    /// Converged: sampling periods in a row below the kept throughput.
+    unsigned Drops = 0;
+  };
+  Learning L;
   /// First epoch start each kernel id was seen (its arrival, within one
   /// epoch) and the highest rate an unprofiled kernel reached.
   std::map<unsigned long long, double> Arrived;
@@ -139,7 +147,6 @@ private:
   bool Recurs = false;
   /// The kernels' knob changes, for the hysteresis bound.
   ChangeBudget Changes;
-  unsigned Drops = 0;
 };
 
 const char *tlpPhaseName(TlpDynamicPolicy::Phase P);

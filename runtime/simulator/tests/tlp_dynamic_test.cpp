@@ -159,6 +159,62 @@ TEST(TlpDynamic, JudgesAKernelSetThatComesBackByItsThroughputNow) {
   }
 }
 
+/// Forwards to the policy under test, with every kernel's measured rate
+/// scaled by \p Scale from the second epoch after it first converged on:
+/// a lasting drop (a program phase change).
+class PhaseChange final : public OnlinePolicy {
+public:
+  PhaseChange(std::shared_ptr<online::TlpDynamicPolicy> P, double Scale)
+      : Inner(std::move(P)), Scale(Scale) {}
+  std::string_view name() const override { return Inner->name(); }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &C) override {
+    if (!DropAt && Inner->convergedAt())
+      DropAt = *Inner->convergedAt() + 2;
+    EpochReport Seen = R;
+    if (DropAt && R.index >= *DropAt) {
+      if (!StepsAtDrop)
+        StepsAtDrop = Inner->steps();
+      for (EpochSample &S : Seen.kernels)
+        S.rate *= Scale;
+    }
+    std::optional<policy::Plan> P = Inner->onEpoch(Seen, C);
+    if (StepsAtDrop && Inner->steps() > *StepsAtDrop && !RelearntAt &&
+        Inner->phase() == online::TlpDynamicPolicy::Phase::Converged)
+      RelearntAt = R.index;
+    return P;
+  }
+  std::optional<policy::Plan>
+  onReplan(std::string_view Trigger, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &Finishing) override {
+    return Inner->onReplan(Trigger, Offline, Finishing);
+  }
+
+  std::shared_ptr<online::TlpDynamicPolicy> Inner;
+  double Scale;
+  std::optional<unsigned long long> DropAt, StepsAtDrop, RelearntAt;
+};
+
+TEST(TlpDynamic, LearnsAgainAfterALastingDropWithinTheChangeBudget) {
+  // Converging spends the knob changes of the last epochs; the drop makes
+  // it learn again at once, and the steps that the budget refuses wait
+  // for it instead of ending the learning.
+  Mix M = mix("mc_sgemm_stream");
+  for (Launch &L : M.launches) // long enough to learn twice
+    for (const policy::KernelProfile &K : M.truth.kernels)
+      if (K.name == L.kernel && K.total_blocks)
+        L.blocks = 8.0 * static_cast<double>(*K.total_blocks);
+  auto P = std::make_shared<PhaseChange>(
+      std::make_shared<online::TlpDynamicPolicy>(M.controller), 0.6);
+  RunOptions O;
+  O.online = P;
+  const RunResult R = runMix(M, *policy::findPolicy("tlp"), O);
+  ASSERT_TRUE(R.completed);
+  ASSERT_TRUE(P->StepsAtDrop) << "never converged";
+  EXPECT_GT(P->Inner->steps(), *P->StepsAtDrop) << "no step after the drop";
+  EXPECT_TRUE(P->RelearntAt) << "did not converge again";
+}
+
 TEST(TlpDynamic, InvariantsHoldUnderItsSteps) {
   unsigned long long Steps = 0;
   for (const char *Name : AllMixes)
