@@ -426,7 +426,59 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     }
     return std::nullopt;
   };
-  std::optional<std::pair<double, double>> Expect;
+  std::optional<Step> Expect;
+  // The plan for Next (and what the model predicts of it), unless it moves
+  // too little to measure or the change budget refuses it.
+  auto Emit = [&]() -> std::optional<Plan> {
+    int Moved = 0;
+    for (std::size_t I = 0; I < K; ++I)
+      Moved += std::abs(Next[I] - Sms[I]);
+    // Two SMs each way are within the noise of one epoch; a measured step
+    // of HSM-QoS is taken anyway (it ends the bisection).
+    if (Moved < 4 && !QosBracket.measured)
+      return Settle();
+    if (!allowed(R, Next))
+      return std::nullopt;
+
+    Plan P;
+    P.policy = std::string(name());
+    P.mode = Opts.qos ? "qos" : "fair";
+    P.num_sms = static_cast<int>(N);
+    P.notes.push_back(Why);
+    for (std::size_t I = 0; I < K; ++I) {
+      const EpochSample &S = R.kernels[I];
+      KernelDecision D = keepCtas(S, Next[I]);
+      if (Prof[I]) {
+        D.klass = memoryBound(*Prof[I], N) ? "memory" : "compute";
+        D.predicted_np = Predict(I, Next[I]);
+        P.notes.push_back(policy::formatNote(
+            "%s: NP %.3f on %u SMs -> %.3f on %d", S.name.c_str(), Np[I], S.sms,
+            Predict(I, Next[I]), Next[I]));
+      }
+      if (Next[I] != Sms[I])
+        Changes.record(S.id, R.index);
+      P.kernels.push_back(std::move(D));
+    }
+    // Kernels whose count stays keep their SMs where the counts allow.
+    policy::layOutInTheOrderOf(P, Current);
+    ++Steps;
+    Expected = Expect;
+    return P;
+  };
+  // A step measured worse than the allocation before it, beyond the
+  // noise: that allocation comes back, and the search ends on it.
+  auto Undo = [&](const std::vector<int> &From, double Before, double Now) {
+    Next = From;
+    Why = policy::formatNote(
+        "%s: the last step measured %.3f, below %.3f before it: undone",
+        std::string(name()).c_str(), Now, Before);
+    AfterShortStep = false;
+    if (!Converged) {
+      Converged = R.index;
+      Band = Before;
+    }
+    return Emit();
+  };
   std::optional<std::size_t> High;
   if (Opts.qos)
     for (std::size_t I : Opt)
@@ -464,7 +516,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     const bool Over = Np[H] > Target + Opts.qos_slack;
     Bracket &B = QosBracket;
     if (Expected) {
-      const auto [Before, Predicted] = *Expected;
+      const auto [Before, Predicted, From] = *Expected;
       Expected.reset();
       if (Level < Before + 0.5 * (Predicted - Before)) {
         // The model cannot see further. Met anyway: done. Short: the
@@ -533,7 +585,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
       if (!Short && !Over && !StpGain)
         return Settle();
       if (Short)
-        Expect = std::make_pair(Np[H], Predict(H, Hs));
+        Expect = Step{Np[H], Predict(H, Hs), Sms};
       Why = policy::formatNote("%s: %s NP %.3f %s %s; %d SMs for it",
                                std::string(name()).c_str(),
                                R.kernels[H].name.c_str(), Np[H],
@@ -548,8 +600,10 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     const double Now = Stp(Sms, K);
     Level = Now;
     if (Expected) {
-      const auto [Before, Predicted] = *Expected;
+      const auto [Before, Predicted, From] = *Expected;
       Expected.reset();
+      if (Now < Before * (1 - Opts.min_gain))
+        return Undo(From, Before, Now);
       if (Now < Before + 0.5 * (Predicted - Before))
         return Settle();
     }
@@ -559,7 +613,7 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     const double Predicted = Stp(Next, K);
     if (Predicted < Now * (1 + Opts.min_gain))
       return Settle();
-    Expect = std::make_pair(Now, Predicted);
+    Expect = Step{Now, Predicted, Sms};
     Why = policy::formatNote(
         "%s: no high-priority kernel: predicted STP %.3f -> %.3f",
         std::string(name()).c_str(), Now, Predicted);
@@ -567,19 +621,20 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     const double Now = Project ? FinalFairness(Sms) : Fairness(Sms);
     Level = Now;
     if (Expected) {
-      const auto [Before, Predicted] = *Expected;
+      const auto [Before, Predicted, From] = *Expected;
       Expected.reset();
+      const bool Lost = Now < Before - Opts.min_gain; // beyond the noise
+      if (Lost)
+        return Undo(From, Before, Now);
       if (std::exchange(AfterShortStep, false))
         return Settle(); // the step planned after a short one ends it
       if (Now < Before + 0.5 * (Predicted - Before)) {
-        // Short of half the gain the step promised. Where it lost nothing
-        // beyond the noise, the model misjudged how far to go (its linear
+        // Short of half the gain the step promised, having lost nothing
+        // beyond the noise: the model misjudged how far to go (its linear
         // bandwidth model where DRAM is shared max-min fair), not the
         // direction: it plans once more from the new measurement, and
         // that step ends the search, so a kernel set still converges
         // within 10 epochs (README, "Online HSM").
-        if (Now < Before - Opts.min_gain) // a loss beyond the noise
-          return Settle();
         AfterShortStep = true;
       }
     }
@@ -598,46 +653,13 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
     if (Predicted < Now + Opts.min_gain) {
       return Settle();
     }
-    Expect = std::make_pair(Now, Predicted);
+    Expect = Step{Now, Predicted, Sms};
     Why = policy::formatNote("%s: %s fairness %.3f below %.2f, predicted %.3f",
                              std::string(name()).c_str(),
                              Project ? "projected final" : "epoch", Now,
                              Opts.fair_threshold, Predicted);
   }
-  int Moved = 0;
-  for (std::size_t I = 0; I < K; ++I)
-    Moved += std::abs(Next[I] - Sms[I]);
-  // Two SMs each way are within the noise of one epoch; a measured step
-  // of HSM-QoS is taken anyway (it ends the bisection).
-  if (Moved < 4 && !QosBracket.measured)
-    return Settle();
-  if (!allowed(R, Next))
-    return std::nullopt;
-
-  Plan P;
-  P.policy = std::string(name());
-  P.mode = Opts.qos ? "qos" : "fair";
-  P.num_sms = static_cast<int>(N);
-  P.notes.push_back(Why);
-  for (std::size_t I = 0; I < K; ++I) {
-    const EpochSample &S = R.kernels[I];
-    KernelDecision D = keepCtas(S, Next[I]);
-    if (Prof[I]) {
-      D.klass = memoryBound(*Prof[I], N) ? "memory" : "compute";
-      D.predicted_np = Predict(I, Next[I]);
-      P.notes.push_back(policy::formatNote(
-          "%s: NP %.3f on %u SMs -> %.3f on %d", S.name.c_str(), Np[I], S.sms,
-          Predict(I, Next[I]), Next[I]));
-    }
-    if (Next[I] != Sms[I])
-      Changes.record(S.id, R.index);
-    P.kernels.push_back(std::move(D));
-  }
-  // Kernels whose count stays keep their SMs where the counts allow.
-  policy::layOutInTheOrderOf(P, Current);
-  ++Steps;
-  Expected = Expect;
-  return P;
+  return Emit();
 }
 
 } // namespace smpart::online

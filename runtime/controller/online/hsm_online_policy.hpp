@@ -104,12 +104,16 @@ private:
   std::set<std::string> Probed;
   /// The kernel being measured alone, and the plan to return to.
   std::optional<unsigned long long> Probing;
-  /// The objective before the last step and what the model predicted for
-  /// it: a step that delivers under half of its predicted gain ends the
-  /// search (the model cannot see further), except that HSM-Fair plans
-  /// once more from the new measurement where the step lost nothing
-  /// beyond the noise.
-  std::optional<std::pair<double, double>> Expected;
+  /// The last step: the objective before it, what the model predicted for
+  /// it and each kernel's SMs before it. A step that delivers under half
+  /// of its predicted gain ends the search (the model cannot see further),
+  /// except that HSM-Fair plans once more from the new measurement where
+  /// the step lost nothing beyond the noise; one that lost more is undone.
+  struct Step {
+    double before = 0, predicted = 0;
+    std::vector<int> from;
+  };
+  std::optional<Step> Expected;
   /// HSM-Fair: the last step was planned after one that gained under half
   /// of its prediction (README, "Online HSM"): the search ends with it.
   bool AfterShortStep = false;

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -168,6 +169,76 @@ TEST(HsmOnline, CalibratesIsolatedRatesWhereMeasurementsAllow) {
   EXPECT_NEAR(P.at("lbm"), 0.7, 0.05);
   EXPECT_EQ(Probed.result.shared_sm_steps, 0u);
   EXPECT_EQ(Probed.result.exactly_once_violations, 0u);
+}
+
+/// Forwards to HSM online, and once its first step is in place reports the
+/// kernel that step gave SMs to at a third of its measured rate: a step
+/// that, measured, made fairness worse.
+class SpoiltStep final : public OnlinePolicy {
+public:
+  explicit SpoiltStep(std::shared_ptr<online::HsmOnlinePolicy> P)
+      : Inner(std::move(P)) {}
+  std::string_view name() const override { return Inner->name(); }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &C) override {
+    EpochReport Seen = R;
+    if (Step && !Undo)
+      for (EpochSample &S : Seen.kernels)
+        if (S.name == Gainer && static_cast<int>(S.sms) == To)
+          S.rate /= 3;
+    std::optional<policy::Plan> P = Inner->onEpoch(Seen, C);
+    if (P && P->mode == "fair") {
+      if (!Step) {
+        Step = P;
+        // The kernel that gains the most SMs.
+        for (const policy::KernelDecision &D : P->kernels)
+          for (const EpochSample &S : R.kernels)
+            if (S.name == D.name && D.sms - static_cast<int>(S.sms) > Gain) {
+              Gain = D.sms - static_cast<int>(S.sms);
+              Gainer = D.name;
+              To = D.sms;
+              Before[S.name] = static_cast<int>(S.sms);
+            } else if (S.name == D.name) {
+              Before[S.name] = static_cast<int>(S.sms);
+            }
+      } else if (!Undo) {
+        Undo = P;
+      }
+    }
+    return P;
+  }
+  std::optional<policy::Plan>
+  onReplan(std::string_view Trigger, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &Finishing) override {
+    return Inner->onReplan(Trigger, Offline, Finishing);
+  }
+
+  std::shared_ptr<online::HsmOnlinePolicy> Inner;
+  std::optional<policy::Plan> Step, Undo;
+  std::string Gainer;
+  int Gain = 0, To = 0;
+  std::map<std::string, int> Before;
+};
+
+TEST(HsmOnline, FairUndoesAStepMeasuredWorse) {
+  // Memory + memory: the first step gives stream_triad SMs (README).
+  const Mix M = mix("mm_stream_lbm");
+  online::HsmOnlineOptions HO;
+  HO.probe = false;
+  auto P = std::make_shared<SpoiltStep>(
+      std::make_shared<online::HsmOnlinePolicy>(M.controller, HO));
+  RunOptions O;
+  O.spatial = true;
+  O.noise = false;
+  O.online = P;
+  const RunResult R = runMix(M, *policy::findPolicy("hsm-fair"), O);
+  ASSERT_TRUE(R.completed);
+  ASSERT_TRUE(P->Step) << "no step to spoil";
+  ASSERT_TRUE(P->Undo) << "the step measured worse stayed";
+  EXPECT_NE(P->Undo->notes.front().find("undone"), std::string::npos)
+      << P->Undo->notes.front();
+  for (const policy::KernelDecision &D : P->Undo->kernels)
+    EXPECT_EQ(D.sms, P->Before.at(D.name)) << D.name;
 }
 
 TEST(HsmOnline, AtMostTwoChangesPerKernelPerTenEpochsOnceConverged) {
