@@ -417,6 +417,14 @@ TransformPipeline::transformFile(const std::string &File, FileOutcome &Outcome,
                  << "': " << Buffer.getError().message() << "\n";
     return std::nullopt;
   }
+  // A database that neither lists the file nor has an entry to infer its
+  // command from (an empty one): clang would say only "Skipping".
+  if (Db.getCompileCommands(File).empty()) {
+    llvm::errs() << "smpart-transform: error: no compile command for '" << File
+                 << "': the compilation database neither lists it nor has "
+                    "an entry to infer one from; nothing was written\n";
+    return std::nullopt;
+  }
   std::string Code = (*Buffer)->getBuffer().str();
   llvm::StringRef First(Code);
   First.consume_front("\xEF\xBB\xBF"); // a byte order mark stays first
