@@ -18,6 +18,14 @@ static bool inRuntimeNamespace(const Decl &D) {
   return Outermost && Outermost->getName() == "smpart";
 }
 
+static bool inCooperativeGroups(const Decl &D) {
+  for (const DeclContext *C = D.getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = dyn_cast<NamespaceDecl>(C);
+        NS && NS->getName() == "cooperative_groups")
+      return true;
+  return false;
+}
+
 bool OpaqueBlockIdReads::isRuntimeFunction(const FunctionDecl &Fn) {
   return inRuntimeNamespace(Fn);
 }
@@ -61,6 +69,13 @@ public:
     if (Callee->getBuiltinID() && Callee->getIdentifier() &&
         Callee->getName().contains("ctaid"))
       return physical(&Fn, Call->getBeginLoc());
+    // Cooperative groups dispatch on the group's kind at run time (a
+    // thread_group's size() reads gridDim if it is a grid): what depends
+    // on the physical grid is what makes such a group (KernelHazards).
+    if (inCooperativeGroups(*Callee))
+      return KernelHazards::gridDependentCall(*Call).empty()
+                 ? true
+                 : physical(&Fn, Call->getBeginLoc());
     return follow(Callee);
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *Construct) {
@@ -91,7 +106,9 @@ private:
 OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
   if (isLogicalBlockQuery(*Fn))
     return {Kind::Logical, Fn, {}};
-  if (isRuntimeFunction(*Fn))
+  // Cooperative groups are judged by the call (VisitCallExpr; from the
+  // rewritten files, KernelHazards), not by their bodies.
+  if (isRuntimeFunction(*Fn) || inCooperativeGroups(*Fn))
     return {};
   const FunctionDecl *Definition = nullptr;
   if (!Fn->hasBody(Definition) || !Definition)

@@ -30,7 +30,9 @@ public:
   };
 
   /// What \p Fn (its definition, with what it calls) reads. Calls into the
-  /// runtime's own `smpart::` code are not followed.
+  /// runtime's own `smpart::` code are not followed, nor into cooperative
+  /// groups, whose calls that depend on the physical grid are named
+  /// (KernelHazards::gridDependentCall).
   Read of(const clang::FunctionDecl *Fn);
 
   /// True for smpart::blockIdx() and smpart::gridDim().
