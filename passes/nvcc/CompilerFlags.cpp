@@ -1,5 +1,6 @@
 #include "nvcc/CompilerFlags.h"
 
+#include "clang/Basic/OffloadArch.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -531,9 +532,21 @@ std::string checkSetup(const CudaSetup &Setup, const CompilationDatabase &Db,
            "/usr/lib/llvm-22/lib/clang/22)";
   bool NeedsCuda = false;
   for (const std::string &File : Files)
-    for (const CompileCommand &C : Db.getCompileCommands(File))
+    for (const CompileCommand &C : Db.getCompileCommands(File)) {
       NeedsCuda |=
           llvm::find(C.CommandLine, "-nocudainc") == C.CommandLine.end();
+      // An architecture clang does not know fails the driver, which then
+      // parses the file as plain C++: a hundred errors after the one that
+      // matters.
+      for (llvm::StringRef A : C.CommandLine) {
+        llvm::StringRef Arch = A;
+        if ((Arch.consume_front("--cuda-gpu-arch=") ||
+             Arch.consume_front("--offload-arch=")) &&
+            clang::StringToOffloadArch(Arch) == clang::OffloadArch::UNKNOWN)
+          return "'" + File + "': unsupported GPU architecture '" + Arch.str() +
+                 "' (clang 22 knows sm_50 to sm_121a)";
+      }
+    }
   if (NeedsCuda &&
       !llvm::sys::fs::exists(Setup.CudaPath + "/include/cuda_runtime.h"))
     return "no CUDA installation found at '" + Setup.CudaPath +
