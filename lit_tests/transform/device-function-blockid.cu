@@ -27,3 +27,14 @@ __global__ void tiled(unsigned *out) {
 // CHECK: {{^}}  __device__ Tile() : first(smpart::blockIdx().x * 64) {}
 // CHECK: {{^}}__global__ void tiled(smpart::LaunchControl smpart_ctl, unsigned *out) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+
+// So is a destructor, which runs where the local ends.
+struct Mark {
+  unsigned *out;
+  __device__ ~Mark() { out[blockIdx.x] = 1; }
+};
+__global__ void marked(unsigned *out) { Mark m{out}; }
+
+// CHECK: {{^}}  __device__ ~Mark() { out[smpart::blockIdx().x] = 1; }
+// CHECK: {{^}}__global__ void marked(smpart::LaunchControl smpart_ctl, unsigned *out) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {

@@ -6,6 +6,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 
+#include <utility>
+
 using namespace clang;
 
 namespace smpart {
@@ -48,6 +50,15 @@ public:
 
   OpaqueBlockIdReads::Read Found;
 
+  /// A lambda's body runs where it is called (its operator(), followed);
+  /// its captures are initialised here.
+  bool TraverseLambdaExpr(LambdaExpr *Lambda) {
+    for (Expr *Init : Lambda->capture_inits())
+      if (Init && !TraverseStmt(Init))
+        return false;
+    return true;
+  }
+
   bool VisitDeclRefExpr(DeclRefExpr *Ref) {
     const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
     if (Var && Var->getIdentifier() &&
@@ -65,9 +76,9 @@ public:
     const FunctionDecl *Callee = Call->getDirectCallee();
     if (!Callee)
       return true;
-    // __nvvm_read_ptx_sreg_ctaid_x() and its kin.
+    // __nvvm_read_ptx_sreg_ctaid_x(), ..._clusterid_x() and their kin.
     if (Callee->getBuiltinID() && Callee->getIdentifier() &&
-        Callee->getName().contains("ctaid"))
+        KernelHazards::readsPhysicalBlockId(Callee->getName()))
       return physical(&Fn, Call->getBeginLoc());
     // Cooperative groups dispatch on the group's kind at run time (a
     // thread_group's size() reads gridDim if it is a grid): what depends
@@ -80,6 +91,27 @@ public:
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *Construct) {
     return follow(Construct->getConstructor());
+  }
+  // What runs without a call in the text: default arguments and member
+  // initialisers (their expressions are not children of the call or the
+  // constructor), and destructors.
+  bool VisitCXXDefaultArgExpr(CXXDefaultArgExpr *Arg) {
+    return TraverseStmt(Arg->getExpr());
+  }
+  bool VisitCXXDefaultInitExpr(CXXDefaultInitExpr *Init) {
+    return TraverseStmt(Init->getExpr());
+  }
+  bool VisitVarDecl(VarDecl *Var) {
+    if (const CXXRecordDecl *R = Var->getType()->getAsCXXRecordDecl())
+      if (R->hasDefinition())
+        if (const CXXDestructorDecl *D = R->getDestructor())
+          return follow(D);
+    return true;
+  }
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *Temp) {
+    if (const CXXDestructorDecl *D = Temp->getTemporary()->getDestructor())
+      return follow(D);
+    return true;
   }
 
 private:
@@ -103,6 +135,13 @@ private:
 };
 } // namespace
 
+OpaqueBlockIdReads::Read OpaqueBlockIdReads::ofExpr(const Expr *E,
+                                                    const FunctionDecl &In) {
+  BodyWalker Walker(*this, In);
+  Walker.TraverseStmt(const_cast<Expr *>(E));
+  return Walker.Found;
+}
+
 OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
   if (isLogicalBlockQuery(*Fn))
     return {Kind::Logical, Fn, {}};
@@ -113,18 +152,30 @@ OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
   const FunctionDecl *Definition = nullptr;
   if (!Fn->hasBody(Definition) || !Definition)
     return {};
-  auto [It, New] = Memo.try_emplace(Definition);
-  if (!New)
-    return It->second; // known, or being walked (recursion)
+  if (auto It = Memo.find(Definition); It != Memo.end())
+    return It->second;
+  // Recursion: a function being walked reads nothing more than what its
+  // walk finds; what is found meanwhile is final only if it is a
+  // physical read, or once the outermost walk of the cycle ends.
+  if (!Walking.insert(Definition).second) {
+    Cyclic = true;
+    return {};
+  }
+  const bool OuterCyclic = std::exchange(Cyclic, false);
   BodyWalker Walker(*this, *Definition);
-  // A constructor's member initialisers run before its body.
+  // A constructor's initialisers run before its body: written ones, and
+  // the members' and bases' own (default member initialisers, default
+  // constructors).
   if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Definition))
     for (const CXXCtorInitializer *Init : Ctor->inits())
-      if (Init->isWritten() && Walker.Found.What != Kind::Physical)
+      if (Walker.Found.What != Kind::Physical)
         Walker.TraverseStmt(Init->getInit());
   if (Walker.Found.What != Kind::Physical)
     Walker.TraverseStmt(Definition->getBody());
-  Memo[Definition] = Walker.Found;
+  Walking.erase(Definition);
+  if (Walker.Found.What == Kind::Physical || !Cyclic || Walking.empty())
+    Memo[Definition] = Walker.Found;
+  Cyclic = OuterCyclic || (Cyclic && !Walking.empty());
   return Walker.Found;
 }
 

@@ -9,8 +9,10 @@
 #pragma once
 
 #include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
 
 #include <map>
+#include <set>
 #include <string>
 
 namespace smpart {
@@ -37,11 +39,17 @@ public:
 
   /// True for smpart::blockIdx() and smpart::gridDim().
   static bool isLogicalBlockQuery(const clang::FunctionDecl &Fn);
+  /// What expression \p E (a default argument of function \p In) reads.
+  Read ofExpr(const clang::Expr *E, const clang::FunctionDecl &In);
   /// True for a function of the runtime's `smpart` namespace.
   static bool isRuntimeFunction(const clang::FunctionDecl &Fn);
 
 private:
   std::map<const clang::FunctionDecl *, Read> Memo;
+  /// The functions being walked, and whether a walk since the innermost
+  /// one began met one of them (its result then depends on theirs).
+  std::set<const clang::FunctionDecl *> Walking;
+  bool Cyclic = false;
 };
 
 } // namespace smpart

@@ -26,11 +26,20 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
               functionDecl(unless(hasAttr(attr::CUDAGlobal))).bind("callee")))
           .bind("call"),
       this);
-  // A constructor runs device code too (an index helper built in a kernel).
+  // A constructor runs device code too (an index helper built in a kernel),
+  // and so does the destructor of a local or a temporary.
   Finder.addMatcher(
       cxxConstructExpr(forFunction(functionDecl().bind("caller")),
                        hasDeclaration(cxxConstructorDecl().bind("callee")))
           .bind("call"),
+      this);
+  Finder.addMatcher(
+      varDecl(hasParent(declStmt(forFunction(functionDecl().bind("caller")))))
+          .bind("local"),
+      this);
+  Finder.addMatcher(
+      cxxBindTemporaryExpr(forFunction(functionDecl().bind("caller")))
+          .bind("temporary"),
       this);
 }
 
@@ -56,9 +65,19 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
     return;
   }
   const auto *Caller = Result.Nodes.getNodeAs<FunctionDecl>("caller");
-  const auto *Callee = Result.Nodes.getNodeAs<FunctionDecl>("callee");
-  const auto *Call = Result.Nodes.getNodeAs<Expr>("call");
-  if (!Caller || !Callee || !Ctx.isRewritable(SM, Caller->getLocation()))
+  const FunctionDecl *Callee = Result.Nodes.getNodeAs<FunctionDecl>("callee");
+  const Expr *Call = Result.Nodes.getNodeAs<Expr>("call");
+  if (const auto *Local = Result.Nodes.getNodeAs<VarDecl>("local")) {
+    const CXXRecordDecl *R = Local->getType()->getAsCXXRecordDecl();
+    Callee = R && R->hasDefinition() ? R->getDestructor() : nullptr;
+    Call = Local->getInit();
+  } else if (const auto *Temp =
+                 Result.Nodes.getNodeAs<CXXBindTemporaryExpr>("temporary")) {
+    Callee = Temp->getTemporary()->getDestructor();
+    Call = Temp;
+  }
+  if (!Caller || !Callee || !Call ||
+      !Ctx.isRewritable(SM, Caller->getLocation()))
     return;
   const FunctionDecl *Target = RewriteContext::patternOf(Callee);
   if (Target->hasBody() && Ctx.isRewritable(SM, Target->getLocation())) {
@@ -71,17 +90,27 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
     if (!KernelHazards::gridDependentCall(*Direct).empty())
       return;
   if (runsOnDevice(*Caller) && runsOnDevice(*Callee))
-    callsUnrewritten(SM, *Caller, *Callee, Call->getBeginLoc());
+    callsUnrewritten(SM, *Caller, *Callee, *Call,
+                     Result.Context->getLangOpts().CUDAIsDevice);
 }
 
 void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
                                             const FunctionDecl &Caller,
                                             const FunctionDecl &Callee,
-                                            SourceLocation At) {
+                                            const Expr &Call, bool DeviceSide) {
   if (OpaqueBlockIdReads::isRuntimeFunction(Callee) &&
       !OpaqueBlockIdReads::isLogicalBlockQuery(Callee))
     return;
-  const OpaqueBlockIdReads::Read R = Reads.of(&Callee);
+  const SourceLocation At = Call.getBeginLoc();
+  OpaqueBlockIdReads::Read R = Reads.of(&Callee);
+  // Its default arguments are evaluated here, with its file's text.
+  for (const Stmt *Arg : Call.children())
+    if (const auto *Default = dyn_cast_or_null<CXXDefaultArgExpr>(Arg);
+        Default && R.What != OpaqueBlockIdReads::Kind::Physical)
+      if (const OpaqueBlockIdReads::Read D =
+              Reads.ofExpr(Default->getExpr(), Callee);
+          D.What != OpaqueBlockIdReads::Kind::None)
+        R = D;
   if (R.What == OpaqueBlockIdReads::Kind::Logical) {
     Ctx.functionFacts(SM, &Caller).ReadsLogicalBlockOpaquely = true;
     return;
@@ -89,8 +118,10 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
   const FunctionDecl &Shown = *RewriteContext::patternOf(&Callee);
   const std::string Name = Shown.getQualifiedNameAsString();
   if (R.What == OpaqueBlockIdReads::Kind::Physical) {
-    const bool System = SM.isInSystemHeader(
-        SM.getSpellingLoc(RewriteContext::patternOf(R.Reader)->getLocation()));
+    // Where the callee is says what would rewrite it (a functor of this
+    // file that a toolkit template calls back is not reached either).
+    const bool System =
+        SM.isInSystemHeader(SM.getSpellingLoc(Shown.getLocation()));
     const std::string Reader = R.Reader->getQualifiedNameAsString();
     Ctx.functionFacts(SM, &Caller)
         .Hazards.insert({"calls '" + Name + "' (not rewritten: " +
@@ -103,8 +134,11 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
     return;
   }
   // Defined in no file this parse sees: another translation unit
-  // (separate compilation), which may read the block index.
-  if (Callee.isDefined() || Callee.getBuiltinID() ||
+  // (separate compilation), which may read the block index. The device
+  // side sees every definition of device code (the host side misses
+  // those under #ifdef __CUDA_ARCH__); a pure virtual function has none.
+  if (!DeviceSide || Callee.isDefined() || Callee.getBuiltinID() ||
+      Callee.isPureVirtual() ||
       SM.isInSystemHeader(SM.getSpellingLoc(Shown.getLocation())))
     return;
   Ctx.functionFacts(SM, &Caller)

@@ -25,11 +25,12 @@ public:
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
-  /// A call from \p Caller (rewritten) to \p Callee, which is not.
+  /// Call \p Call from \p Caller (rewritten) to \p Callee, which is not,
+  /// seen by the device-side parse or not.
   void callsUnrewritten(const clang::SourceManager &SM,
                         const clang::FunctionDecl &Caller,
                         const clang::FunctionDecl &Callee,
-                        clang::SourceLocation At);
+                        const clang::Expr &Call, bool DeviceSide);
 
   RewriteContext &Ctx;
   OpaqueBlockIdReads Reads;
