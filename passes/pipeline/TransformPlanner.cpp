@@ -132,6 +132,34 @@ std::string TransformPlanner::confinementObstacle(const KernelDecision &D) {
   return {};
 }
 
+std::optional<Hazard> TransformPlanner::keptOriginalHazard(
+    const FunctionFacts &K, const std::set<std::string> &Reached) const {
+  // The kept original calls the same device functions as the persistent
+  // form, which read (or the rewrite makes read) the logical block that
+  // only the persistent form publishes.
+  const std::string Kept = "launched from other files (declared or defined "
+                           "in a header), so its original definition is "
+                           "kept, but it calls ";
+  const std::string Logical =
+      "device code that reads smpart::blockIdx(), which only the persistent "
+      "form publishes";
+  if (K.ReadsLogicalBlockOpaquely)
+    return Hazard{Kept + Logical, K.Where, {}};
+  for (const std::string &Key : Reached) {
+    const FunctionFacts &C = Facts.Functions.at(Key);
+    if (!C.ReadsBlockId && !C.ReadsLogicalBlockOpaquely)
+      continue;
+    return Hazard{Kept + "'" + C.Name + "', which " +
+                      (C.ReadsBlockId ? "reads blockIdx/gridDim and would be "
+                                        "rewritten for the persistent form "
+                                        "only"
+                                      : "calls " + Logical),
+                  K.Where,
+                  {{C.Where, "'" + C.Name + "' declared here"}}};
+  }
+  return std::nullopt;
+}
+
 TransformPlan TransformPlanner::plan() const {
   TransformPlan Plan;
   std::map<std::string, KernelDecision> Decisions;
@@ -151,22 +179,9 @@ TransformPlan TransformPlanner::plan() const {
       D.Reasons.push_back({"matched by --exclude-kernels", F.Where, {}});
     } else {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
-      // The kept original calls the same device functions, which the
-      // rewrite makes read the logical block of a persistent CTA.
       if (F.NeedsOriginal)
-        for (const std::string &Callee : Reach[Key])
-          if (Facts.Functions.at(Callee).ReadsBlockId) {
-            const FunctionFacts &C = Facts.Functions.at(Callee);
-            D.Reasons.push_back(
-                {"launched from other files (declared or defined in a "
-                 "header), so its original definition is kept, but it calls '" +
-                     C.Name +
-                     "', which reads blockIdx/gridDim and would be rewritten "
-                     "for the persistent form only",
-                 F.Where,
-                 {{C.Where, "'" + C.Name + "' declared here"}}});
-            break;
-          }
+        if (std::optional<Hazard> H = keptOriginalHazard(F, Reach[Key]))
+          D.Reasons.push_back(std::move(*H));
       for (const std::string &Callee : Reach[Key]) {
         const FunctionFacts &C = Facts.Functions.at(Callee);
         for (const Hazard &H : C.Hazards)

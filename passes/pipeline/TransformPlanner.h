@@ -20,6 +20,7 @@
 #include "llvm/Support/Regex.h"
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -81,6 +82,11 @@ public:
 
 private:
   std::set<std::string> reachable(const std::string &Key) const;
+  /// Why kernel \p K, whose original must be kept, cannot be transformed
+  /// given the functions it reaches, if it cannot.
+  std::optional<Hazard>
+  keptOriginalHazard(const FunctionFacts &K,
+                     const std::set<std::string> &Reached) const;
 
   const FileFacts &Facts;
   const llvm::Regex *Only;
