@@ -457,8 +457,11 @@ ArgumentsAdjuster cudaAdjuster(const CudaSetup &Setup, bool DeviceSide) {
         continue;
       if (A.consume_front("--cuda-gpu-arch=") ||
           A.consume_front("--offload-arch=")) {
-        if (Arch.empty())
-          Arch = A.str();
+        // The first of a list; `native` needs a GPU to resolve: the
+        // default stands in.
+        if (llvm::StringRef First = A.split(',').first;
+            Arch.empty() && First != "native")
+          Arch = First.str();
         continue;
       }
       if (A == "-x" && I + 1 < Args.size()) { // we set the language
@@ -539,12 +542,17 @@ std::string checkSetup(const CudaSetup &Setup, const CompilationDatabase &Db,
       // parses the file as plain C++: a hundred errors after the one that
       // matters.
       for (llvm::StringRef A : C.CommandLine) {
-        llvm::StringRef Arch = A;
-        if ((Arch.consume_front("--cuda-gpu-arch=") ||
-             Arch.consume_front("--offload-arch=")) &&
-            clang::StringToOffloadArch(Arch) == clang::OffloadArch::UNKNOWN)
-          return "'" + File + "': unsupported GPU architecture '" + Arch.str() +
-                 "' (clang 22 knows sm_50 to sm_121a)";
+        llvm::StringRef Archs = A;
+        if (!Archs.consume_front("--cuda-gpu-arch=") &&
+            !Archs.consume_front("--offload-arch="))
+          continue;
+        llvm::SmallVector<llvm::StringRef, 4> List;
+        Archs.split(List, ',');
+        for (llvm::StringRef Arch : List)
+          if (Arch != "native" &&
+              clang::StringToOffloadArch(Arch) == clang::OffloadArch::UNKNOWN)
+            return "'" + File + "': unsupported GPU architecture '" +
+                   Arch.str() + "' (clang 22 knows sm_50 to sm_121a)";
       }
     }
   if (NeedsCuda &&
