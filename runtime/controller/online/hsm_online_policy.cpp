@@ -467,17 +467,20 @@ std::optional<Plan> HsmOnlinePolicy::decide(const EpochReport &R, unsigned N,
   };
   // A step measured worse than the allocation before it, beyond the
   // noise: that allocation comes back, and the search ends on it.
+  // The search it ends is not bound by the change budget (that binds the
+  // steps of a search started once converged): converged after it.
   auto Undo = [&](const std::vector<int> &From, double Before, double Now) {
     Next = From;
     Why = policy::formatNote(
         "%s: the last step measured %.3f, below %.3f before it: undone",
         std::string(name()).c_str(), Now, Before);
     AfterShortStep = false;
+    std::optional<Plan> P = Emit();
     if (!Converged) {
       Converged = R.index;
       Band = Before;
     }
-    return Emit();
+    return P;
   };
   std::optional<std::size_t> High;
   if (Opts.qos)
