@@ -1,5 +1,7 @@
 #include "analysis/BarrierHazard.h"
 
+#include "analysis/DeviceCode.h"
+
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -108,25 +110,13 @@ public:
       return Collective::Block;
     if (isWarpCollective(Call))
       return Collective::Warp;
-    const FunctionDecl *Callee = Call.getDirectCallee();
-    if (!Callee) {
-      // Unresolved in a template pattern: nothing to follow yet. A call
-      // through a pointer may reach any function: a possible barrier.
-      const Expr *E = Call.getCallee();
-      if (!E || E->isTypeDependent() || E->isValueDependent() ||
-          isa<CXXPseudoDestructorExpr>(E->IgnoreParenImpCasts()))
-        return Collective::None;
+    // A call through a pointer or a virtual call may reach any function:
+    // a possible barrier.
+    if (dispatchesAtRunTime(Call))
       return Collective::Block;
-    }
-    // A virtual call may run any override, whose body is not followed.
-    if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee);
-        Method && Method->isVirtual() && !Method->hasAttr<FinalAttr>() &&
-        !Method->getParent()->hasAttr<FinalAttr>()) {
-      const auto *Member =
-          dyn_cast<MemberExpr>(Call.getCallee()->IgnoreParenImpCasts());
-      if (!Member || !Member->hasQualifier())
-        return Collective::Block;
-    }
+    const FunctionDecl *Callee = Call.getDirectCallee();
+    if (!Callee)
+      return Collective::None; // unresolved in a template pattern
     return ofFunction(*Callee);
   }
 

@@ -3,6 +3,7 @@
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 
 namespace smpart {
@@ -26,6 +27,29 @@ inline bool runsOnDevice(const clang::FunctionDecl &Fn) {
     if (const auto *Outer = llvm::dyn_cast<clang::FunctionDecl>(DC))
       return runsOnDevice(*Outer);
   return false;
+}
+
+/// True for a call whose target is chosen at run time: through a pointer
+/// (not a call still unresolved in a template pattern) or to a virtual
+/// function not named with its class. Analyses that follow bodies cannot
+/// follow it: it may reach any function.
+inline bool dispatchesAtRunTime(const clang::CallExpr &Call) {
+  if (Call.isTypeDependent() || Call.containsErrors())
+    return false; // unresolved yet (a template pattern), or not at all
+  const clang::FunctionDecl *Callee = Call.getDirectCallee();
+  if (!Callee) {
+    const clang::Expr *E = Call.getCallee();
+    return E && !E->isTypeDependent() && !E->isValueDependent() &&
+           !E->containsErrors() &&
+           !llvm::isa<clang::CXXPseudoDestructorExpr>(E->IgnoreParenImpCasts());
+  }
+  const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(Callee);
+  if (!Method || !Method->isVirtual() || Method->hasAttr<clang::FinalAttr>() ||
+      Method->getParent()->hasAttr<clang::FinalAttr>())
+    return false;
+  const auto *Member = llvm::dyn_cast<clang::MemberExpr>(
+      Call.getCallee()->IgnoreParenImpCasts());
+  return !Member || !Member->hasQualifier();
 }
 
 /// Matches a function nvcc compiles for the device (runsOnDevice).

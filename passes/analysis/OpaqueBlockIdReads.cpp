@@ -1,10 +1,12 @@
 #include "analysis/OpaqueBlockIdReads.h"
 
+#include "analysis/DeviceCode.h"
 #include "analysis/KernelHazards.h"
 
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
 
 #include <utility>
 
@@ -41,6 +43,12 @@ bool OpaqueBlockIdReads::isLogicalBlockQuery(const FunctionDecl &Fn) {
          NS->getDeclContext()->isTranslationUnit();
 }
 
+/// A read that ends a walk: nothing found later changes the verdict.
+static bool final(const OpaqueBlockIdReads::Read &R) {
+  return R.What == OpaqueBlockIdReads::Kind::Physical ||
+         R.What == OpaqueBlockIdReads::Kind::Dispatched;
+}
+
 namespace {
 /// Walks one body; what it calls goes back through OpaqueBlockIdReads::of.
 class BodyWalker : public RecursiveASTVisitor<BodyWalker> {
@@ -73,6 +81,13 @@ public:
     return true;
   }
   bool VisitCallExpr(CallExpr *Call) {
+    // The toolkit's own calls through pointers (customisation points,
+    // type-erased callbacks) are its business; its reads of the block
+    // index are direct and found below.
+    if (dispatchesAtRunTime(*Call) && !inSystemHeader()) {
+      Found = {OpaqueBlockIdReads::Kind::Dispatched, &Fn, Call->getBeginLoc()};
+      return false;
+    }
     const FunctionDecl *Callee = Call->getDirectCallee();
     if (!Callee)
       return true;
@@ -115,13 +130,18 @@ public:
   }
 
 private:
+  bool inSystemHeader() const {
+    const SourceManager &SM = Fn.getASTContext().getSourceManager();
+    return SM.isInSystemHeader(SM.getSpellingLoc(Fn.getLocation()));
+  }
   bool physical(const FunctionDecl *Reader, SourceLocation Where) {
     Found = {OpaqueBlockIdReads::Kind::Physical, Reader, Where};
     return false; // the first is enough
   }
   bool follow(const FunctionDecl *Callee) {
     const OpaqueBlockIdReads::Read R = Reads.of(Callee);
-    if (R.What == OpaqueBlockIdReads::Kind::Physical) {
+    if (R.What == OpaqueBlockIdReads::Kind::Physical ||
+        R.What == OpaqueBlockIdReads::Kind::Dispatched) {
       Found = R;
       return false;
     }
@@ -155,8 +175,9 @@ OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
   if (auto It = Memo.find(Definition); It != Memo.end())
     return It->second;
   // Recursion: a function being walked reads nothing more than what its
-  // walk finds; what is found meanwhile is final only if it is a
-  // physical read, or once the outermost walk of the cycle ends.
+  // walk finds; what is found meanwhile is final only if it ends the walk
+  // (a physical read, a call dispatched at run time), or once the
+  // outermost walk of the cycle ends.
   if (!Walking.insert(Definition).second) {
     Cyclic = true;
     return {};
@@ -168,12 +189,12 @@ OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
   // constructors).
   if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(Definition))
     for (const CXXCtorInitializer *Init : Ctor->inits())
-      if (Walker.Found.What != Kind::Physical)
+      if (!final(Walker.Found))
         Walker.TraverseStmt(Init->getInit());
-  if (Walker.Found.What != Kind::Physical)
+  if (!final(Walker.Found))
     Walker.TraverseStmt(Definition->getBody());
   Walking.erase(Definition);
-  if (Walker.Found.What == Kind::Physical || !Cyclic || Walking.empty())
+  if (final(Walker.Found) || !Cyclic || Walking.empty())
     Memo[Definition] = Walker.Found;
   Cyclic = OuterCyclic || (Cyclic && !Walking.empty());
   return Walker.Found;

@@ -20,13 +20,15 @@ namespace smpart {
 class OpaqueBlockIdReads {
 public:
   enum class Kind {
-    None,     ///< neither
-    Logical,  ///< smpart::blockIdx()/gridDim() only
-    Physical, ///< blockIdx/gridDim or %ctaid/%nctaid
+    None,       ///< neither
+    Logical,    ///< smpart::blockIdx()/gridDim() only
+    Physical,   ///< blockIdx/gridDim or %ctaid/%nctaid
+    Dispatched, ///< calls through a pointer or a virtual function: unknown
   };
   struct Read {
     Kind What = Kind::None;
-    /// Physical: the function that reads it and where.
+    /// Physical, Dispatched: the function that reads it (makes the call)
+    /// and where.
     const clang::FunctionDecl *Reader = nullptr;
     clang::SourceLocation Where;
   };

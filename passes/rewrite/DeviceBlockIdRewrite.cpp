@@ -41,6 +41,11 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
       cxxBindTemporaryExpr(forFunction(functionDecl().bind("caller")))
           .bind("temporary"),
       this);
+  // A call whose target is chosen at run time cannot be followed.
+  Finder.addMatcher(
+      callExpr(forFunction(functionDecl(runsOnDevice()).bind("dispatcher")))
+          .bind("dispatch"),
+      this);
 }
 
 void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
@@ -62,6 +67,19 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
       F.Hazards.insert({"reads " + Name + " through a macro",
                         RewriteContext::placeOf(SM, Ref->getLocation()),
                         {}});
+    return;
+  }
+  if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
+    const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("dispatcher");
+    if (dispatchesAtRunTime(*Dispatch) &&
+        Ctx.isRewritable(SM, Fn->getLocation()) &&
+        Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
+      Ctx.functionFacts(SM, Fn).Hazards.insert(
+          {"calls through a function pointer or a virtual function, whose "
+           "target may read the physical blockIdx/gridDim (smpart cannot "
+           "follow it to rewrite it)",
+           RewriteContext::placeOf(SM, Dispatch->getBeginLoc()),
+           {}});
     return;
   }
   const auto *Caller = Result.Nodes.getNodeAs<FunctionDecl>("caller");
@@ -106,7 +124,8 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
   // Its default arguments are evaluated here, with its file's text.
   for (const Stmt *Arg : Call.children())
     if (const auto *Default = dyn_cast_or_null<CXXDefaultArgExpr>(Arg);
-        Default && R.What != OpaqueBlockIdReads::Kind::Physical)
+        Default && (R.What == OpaqueBlockIdReads::Kind::None ||
+                    R.What == OpaqueBlockIdReads::Kind::Logical))
       if (const OpaqueBlockIdReads::Read D =
               Reads.ofExpr(Default->getExpr(), Callee);
           D.What != OpaqueBlockIdReads::Kind::None)
@@ -117,7 +136,8 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
   }
   const FunctionDecl &Shown = *RewriteContext::patternOf(&Callee);
   const std::string Name = Shown.getQualifiedNameAsString();
-  if (R.What == OpaqueBlockIdReads::Kind::Physical) {
+  if (R.What == OpaqueBlockIdReads::Kind::Physical ||
+      R.What == OpaqueBlockIdReads::Kind::Dispatched) {
     // Where the callee is says what would rewrite it (a functor of this
     // file that a toolkit template calls back is not reached either).
     const bool System =
@@ -127,10 +147,18 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
         .Hazards.insert({"calls '" + Name + "' (not rewritten: " +
                              (System ? "a system header"
                                      : "its file is outside --header-filter") +
-                             "), which reads the physical blockIdx/gridDim",
+                             (R.What == OpaqueBlockIdReads::Kind::Physical
+                                  ? "), which reads the physical "
+                                    "blockIdx/gridDim"
+                                  : "), which calls through a function "
+                                    "pointer or a virtual function that may "
+                                    "read the physical blockIdx/gridDim"),
                          RewriteContext::placeOf(SM, At),
                          {{RewriteContext::placeOf(SM, R.Where),
-                           "'" + Reader + "' reads it here"}}});
+                           "'" + Reader +
+                               (R.What == OpaqueBlockIdReads::Kind::Physical
+                                    ? "' reads it here"
+                                    : "' makes that call here")}}});
     return;
   }
   // Defined in no file this parse sees: another translation unit
