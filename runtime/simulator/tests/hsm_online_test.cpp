@@ -174,11 +174,10 @@ TEST(HsmOnline, CalibratesIsolatedRatesWhereMeasurementsAllow) {
 /// Forwards to HSM online, and once its first step is in place reports the
 /// kernel that step gave SMs to at a third of its measured rate: a step
 /// that, measured, made fairness worse.
-class SpoiltStep final : public OnlinePolicy {
+class SpoiltStep final
+    : public smpart::sim::testing::Forwarding<online::HsmOnlinePolicy> {
 public:
-  explicit SpoiltStep(std::shared_ptr<online::HsmOnlinePolicy> P)
-      : Inner(std::move(P)) {}
-  std::string_view name() const override { return Inner->name(); }
+  using Forwarding::Forwarding;
   std::optional<policy::Plan> onEpoch(const EpochReport &R,
                                       const policy::Plan &C) override {
     EpochReport Seen = R;
@@ -207,13 +206,7 @@ public:
     }
     return P;
   }
-  std::optional<policy::Plan>
-  onReplan(std::string_view Trigger, const policy::Plan &Offline,
-           const std::vector<FinishingKernel> &Finishing) override {
-    return Inner->onReplan(Trigger, Offline, Finishing);
-  }
 
-  std::shared_ptr<online::HsmOnlinePolicy> Inner;
   std::optional<policy::Plan> Step, Undo;
   std::string Gainer;
   int Gain = 0, To = 0;

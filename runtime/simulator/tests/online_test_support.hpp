@@ -40,6 +40,25 @@ struct HasConvergedAt<
     Policy, std::void_t<decltype(std::declval<const Policy &>().convergedAt())>>
     : std::true_type {};
 
+/// Forwards to the online policy under test; a test derives from it to
+/// change what the policy sees.
+template <class Policy> class Forwarding : public OnlinePolicy {
+public:
+  explicit Forwarding(std::shared_ptr<Policy> P) : Inner(std::move(P)) {}
+  std::string_view name() const override { return Inner->name(); }
+  std::optional<policy::Plan> onEpoch(const EpochReport &R,
+                                      const policy::Plan &C) override {
+    return Inner->onEpoch(R, C);
+  }
+  std::optional<policy::Plan>
+  onReplan(std::string_view Trigger, const policy::Plan &Offline,
+           const std::vector<FinishingKernel> &Finishing) override {
+    return Inner->onReplan(Trigger, Offline, Finishing);
+  }
+
+  std::shared_ptr<Policy> Inner;
+};
+
 /// Nothing more to record of a policy.
 struct NoExtra {};
 

@@ -162,11 +162,11 @@ TEST(TlpDynamic, JudgesAKernelSetThatComesBackByItsThroughputNow) {
 /// Forwards to the policy under test, with every kernel's measured rate
 /// scaled by \p Scale from the second epoch after it first converged on:
 /// a lasting drop (a program phase change).
-class PhaseChange final : public OnlinePolicy {
+class PhaseChange final
+    : public smpart::sim::testing::Forwarding<online::TlpDynamicPolicy> {
 public:
   PhaseChange(std::shared_ptr<online::TlpDynamicPolicy> P, double Scale)
-      : Inner(std::move(P)), Scale(Scale) {}
-  std::string_view name() const override { return Inner->name(); }
+      : Forwarding(std::move(P)), Scale(Scale) {}
   std::optional<policy::Plan> onEpoch(const EpochReport &R,
                                       const policy::Plan &C) override {
     if (!DropAt && Inner->convergedAt())
@@ -184,13 +184,7 @@ public:
       RelearntAt = R.index;
     return P;
   }
-  std::optional<policy::Plan>
-  onReplan(std::string_view Trigger, const policy::Plan &Offline,
-           const std::vector<FinishingKernel> &Finishing) override {
-    return Inner->onReplan(Trigger, Offline, Finishing);
-  }
 
-  std::shared_ptr<online::TlpDynamicPolicy> Inner;
   double Scale;
   std::optional<unsigned long long> DropAt, StepsAtDrop, RelearntAt;
 };
