@@ -85,16 +85,17 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Caller = Result.Nodes.getNodeAs<FunctionDecl>("caller");
   const FunctionDecl *Callee = Result.Nodes.getNodeAs<FunctionDecl>("callee");
   const Expr *Call = Result.Nodes.getNodeAs<Expr>("call");
+  SourceLocation At = Call ? Call->getBeginLoc() : SourceLocation();
   if (const auto *Local = Result.Nodes.getNodeAs<VarDecl>("local")) {
     const CXXRecordDecl *R = Local->getType()->getAsCXXRecordDecl();
     Callee = R && R->hasDefinition() ? R->getDestructor() : nullptr;
-    Call = Local->getInit();
+    At = Local->getLocation();
   } else if (const auto *Temp =
                  Result.Nodes.getNodeAs<CXXBindTemporaryExpr>("temporary")) {
     Callee = Temp->getTemporary()->getDestructor();
-    Call = Temp;
+    At = Temp->getBeginLoc();
   }
-  if (!Caller || !Callee || !Call ||
+  if (!Caller || !Callee || Callee->isTrivial() ||
       !Ctx.isRewritable(SM, Caller->getLocation()))
     return;
   const FunctionDecl *Target = RewriteContext::patternOf(Callee);
@@ -104,25 +105,26 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
     return;
   }
   // The toolkit's grid queries (cooperative groups) are KernelHazards'.
-  if (const auto *Direct = dyn_cast<CallExpr>(Call))
+  if (const auto *Direct = dyn_cast_or_null<CallExpr>(Call))
     if (!KernelHazards::gridDependentCall(*Direct).empty())
       return;
   if (runsOnDevice(*Caller) && runsOnDevice(*Callee))
-    callsUnrewritten(SM, *Caller, *Callee, *Call,
+    callsUnrewritten(SM, *Caller, *Callee, At, Call,
                      Result.Context->getLangOpts().CUDAIsDevice);
 }
 
 void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
                                             const FunctionDecl &Caller,
                                             const FunctionDecl &Callee,
-                                            const Expr &Call, bool DeviceSide) {
+                                            SourceLocation At, const Expr *Call,
+                                            bool DeviceSide) {
   if (OpaqueBlockIdReads::isRuntimeFunction(Callee) &&
       !OpaqueBlockIdReads::isLogicalBlockQuery(Callee))
     return;
-  const SourceLocation At = Call.getBeginLoc();
   OpaqueBlockIdReads::Read R = Reads.of(&Callee);
   // Its default arguments are evaluated here, with its file's text.
-  for (const Stmt *Arg : Call.children())
+  for (const Stmt *Arg :
+       Call ? Call->children() : Stmt::const_child_range(nullptr, nullptr))
     if (const auto *Default = dyn_cast_or_null<CXXDefaultArgExpr>(Arg);
         Default && (R.What == OpaqueBlockIdReads::Kind::None ||
                     R.What == OpaqueBlockIdReads::Kind::Logical))
@@ -166,7 +168,7 @@ void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,
   // side sees every definition of device code (the host side misses
   // those under #ifdef __CUDA_ARCH__); a pure virtual function has none.
   if (!DeviceSide || Callee.isDefined() || Callee.getBuiltinID() ||
-      Callee.isPureVirtual() ||
+      Callee.isPureVirtual() || Callee.isImplicit() || Callee.isDefaulted() ||
       SM.isInSystemHeader(SM.getSpellingLoc(Shown.getLocation())))
     return;
   Ctx.functionFacts(SM, &Caller)

@@ -25,12 +25,14 @@ public:
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
 
 private:
-  /// Call \p Call from \p Caller (rewritten) to \p Callee, which is not,
-  /// seen by the device-side parse or not.
+  /// A call at \p At from \p Caller (rewritten) to \p Callee, which is
+  /// not: \p Call (its default arguments), or none (a destructor), seen by
+  /// the device-side parse or not.
   void callsUnrewritten(const clang::SourceManager &SM,
                         const clang::FunctionDecl &Caller,
                         const clang::FunctionDecl &Callee,
-                        const clang::Expr &Call, bool DeviceSide);
+                        clang::SourceLocation At, const clang::Expr *Call,
+                        bool DeviceSide);
 
   RewriteContext &Ctx;
   OpaqueBlockIdReads Reads;
