@@ -3,7 +3,10 @@
 // A call through a function pointer or to a virtual function may reach a
 // function that reads the physical blockIdx, which smpart cannot follow
 // to rewrite: the kernel is refused. A virtual function named with its
-// class, or of a final class, is an ordinary call.
+// class, of a final class or called on an object, is an ordinary call; so
+// are calls in a host-only branch of __host__ __device__ code, calls
+// through a template argument (known where it is instantiated, here a
+// function pointer for the host only) and calls never evaluated.
 #include "cuda.h"
 
 __device__ unsigned row() { return blockIdx.x; }
@@ -22,10 +25,29 @@ __global__ void dispatched(unsigned *p, Base *b) { p[b->id()] = 1; }
 __global__ void named(unsigned *p, Base *b) { p[b->Base::id()] = 1; }
 __global__ void finalCall(unsigned *p, Leaf *l) { p[l->id()] = 1; }
 
-// WARN: {{^}}{{.*}}dispatched-calls.cu:19:5: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
-// WARN: {{^}}{{.*}}dispatched-calls.cu:21:54: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
+void (*onError)(int) = nullptr;
+__host__ __device__ void check(int *p) {
+#ifndef __CUDA_ARCH__
+  onError(p[0]);
+#endif
+}
+template <class F> __host__ __device__ int each(int v, F f) { return f(v); }
+int twice(int v) { return 2 * v; }
+void onHost(int v) { each(v, twice); }
+__global__ void quiet(int *p, Base *b) {
+  check(p);
+  Base o;
+  p[0] = each(p[1], [](int v) { return v + 1; }) + static_cast<int>(o.id());
+  p[1] = sizeof(b->id()) + noexcept(b->id());
+  using R = decltype(onError(0));
+}
+
+// WARN: {{^}}{{.*}}dispatched-calls.cu:22:5: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
+// WARN: {{^}}{{.*}}dispatched-calls.cu:24:54: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
 // WARN-NOT: 'named'
 // WARN-NOT: 'finalCall'
+// WARN-NOT: 'quiet'
 // CHECK: {{^}}__global__ void named(smpart::LaunchControl smpart_ctl, unsigned *p, Base *b) {
 // CHECK: {{^}}__global__ void finalCall(smpart::LaunchControl smpart_ctl, unsigned *p, Leaf *l) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+// CHECK: {{^}}__global__ void quiet(smpart::LaunchControl smpart_ctl, int *p, Base *b) {

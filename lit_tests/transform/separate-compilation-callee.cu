@@ -13,7 +13,7 @@ __device__ unsigned here(unsigned i) { return i + 1; }
 __global__ void calls(unsigned *p) { p[threadIdx.x] = fromElsewhere(threadIdx.x); }
 __global__ void local(unsigned *p) { p[threadIdx.x] = here(threadIdx.x); }
 
-// WARN: {{^}}{{.*}}separate-compilation-callee.cu:[[@LINE-3]]:55: warning: smpart: kernel 'calls' calls 'fromElsewhere', which no file of this run defines (separate compilation): if it reads blockIdx/gridDim, its file must be rewritten by smpart-transform too, or it reads the physical block
+// WARN: {{^}}{{.*}}separate-compilation-callee.cu:[[@LINE-3]]:55: warning: smpart: kernel 'calls' calls 'fromElsewhere', which this translation unit does not define (separate compilation): if it reads blockIdx/gridDim, its file must be rewritten by smpart-transform too, or it reads the physical block
 // WARN-NOT: warning
 // CHECK: {{^}}__global__ void calls(smpart::LaunchControl smpart_ctl, unsigned *p) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
@@ -23,6 +23,6 @@ __global__ void local(unsigned *p) { p[threadIdx.x] = here(threadIdx.x); }
 // MANIFEST: "status": "transformed",
 // MANIFEST-NEXT: "reasons": [],
 // MANIFEST-NEXT: "warnings": [
-// MANIFEST-NEXT: "calls 'fromElsewhere', which no file
+// MANIFEST-NEXT: "calls 'fromElsewhere', which this translation unit
 // MANIFEST: "name": "local",
 // MANIFEST: "warnings": [],

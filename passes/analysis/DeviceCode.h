@@ -1,8 +1,10 @@
 #ifndef SMPART_ANALYSIS_DEVICECODE_H
 #define SMPART_ANALYSIS_DEVICECODE_H
 
+#include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 
@@ -49,7 +51,30 @@ inline bool dispatchesAtRunTime(const clang::CallExpr &Call) {
     return false;
   const auto *Member = llvm::dyn_cast<clang::MemberExpr>(
       Call.getCallee()->IgnoreParenImpCasts());
-  return !Member || !Member->hasQualifier();
+  if (!Member)
+    return true;
+  if (Member->hasQualifier())
+    return false;
+  // Called on an object (not through a pointer or a reference): its type
+  // is known, the call bound at compile time.
+  const auto *Object = llvm::dyn_cast<clang::DeclRefExpr>(
+      Member->getBase()->IgnoreParenImpCasts());
+  const auto *Var =
+      Object ? llvm::dyn_cast<clang::VarDecl>(Object->getDecl()) : nullptr;
+  return Member->isArrow() || !Var || Var->getType()->isReferenceType();
+}
+
+/// True where a call of \p In is checked for dispatch at run time: in the
+/// device-side parse (the host side also sees the host-only branches of
+/// __host__ __device__ code), outside template instantiations (a call
+/// through a template argument, a lambda or a function, is known where
+/// it is instantiated; the template's other calls are checked in the
+/// template itself).
+inline bool checkedForDispatch(const clang::FunctionDecl &In) {
+  return In.getASTContext().getLangOpts().CUDAIsDevice &&
+         !In.isTemplateInstantiation() &&
+         !llvm::isa<clang::ClassTemplateSpecializationDecl>(
+             In.getDeclContext());
 }
 
 /// Matches a function nvcc compiles for the device (runsOnDevice).

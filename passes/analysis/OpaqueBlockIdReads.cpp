@@ -67,6 +67,13 @@ public:
     return true;
   }
 
+  /// Operands that are never evaluated run nothing.
+  bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) {
+    return true;
+  }
+  bool TraverseCXXNoexceptExpr(CXXNoexceptExpr *) { return true; }
+  bool TraverseDecltypeTypeLoc(DecltypeTypeLoc, bool) { return true; }
+
   bool VisitDeclRefExpr(DeclRefExpr *Ref) {
     const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
     if (Var && Var->getIdentifier() &&
@@ -84,7 +91,8 @@ public:
     // The toolkit's own calls through pointers (customisation points,
     // type-erased callbacks) are its business; its reads of the block
     // index are direct and found below.
-    if (dispatchesAtRunTime(*Call) && !inSystemHeader()) {
+    if (dispatchesAtRunTime(*Call) && checkedForDispatch(Fn) &&
+        !inSystemHeader()) {
       Found = {OpaqueBlockIdReads::Kind::Dispatched, &Fn, Call->getBeginLoc()};
       return false;
     }

@@ -108,9 +108,9 @@ struct FunctionFacts {
   /// smpart::blockIdx()/gridDim() (a header an earlier run rewrote): a
   /// kernel that reaches it publishes its logical block.
   bool ReadsLogicalBlockOpaquely = false;
-  /// Device functions it calls that no file of the parse defines (another
-  /// translation unit, -fgpu-rdc), by name, with the first call. They may
-  /// read the block index: a kernel that reaches them publishes its logical
+  /// Device functions it calls that its translation unit does not define
+  /// (another translation unit, -fgpu-rdc), by name, with the first call. They
+  /// may read the block index: a kernel that reaches them publishes its logical
   /// block, which is right when their file is rewritten too, and says so.
   std::map<std::string, Place> UnseenCallees;
   /// Kernels: loops (or the whole body) written once per bypass tag, if

@@ -283,7 +283,7 @@ TransformPlan TransformPlanner::plan() const {
       for (const auto &[Name, Where] : F->UnseenCallees)
         D.Warnings.push_back(
             {"calls '" + Name +
-                 "', which no file of this run defines (separate "
+                 "', which this translation unit does not define (separate "
                  "compilation): if it reads blockIdx/gridDim, its file must "
                  "be rewritten by smpart-transform too, or it reads the "
                  "physical block",

@@ -43,7 +43,11 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
       this);
   // A call whose target is chosen at run time cannot be followed.
   Finder.addMatcher(
-      callExpr(forFunction(functionDecl(runsOnDevice()).bind("dispatcher")))
+      callExpr(forFunction(functionDecl(runsOnDevice()).bind("dispatcher")),
+               // Not evaluated: sizeof, noexcept, decltype and other types.
+               unless(hasAncestor(unaryExprOrTypeTraitExpr())),
+               unless(hasAncestor(cxxNoexceptExpr())),
+               unless(hasAncestor(typeLoc())))
           .bind("dispatch"),
       this);
 }
@@ -71,7 +75,7 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
     const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("dispatcher");
-    if (dispatchesAtRunTime(*Dispatch) &&
+    if (dispatchesAtRunTime(*Dispatch) && checkedForDispatch(*Fn) &&
         Ctx.isRewritable(SM, Fn->getLocation()) &&
         Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
       Ctx.functionFacts(SM, Fn).Hazards.insert(
