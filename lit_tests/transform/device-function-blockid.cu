@@ -38,3 +38,13 @@ __global__ void marked(unsigned *out) { Mark m{out}; }
 // CHECK: {{^}}  __device__ ~Mark() { out[smpart::blockIdx().x] = 1; }
 // CHECK: {{^}}__global__ void marked(smpart::LaunchControl smpart_ctl, unsigned *out) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+
+// A function passed on by name (to a template that calls it, through a
+// pointer) is called through it: rewritten, and its block published.
+__device__ unsigned column() { return blockIdx.x; }
+template <class F> __device__ unsigned apply(F f) { return f(); }
+__global__ void passed(unsigned *out) { out[apply(column)] = 1; }
+
+// CHECK: {{^}}__device__ unsigned column() { return smpart::blockIdx().x; }
+// CHECK: {{^}}__global__ void passed(smpart::LaunchControl smpart_ctl, unsigned *out) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {

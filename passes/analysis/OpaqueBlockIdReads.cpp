@@ -3,6 +3,7 @@
 #include "analysis/DeviceCode.h"
 #include "analysis/KernelHazards.h"
 
+#include "clang/AST/Attr.h"
 #include "clang/AST/DeclCXX.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -75,6 +76,9 @@ public:
   bool TraverseDecltypeTypeLoc(DecltypeTypeLoc, bool) { return true; }
 
   bool VisitDeclRefExpr(DeclRefExpr *Ref) {
+    // A function named is called here or through what it is passed to.
+    if (const auto *Named = dyn_cast<FunctionDecl>(Ref->getDecl()))
+      return Named->hasAttr<CUDAGlobalAttr>() || follow(Named);
     const auto *Var = dyn_cast<VarDecl>(Ref->getDecl());
     if (Var && Var->getIdentifier() &&
         (Var->getName() == "blockIdx" || Var->getName() == "gridDim") &&
@@ -175,7 +179,7 @@ OpaqueBlockIdReads::Read OpaqueBlockIdReads::of(const FunctionDecl *Fn) {
     return {Kind::Logical, Fn, {}};
   // Cooperative groups are judged by the call (VisitCallExpr; from the
   // rewritten files, KernelHazards), not by their bodies.
-  if (isRuntimeFunction(*Fn) || inCooperativeGroups(*Fn))
+  if (isRuntimeFunction(*Fn) || inCooperativeGroups(*Fn) || !runsOnDevice(*Fn))
     return {};
   const FunctionDecl *Definition = nullptr;
   if (!Fn->hasBody(Definition) || !Definition)

@@ -41,6 +41,14 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
       cxxBindTemporaryExpr(forFunction(functionDecl().bind("caller")))
           .bind("temporary"),
       this);
+  // A function named here is called here or through what it is passed to
+  // (a template that calls it, a pointer).
+  Finder.addMatcher(
+      declRefExpr(
+          to(functionDecl(unless(hasAttr(attr::CUDAGlobal))).bind("callee")),
+          forFunction(functionDecl().bind("caller")))
+          .bind("named"),
+      this);
   // A call whose target is chosen at run time cannot be followed.
   Finder.addMatcher(
       callExpr(forFunction(functionDecl(runsOnDevice()).bind("dispatcher")),
@@ -90,6 +98,11 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   const FunctionDecl *Callee = Result.Nodes.getNodeAs<FunctionDecl>("callee");
   const Expr *Call = Result.Nodes.getNodeAs<Expr>("call");
   SourceLocation At = Call ? Call->getBeginLoc() : SourceLocation();
+  if (const auto *Named = Result.Nodes.getNodeAs<DeclRefExpr>("named")) {
+    if (!Callee || !runsOnDevice(*Callee))
+      return; // a host function named in a host branch
+    At = Named->getLocation();
+  }
   if (const auto *Local = Result.Nodes.getNodeAs<VarDecl>("local")) {
     const CXXRecordDecl *R = Local->getType()->getAsCXXRecordDecl();
     Callee = R && R->hasDefinition() ? R->getDestructor() : nullptr;
