@@ -40,14 +40,6 @@ bool isBlockBarrier(const CallExpr &Call) {
              "thread_block";
 }
 
-static bool inCooperativeGroups(const Decl *D) {
-  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(C))
-      if (NS->getName() == "cooperative_groups" || NS->getName() == "cg")
-        return true;
-  return false;
-}
-
 bool isWarpCollective(const CallExpr &Call) {
   const FunctionDecl *Callee = Call.getDirectCallee();
   if (!Callee || !Callee->getIdentifier())
@@ -72,12 +64,12 @@ bool isWarpCollective(const CallExpr &Call) {
           .Default(false);
   if (const auto *Method = dyn_cast<CXXMethodDecl>(Callee)) {
     llvm::StringRef Class = Method->getParent()->getName();
-    return TileCollective && inCooperativeGroups(Method->getParent()) &&
+    return TileCollective && inCooperativeGroups(*Method->getParent()) &&
            Class != "thread_block" && Class != "grid_group" &&
            Class != "multi_grid_group" && Class != "cluster_group";
   }
   // cg::sync(tile), cg::reduce(tile, ...), cg::inclusive_scan(tile, ...).
-  if (inCooperativeGroups(Callee) && Call.getNumArgs() >= 1 &&
+  if (inCooperativeGroups(*Callee) && Call.getNumArgs() >= 1 &&
       (Name == "sync" || Name == "reduce" || Name.ends_with("_scan")))
     if (const CXXRecordDecl *Arg =
             Call.getArg(0)->getType()->getAsCXXRecordDecl())

@@ -31,6 +31,16 @@ inline bool runsOnDevice(const clang::FunctionDecl &Fn) {
   return false;
 }
 
+/// True for a declaration of CUDA's cooperative groups (its namespace, or
+/// `cg`, which the lit tests' stub header uses).
+inline bool inCooperativeGroups(const clang::Decl &D) {
+  for (const clang::DeclContext *C = D.getDeclContext(); C; C = C->getParent())
+    if (const auto *NS = llvm::dyn_cast<clang::NamespaceDecl>(C))
+      if (NS->getName() == "cooperative_groups" || NS->getName() == "cg")
+        return true;
+  return false;
+}
+
 /// True for a call whose target is chosen at run time: through a pointer
 /// (not a call still unresolved in a template pattern) or to a virtual
 /// function not named with its class. Analyses that follow bodies cannot

@@ -15,14 +15,6 @@ using namespace clang::ast_matchers;
 
 namespace smpart {
 
-static bool inCooperativeGroups(const Decl *D) {
-  for (const DeclContext *C = D->getDeclContext(); C; C = C->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(C))
-      if (NS->getName() == "cooperative_groups")
-        return true;
-  return false;
-}
-
 std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
   const FunctionDecl *Callee = Call.getDirectCallee();
   if (!Callee || !Callee->getIdentifier())
@@ -43,9 +35,9 @@ std::string KernelHazards::gridDependentCall(const CallExpr &Call) {
       return "thread_block::" + Name.str() + " reads the physical block index";
     return {};
   }
-  if (inCooperativeGroups(Callee) && Name == "this_cluster")
+  if (inCooperativeGroups(*Callee) && Name == "this_cluster")
     return "cooperative_groups::this_cluster() spans a thread-block cluster";
-  if (inCooperativeGroups(Callee) &&
+  if (inCooperativeGroups(*Callee) &&
       (Name == "this_grid" || Name == "this_multi_grid"))
     return "cooperative_groups::" + Name.str() +
            "() spans the physical grid (grid-wide sync or block ranks)";

@@ -23,14 +23,6 @@ static bool inRuntimeNamespace(const Decl &D) {
   return Outermost && Outermost->getName() == "smpart";
 }
 
-static bool inCooperativeGroups(const Decl &D) {
-  for (const DeclContext *C = D.getDeclContext(); C; C = C->getParent())
-    if (const auto *NS = dyn_cast<NamespaceDecl>(C);
-        NS && NS->getName() == "cooperative_groups")
-      return true;
-  return false;
-}
-
 bool OpaqueBlockIdReads::isRuntimeFunction(const FunctionDecl &Fn) {
   return inRuntimeNamespace(Fn);
 }
