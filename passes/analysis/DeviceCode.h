@@ -74,17 +74,92 @@ inline bool dispatchesAtRunTime(const clang::CallExpr &Call) {
   return Member->isArrow() || !Var || Var->getType()->isReferenceType();
 }
 
-/// True where a call of \p In is checked for dispatch at run time: in the
-/// device-side parse (the host side also sees the host-only branches of
-/// __host__ __device__ code), outside template instantiations (a call
-/// through a template argument, a lambda or a function, is known where
-/// it is instantiated; the template's other calls are checked in the
-/// template itself).
+/// True for a function the compiler made from a template for particular
+/// arguments (its facts are its template's: one text is rewritten).
+inline bool isInstantiation(const clang::FunctionDecl &Fn) {
+  return Fn.isTemplateInstantiation() ||
+         llvm::isa<clang::ClassTemplateSpecializationDecl>(Fn.getDeclContext());
+}
+
+/// True if nvcc compiles `Fn` for the device only: a kernel, a function
+/// declared __device__ and not __host__, or a lambda in one. (Clang makes
+/// constexpr functions implicitly __host__ __device__: both sides.)
+inline bool runsOnlyOnDevice(const clang::FunctionDecl &Fn) {
+  if (Fn.hasAttr<clang::CUDAGlobalAttr>())
+    return true;
+  const auto *Device = Fn.getAttr<clang::CUDADeviceAttr>();
+  if (!Device)
+    return false;
+  const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(&Fn);
+  if (Device->isImplicit() && Method && Method->getParent()->isLambda()) {
+    for (const clang::DeclContext *DC = Method->getParent()->getDeclContext();
+         DC; DC = DC->getParent())
+      if (const auto *Outer = llvm::dyn_cast<clang::FunctionDecl>(DC))
+        return runsOnlyOnDevice(*Outer);
+    return false;
+  }
+  return !Device->isImplicit() && !Fn.hasAttr<clang::CUDAHostAttr>();
+}
+
+/// True where the calls of \p In are checked for dispatch at run time: in
+/// the device-side parse (the host side also sees the host-only branches
+/// of __host__ __device__ code), and in a template instantiation only
+/// where it runs on the device alone: a __host__ __device__ template may
+/// be instantiated for host code only (a call through the function
+/// pointer it is given there), and its facts are its template's, which
+/// kernels instantiating it with a lambda share.
 inline bool checkedForDispatch(const clang::FunctionDecl &In) {
   return In.getASTContext().getLangOpts().CUDAIsDevice &&
-         !In.isTemplateInstantiation() &&
-         !llvm::isa<clang::ClassTemplateSpecializationDecl>(
-             In.getDeclContext());
+         (!isInstantiation(In) || runsOnlyOnDevice(In));
+}
+
+/// checkedForDispatch() for one call of \p In: in an instantiated
+/// __device__ function, a call through its own parameter is not checked
+/// there but where the function is called, by what it is given
+/// (passedFunctionPointer: a function named there is followed as called
+/// there). A kernel's parameters come from the host: checked.
+inline bool checkedForDispatch(const clang::FunctionDecl &In,
+                               const clang::CallExpr &Call) {
+  if (!checkedForDispatch(In))
+    return false;
+  if (!isInstantiation(In) || In.hasAttr<clang::CUDAGlobalAttr>())
+    return true;
+  const clang::Expr *Target = Call.getCallee()->IgnoreParenImpCasts();
+  if (const auto *Deref = llvm::dyn_cast<clang::UnaryOperator>(Target);
+      Deref && Deref->getOpcode() == clang::UO_Deref)
+    Target = Deref->getSubExpr()->IgnoreParenImpCasts();
+  const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(Target);
+  return !Ref || !llvm::isa<clang::ParmVarDecl>(Ref->getDecl());
+}
+
+/// The first argument of \p Call (a call or a construction) that gives
+/// the callee a function pointer other than a function named there (which
+/// the analyses follow as called there); null if none. Where the callee
+/// is an instantiation, its calls through that pointer are checked here
+/// (checkedForDispatch): the pointer may reach any function.
+inline const clang::Expr *passedFunctionPointer(const clang::Expr &Call) {
+  llvm::ArrayRef<const clang::Expr *> Args;
+  if (const auto *C = llvm::dyn_cast<clang::CallExpr>(&Call))
+    Args = {C->getArgs(), C->getNumArgs()};
+  else if (const auto *C = llvm::dyn_cast<clang::CXXConstructExpr>(&Call))
+    Args = {C->getArgs(), C->getNumArgs()};
+  for (const clang::Expr *Arg : Args) {
+    if (!Arg || Arg->isTypeDependent() || Arg->containsErrors())
+      continue;
+    const clang::Expr *E = Arg->IgnoreParenImpCasts();
+    const clang::QualType T = E->getType();
+    if (!T->isFunctionPointerType() && !T->isMemberFunctionPointerType() &&
+        !T->isFunctionType())
+      continue;
+    if (const auto *Addr = llvm::dyn_cast<clang::UnaryOperator>(E);
+        Addr && Addr->getOpcode() == clang::UO_AddrOf)
+      E = Addr->getSubExpr()->IgnoreParenImpCasts();
+    if (const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(E);
+        Ref && llvm::isa<clang::FunctionDecl>(Ref->getDecl()))
+      continue;
+    return Arg;
+  }
+  return nullptr;
 }
 
 /// Matches a function nvcc compiles for the device (runsOnDevice).

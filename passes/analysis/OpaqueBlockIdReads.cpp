@@ -87,14 +87,14 @@ public:
     // The toolkit's own calls through pointers (customisation points,
     // type-erased callbacks) are its business; its reads of the block
     // index are direct and found below.
-    if (dispatchesAtRunTime(*Call) && checkedForDispatch(Fn) &&
-        !inSystemHeader()) {
-      Found = {OpaqueBlockIdReads::Kind::Dispatched, &Fn, Call->getBeginLoc()};
-      return false;
-    }
+    if (dispatchesAtRunTime(*Call) && checkedForDispatch(Fn, *Call) &&
+        !inSystemHeader())
+      return dispatched(Call->getBeginLoc());
     const FunctionDecl *Callee = Call->getDirectCallee();
     if (!Callee)
       return true;
+    if (passesFunctionPointer(*Call, *Callee))
+      return dispatched(Call->getBeginLoc());
     // __nvvm_read_ptx_sreg_ctaid_x(), ..._clusterid_x() and their kin.
     if (Callee->getBuiltinID() && Callee->getIdentifier() &&
         KernelHazards::readsPhysicalBlockId(Callee->getName()))
@@ -109,6 +109,8 @@ public:
     return follow(Callee);
   }
   bool VisitCXXConstructExpr(CXXConstructExpr *Construct) {
+    if (passesFunctionPointer(*Construct, *Construct->getConstructor()))
+      return dispatched(Construct->getBeginLoc());
     return follow(Construct->getConstructor());
   }
   // What runs without a call in the text: default arguments and member
@@ -137,6 +139,16 @@ private:
   bool inSystemHeader() const {
     const SourceManager &SM = Fn.getASTContext().getSourceManager();
     return SM.isInSystemHeader(SM.getSpellingLoc(Fn.getLocation()));
+  }
+  /// A function pointer given to an instantiation, whose calls through
+  /// it are not checked there (DeviceCode.h).
+  bool passesFunctionPointer(const Expr &Call, const FunctionDecl &Callee) {
+    return isInstantiation(Callee) && checkedForDispatch(Fn) &&
+           !inSystemHeader() && passedFunctionPointer(Call);
+  }
+  bool dispatched(SourceLocation Where) {
+    Found = {OpaqueBlockIdReads::Kind::Dispatched, &Fn, Where};
+    return false;
   }
   bool physical(const FunctionDecl *Reader, SourceLocation Where) {
     Found = {OpaqueBlockIdReads::Kind::Physical, Reader, Where};

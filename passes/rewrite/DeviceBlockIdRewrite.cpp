@@ -83,7 +83,7 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
     const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("dispatcher");
-    if (dispatchesAtRunTime(*Dispatch) && checkedForDispatch(*Fn) &&
+    if (dispatchesAtRunTime(*Dispatch) && checkedForDispatch(*Fn, *Dispatch) &&
         Ctx.isRewritable(SM, Fn->getLocation()) &&
         Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
       Ctx.functionFacts(SM, Fn).Hazards.insert(
@@ -115,6 +115,20 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   if (!Caller || !Callee || Callee->isTrivial() ||
       !Ctx.isRewritable(SM, Caller->getLocation()))
     return;
+  if (Call && isInstantiation(*Callee) && runsOnDevice(*Caller) &&
+      checkedForDispatch(*Caller))
+    if (const Expr *Arg = passedFunctionPointer(*Call);
+        Arg && Ctx.isRewritable(SM, Arg->getBeginLoc()))
+      Ctx.functionFacts(SM, Caller)
+          .Hazards.insert(
+              {"passes a function pointer to '" +
+                   RewriteContext::patternOf(Callee)
+                       ->getQualifiedNameAsString() +
+                   "', a template that may call through it, whose target may "
+                   "read the physical blockIdx/gridDim (smpart cannot follow "
+                   "it to rewrite it)",
+               RewriteContext::placeOf(SM, Arg->getBeginLoc()),
+               {}});
   const FunctionDecl *Target = RewriteContext::patternOf(Callee);
   if (Target->hasBody() && Ctx.isRewritable(SM, Target->getLocation())) {
     FunctionFacts &CalleeFacts = Ctx.functionFacts(SM, Target);
