@@ -4,9 +4,11 @@
 // function that reads the physical blockIdx, which smpart cannot follow
 // to rewrite: the kernel is refused. A virtual function named with its
 // class, of a final class or called on an object, is an ordinary call; so
-// are calls in a host-only branch of __host__ __device__ code, calls
-// through a template argument (known where it is instantiated, here a
-// function pointer for the host only) and calls never evaluated.
+// are calls through a local reference or const pointer bound to a function
+// (followed where it is named), calls in a host-only branch of __host__
+// __device__ code, calls through a template argument (known where it is
+// instantiated, here a function pointer for the host only) and calls never
+// evaluated.
 #include "cuda.h"
 
 __device__ unsigned row() { return blockIdx.x; }
@@ -41,13 +43,22 @@ __global__ void quiet(int *p, Base *b) {
   p[1] = sizeof(b->id()) + noexcept(b->id());
   using R = decltype(onError(0));
 }
+__device__ unsigned column() { return blockIdx.y; }
+__global__ void bound(unsigned *p) {
+  unsigned (&f)() = column;
+  unsigned (*const g)() = &column;
+  p[f() + (*g)()] = 1;
+}
 
-// WARN: {{^}}{{.*}}dispatched-calls.cu:22:5: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
-// WARN: {{^}}{{.*}}dispatched-calls.cu:24:54: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
+// WARN: {{^}}{{.*}}dispatched-calls.cu:24:5: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
+// WARN: {{^}}{{.*}}dispatched-calls.cu:26:54: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
 // WARN-NOT: 'named'
 // WARN-NOT: 'finalCall'
 // WARN-NOT: 'quiet'
+// WARN-NOT: 'bound'
 // CHECK: {{^}}__global__ void named(smpart::LaunchControl smpart_ctl, unsigned *p, Base *b) {
 // CHECK: {{^}}__global__ void finalCall(smpart::LaunchControl smpart_ctl, unsigned *p, Leaf *l) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
 // CHECK: {{^}}__global__ void quiet(smpart::LaunchControl smpart_ctl, int *p, Base *b) {
+// CHECK: {{^}}__global__ void bound(smpart::LaunchControl smpart_ctl, unsigned *p) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {

@@ -41,6 +41,28 @@ inline bool inCooperativeGroups(const clang::Decl &D) {
   return false;
 }
 
+/// True if \p Callee always reaches one function: a local reference or
+/// const pointer initialised with a function's name (`unsigned (&f)() =
+/// row;`), which the analyses follow where it is named.
+inline bool boundToAFunction(const clang::Expr &Callee) {
+  const clang::Expr *E = Callee.IgnoreParenImpCasts();
+  if (const auto *Deref = llvm::dyn_cast<clang::UnaryOperator>(E);
+      Deref && Deref->getOpcode() == clang::UO_Deref)
+    E = Deref->getSubExpr()->IgnoreParenImpCasts();
+  const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(E);
+  const auto *Var =
+      Ref ? llvm::dyn_cast<clang::VarDecl>(Ref->getDecl()) : nullptr;
+  if (!Var || !Var->isLocalVarDecl() || !Var->getInit() ||
+      !(Var->getType()->isReferenceType() || Var->getType().isConstQualified()))
+    return false;
+  const clang::Expr *Init = Var->getInit()->IgnoreParenImpCasts();
+  if (const auto *Addr = llvm::dyn_cast<clang::UnaryOperator>(Init);
+      Addr && Addr->getOpcode() == clang::UO_AddrOf)
+    Init = Addr->getSubExpr()->IgnoreParenImpCasts();
+  const auto *Named = llvm::dyn_cast<clang::DeclRefExpr>(Init);
+  return Named && llvm::isa<clang::FunctionDecl>(Named->getDecl());
+}
+
 /// True for a call whose target is chosen at run time: through a pointer
 /// (not a call still unresolved in a template pattern) or to a virtual
 /// function not named with its class. Analyses that follow bodies cannot
@@ -53,7 +75,9 @@ inline bool dispatchesAtRunTime(const clang::CallExpr &Call) {
     const clang::Expr *E = Call.getCallee();
     return E && !E->isTypeDependent() && !E->isValueDependent() &&
            !E->containsErrors() &&
-           !llvm::isa<clang::CXXPseudoDestructorExpr>(E->IgnoreParenImpCasts());
+           !llvm::isa<clang::CXXPseudoDestructorExpr>(
+               E->IgnoreParenImpCasts()) &&
+           !boundToAFunction(*E);
   }
   const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(Callee);
   if (!Method || !Method->isVirtual() || Method->hasAttr<clang::FinalAttr>() ||
