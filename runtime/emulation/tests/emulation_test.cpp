@@ -173,13 +173,15 @@ std::function<void(volatile smpart::Knobs &)> onlySm(unsigned sm) {
   };
 }
 
-/// Smooth3d on two SMs, one CTA each, under `script` and no chaos.
+/// Smooth3d (`nx` wide) on two SMs, one CTA each, under `script` and no
+/// chaos.
 smpart::emu::Report runOnTwoSms(
     std::vector<std::pair<unsigned long long,
                           std::function<void(volatile smpart::Knobs &)>>>
         script,
-    unsigned timer_resolution_ns = 0) {
+    unsigned timer_resolution_ns = 0, int nx = 40) {
   Smooth3d s;
+  s.nx = nx;
   KernelCase k = s.make();
   smpart::emu::Config cfg;
   cfg.chaos = false;
@@ -217,6 +219,28 @@ TEST(EmulationProperty, StrandingShorterThanTheGraceIsNoStall) {
     EXPECT_EQ(r.stalls, 0u) << "timer step " << resolution << " ns";
     EXPECT_EQ(r.outside_blocks, 0u) << "timer step " << resolution << " ns";
   }
+}
+
+/// A host knob write: preempt (or resume).
+std::function<void(volatile smpart::Knobs &)> preempted(bool On) {
+  return [On](volatile smpart::Knobs &kn) { kn.preempt = On ? 1u : 0u; };
+}
+
+// A stall ends with what caused it. Stranded until the anchor ran outside
+// its allocation, then preempted and resumed still stranded: the anchor
+// waits the grace period again (the resume's CTAs may be on their way,
+// and the SM it ran on may have gone to another kernel meanwhile) and
+// reports a second stall. (It kept the first stall's flag across the
+// preemption and ran outside at once on resuming, the first stall's
+// report standing for both.)
+TEST(EmulationProperty, EachStallWaitsItsOwnGraceAndIsReported) {
+  const smpart::emu::Report r = runOnTwoSms({{1, onlySm(0)},
+                                             {50, onlySm(1)},
+                                             {250, preempted(true)},
+                                             {450, preempted(false)}},
+                                            0, 32 * 40);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.stalls, 2u) << "outside blocks " << r.outside_blocks;
 }
 
 // Preempted and never resumed: the kernel cannot finish (the run fails as

@@ -245,6 +245,7 @@ private:
     dk.poll_lock = 0;
     dk.acked_epoch = 0;
     dk.ack_scan_word = 0;
+    dk.strong_fetches = 0; // this launch's, as Notices reports them
     if (c_.notices) {
       protocolStep();
       c_.notices->started = 1u;
@@ -423,13 +424,21 @@ private:
       KnobHead h = loadKnobHead(&c_.state->knobs);
       if (pollIfDue(now, h))
         h = loadKnobHead(&c_.state->knobs);
-      refreshIfChanged(h);
       const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
+      // A slot is for taking blocks: with none left to take, the anchor
+      // holds none (its own release moved the slot epoch, which would
+      // otherwise make it claim one again, only to give it back in
+      // finish()).
+      if (left)
+        refreshIfChanged(h);
+      else
+        releaseSlot();
       // Act only on knobs actually read (t_.epoch even), never on the
       // initial values of a CTA that met a publish in progress.
       if (left && !(t_.epoch & 1u) && !t_.preempt) {
         if (t_.slot >= 0) {
           t_.flags &= ~kStalled;
+          stuck_since = 0;
           if (c_.notices)
             c_.notices->parked = 0;
           if (take(d, now, false))
@@ -462,7 +471,14 @@ private:
           }
         } else {
           stuck_since = 0;
+          t_.flags &= ~kStalled;
         }
+      } else if (!left || t_.preempt) {
+        // A stall ends with what caused it: after a preemption (the SMs
+        // may have gone to another kernel meanwhile) the next one waits
+        // its own grace period for the resume's CTAs, and is reported.
+        stuck_since = 0;
+        t_.flags &= ~kStalled;
       }
       if (c_.notices)
         c_.notices->parked = 1;
