@@ -386,6 +386,12 @@ private:
   /// CTA of the first instance becomes the anchor and parks instead.
   __device__ void leave(ChunkDecision &d) {
     releaseSlot();
+    // The user's stream goes on when the first instance ends, maybe before
+    // a relaunched one (grow, resume) has: its blocks' writes must reach
+    // the host as well (zero-copy outputs), not only the GPU, before they
+    // are counted. The first instance's own are the kernel's completion's.
+    if (!(t_.flags & kFirst) && t_.local_done)
+      fenceSystem();
     flushDone();
     if ((t_.flags & (kFirst | kAnchor)) == kFirst) {
       noteGivesBack("first_live");
@@ -425,14 +431,7 @@ private:
       if (pollIfDue(now, h))
         h = loadKnobHead(&c_.state->knobs);
       const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
-      // A slot is for taking blocks: with none left to take, the anchor
-      // holds none (its own release moved the slot epoch, which would
-      // otherwise make it claim one again, only to give it back in
-      // finish()).
-      if (left)
-        refreshIfChanged(h);
-      else
-        releaseSlot();
+      refreshIfChanged(h);
       // Act only on knobs actually read (t_.epoch even), never on the
       // initial values of a CTA that met a publish in progress.
       if (left && !(t_.epoch & 1u) && !t_.preempt) {
