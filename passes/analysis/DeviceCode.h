@@ -10,25 +10,34 @@
 
 namespace smpart {
 
-/// True if nvcc compiles `Fn` for the device: a kernel, or a function
-/// declared __device__. Clang makes a lambda without __host__/__device__
-/// implicitly both; nvcc compiles it for the side of the function it is
-/// written in (host at namespace scope), so a launch inside a lambda in a
-/// host function is a host launch.
+/// True for a lambda's call operator that clang made implicitly __host__
+/// __device__ (written without either), with `Outer` the function it is
+/// written in (null at namespace scope): nvcc compiles it for that
+/// function's side (host at namespace scope), so a launch inside a lambda
+/// in a host function is a host launch.
+inline bool implicitLambda(const clang::FunctionDecl &Fn,
+                           const clang::FunctionDecl *&Outer) {
+  const auto *Device = Fn.getAttr<clang::CUDADeviceAttr>();
+  const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(&Fn);
+  if (!Device || !Device->isImplicit() || !Method ||
+      !Method->getParent()->isLambda())
+    return false;
+  Outer = nullptr;
+  for (const clang::DeclContext *DC = Method->getParent()->getDeclContext();
+       DC && !Outer; DC = DC->getParent())
+    Outer = llvm::dyn_cast<clang::FunctionDecl>(DC);
+  return true;
+}
+
+/// True if nvcc compiles `Fn` for the device: a kernel, a function
+/// declared __device__, or a lambda in one (implicitLambda).
 inline bool runsOnDevice(const clang::FunctionDecl &Fn) {
   if (Fn.hasAttr<clang::CUDAGlobalAttr>())
     return true;
-  const auto *Device = Fn.getAttr<clang::CUDADeviceAttr>();
-  if (!Device)
-    return false;
-  const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(&Fn);
-  if (!Device->isImplicit() || !Method || !Method->getParent()->isLambda())
-    return true;
-  for (const clang::DeclContext *DC = Method->getParent()->getDeclContext(); DC;
-       DC = DC->getParent())
-    if (const auto *Outer = llvm::dyn_cast<clang::FunctionDecl>(DC))
-      return runsOnDevice(*Outer);
-  return false;
+  const clang::FunctionDecl *Outer = nullptr;
+  if (implicitLambda(Fn, Outer))
+    return Outer && runsOnDevice(*Outer);
+  return Fn.hasAttr<clang::CUDADeviceAttr>();
 }
 
 /// True for a declaration of CUDA's cooperative groups (its namespace, or
@@ -111,18 +120,11 @@ inline bool isInstantiation(const clang::FunctionDecl &Fn) {
 inline bool runsOnlyOnDevice(const clang::FunctionDecl &Fn) {
   if (Fn.hasAttr<clang::CUDAGlobalAttr>())
     return true;
+  const clang::FunctionDecl *Outer = nullptr;
+  if (implicitLambda(Fn, Outer))
+    return Outer && runsOnlyOnDevice(*Outer);
   const auto *Device = Fn.getAttr<clang::CUDADeviceAttr>();
-  if (!Device)
-    return false;
-  const auto *Method = llvm::dyn_cast<clang::CXXMethodDecl>(&Fn);
-  if (Device->isImplicit() && Method && Method->getParent()->isLambda()) {
-    for (const clang::DeclContext *DC = Method->getParent()->getDeclContext();
-         DC; DC = DC->getParent())
-      if (const auto *Outer = llvm::dyn_cast<clang::FunctionDecl>(DC))
-        return runsOnlyOnDevice(*Outer);
-    return false;
-  }
-  return !Device->isImplicit() && !Fn.hasAttr<clang::CUDAHostAttr>();
+  return Device && !Device->isImplicit() && !Fn.hasAttr<clang::CUDAHostAttr>();
 }
 
 /// True where the calls of \p In are checked for dispatch at run time: in
