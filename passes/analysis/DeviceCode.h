@@ -50,26 +50,36 @@ inline bool inCooperativeGroups(const clang::Decl &D) {
   return false;
 }
 
+/// \p E without parentheses, implicit casts and one unary \p Op around
+/// them (`&f`, `*p`).
+inline const clang::Expr *stripUnary(const clang::Expr &E,
+                                     clang::UnaryOperatorKind Op) {
+  const clang::Expr *Inner = E.IgnoreParenImpCasts();
+  if (const auto *U = llvm::dyn_cast<clang::UnaryOperator>(Inner);
+      U && U->getOpcode() == Op)
+    Inner = U->getSubExpr()->IgnoreParenImpCasts();
+  return Inner;
+}
+
+/// True if \p E names a function (`f`, `&f`).
+inline bool namesFunction(const clang::Expr &E) {
+  const auto *Ref =
+      llvm::dyn_cast<clang::DeclRefExpr>(stripUnary(E, clang::UO_AddrOf));
+  return Ref && llvm::isa<clang::FunctionDecl>(Ref->getDecl());
+}
+
 /// True if \p Callee always reaches one function: a local reference or
 /// const pointer initialised with a function's name (`unsigned (&f)() =
 /// row;`), which the analyses follow where it is named.
 inline bool boundToAFunction(const clang::Expr &Callee) {
-  const clang::Expr *E = Callee.IgnoreParenImpCasts();
-  if (const auto *Deref = llvm::dyn_cast<clang::UnaryOperator>(E);
-      Deref && Deref->getOpcode() == clang::UO_Deref)
-    E = Deref->getSubExpr()->IgnoreParenImpCasts();
-  const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(E);
+  const auto *Ref =
+      llvm::dyn_cast<clang::DeclRefExpr>(stripUnary(Callee, clang::UO_Deref));
   const auto *Var =
       Ref ? llvm::dyn_cast<clang::VarDecl>(Ref->getDecl()) : nullptr;
   if (!Var || !Var->isLocalVarDecl() || !Var->getInit() ||
       !(Var->getType()->isReferenceType() || Var->getType().isConstQualified()))
     return false;
-  const clang::Expr *Init = Var->getInit()->IgnoreParenImpCasts();
-  if (const auto *Addr = llvm::dyn_cast<clang::UnaryOperator>(Init);
-      Addr && Addr->getOpcode() == clang::UO_AddrOf)
-    Init = Addr->getSubExpr()->IgnoreParenImpCasts();
-  const auto *Named = llvm::dyn_cast<clang::DeclRefExpr>(Init);
-  return Named && llvm::isa<clang::FunctionDecl>(Named->getDecl());
+  return namesFunction(*Var->getInit());
 }
 
 /// True for a call whose target is chosen at run time: through a pointer
@@ -150,11 +160,8 @@ inline bool checkedForDispatch(const clang::FunctionDecl &In,
     return false;
   if (!isInstantiation(In) || In.hasAttr<clang::CUDAGlobalAttr>())
     return true;
-  const clang::Expr *Target = Call.getCallee()->IgnoreParenImpCasts();
-  if (const auto *Deref = llvm::dyn_cast<clang::UnaryOperator>(Target);
-      Deref && Deref->getOpcode() == clang::UO_Deref)
-    Target = Deref->getSubExpr()->IgnoreParenImpCasts();
-  const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(Target);
+  const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(
+      stripUnary(*Call.getCallee(), clang::UO_Deref));
   return !Ref || !llvm::isa<clang::ParmVarDecl>(Ref->getDecl());
 }
 
@@ -177,13 +184,8 @@ inline const clang::Expr *passedFunctionPointer(const clang::Expr &Call) {
     if (!T->isFunctionPointerType() && !T->isMemberFunctionPointerType() &&
         !T->isFunctionType())
       continue;
-    if (const auto *Addr = llvm::dyn_cast<clang::UnaryOperator>(E);
-        Addr && Addr->getOpcode() == clang::UO_AddrOf)
-      E = Addr->getSubExpr()->IgnoreParenImpCasts();
-    if (const auto *Ref = llvm::dyn_cast<clang::DeclRefExpr>(E);
-        Ref && llvm::isa<clang::FunctionDecl>(Ref->getDecl()))
-      continue;
-    return Arg;
+    if (!namesFunction(*E))
+      return Arg;
   }
   return nullptr;
 }

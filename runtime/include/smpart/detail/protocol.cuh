@@ -430,8 +430,8 @@ private:
       KnobHead h = loadKnobHead(&c_.state->knobs);
       if (pollIfDue(now, h))
         h = loadKnobHead(&c_.state->knobs);
-      const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
       refreshIfChanged(h);
+      const bool left = loadRelaxed(&c_.state->next_block) < c_.total_blocks;
       // Act only on knobs actually read (t_.epoch even), never on the
       // initial values of a CTA that met a publish in progress.
       if (left && !(t_.epoch & 1u) && !t_.preempt) {
