@@ -79,6 +79,23 @@ __global__ void laplacian3d(const float *in, float *out, int nx, int ny,
   }
 }
 
+// A stage per block picked from a table of device function pointers; the
+// one the odd blocks reach reads the block index itself.
+typedef unsigned int (*block_stage_t)(unsigned int);
+__device__ unsigned int stage_scale(unsigned int v) { return 3u * v; }
+__device__ unsigned int stage_offset(unsigned int v) {
+  return v + 1000u * linear_block_id();
+}
+__device__ block_stage_t block_stages[2] = {stage_scale, stage_offset};
+
+__global__ void staged_by_pointer(const unsigned int *in, unsigned int *out,
+                                  int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n)
+    return;
+  out[i] = block_stages[blockIdx.x & 1u](in[i]);
+}
+
 #if !defined(SMPART_EMULATION)
 // Host launchers; not compiled by the CPU emulation.
 void launch_record_block_ids(dim3 grid, dim3 block, unsigned int *thread_block,
@@ -101,5 +118,10 @@ void launch_laplacian3d(const float *in, float *out, int nx, int ny, int nz,
   const dim3 grid((nx + block.x - 1) / block.x, (ny + block.y - 1) / block.y,
                   (nz + block.z - 1) / block.z);
   laplacian3d<<<grid, block, 0, stream>>>(in, out, nx, ny, nz);
+}
+
+void launch_staged_by_pointer(const unsigned int *in, unsigned int *out, int n,
+                              cudaStream_t stream) {
+  staged_by_pointer<<<(n + 127) / 128, 128, 0, stream>>>(in, out, n);
 }
 #endif

@@ -2,9 +2,10 @@
 // RUN: FileCheck %s < %t.cu
 // Synchronisation the analysis can only see by looking past a plain call,
 // reachable after an early return: a call through a function pointer or a
-// virtual call (any target may run a barrier), inline asm that executes a
-// barrier or a warp-synchronous instruction (in the kernel or in a
-// function it calls), and a constructor whose body runs __syncthreads().
+// virtual call (a target runs a barrier, or none can be listed), inline
+// asm that executes a barrier or a warp-synchronous instruction (in the
+// kernel or in a function it calls), and a constructor whose body runs
+// __syncthreads().
 // Each kernel is refused with notes at the return and at the statement.
 #include "cuda.h"
 
@@ -63,8 +64,10 @@ __global__ void ctor_barrier(float *p, int n) {
 }
 // WARN-DAG: {{^}}{{.*}}barrier-indirect-after-return.cu:[[@LINE-6]]:17: warning: smpart: kernel 'ctor_barrier' not transformed: barrier at line [[@LINE-3]]
 
-// Direct calls of functions without collectives, and asm that does not
-// synchronise, stay transformable.
+// Direct calls of functions without collectives, asm that does not
+// synchronise, and (without separate compilation, where smpart lists what a
+// pointer may reach) a call through a pointer to such functions stay
+// transformable.
 __device__ float twice(float x) { return 2 * x; }
 __global__ void plain(float *p, int n) {
   if (threadIdx.x >= n)
@@ -74,6 +77,15 @@ __global__ void plain(float *p, int n) {
   p[threadIdx.x] = twice(p[threadIdx.x]) + lane;
 }
 // WARN-NOT: kernel 'plain' not transformed
+typedef float (*scale_t)(float);
+__device__ float half(float x) { return x / 2; }
+__device__ scale_t scales[2] = {twice, half};
+__global__ void plain_pointer(float *p, int n) {
+  if (threadIdx.x >= n)
+    return;
+  p[threadIdx.x] = scales[n & 1](p[threadIdx.x]);
+}
+// WARN-NOT: kernel 'plain_pointer' not transformed
 
 // CHECK: {{^}}__global__ void via_pointer(float *p, int n) {
 // CHECK: {{^}}__global__ void via_virtual(Stage *s, float *p, int n) {
@@ -81,3 +93,4 @@ __global__ void plain(float *p, int n) {
 // CHECK: {{^}}__global__ void asm_shuffle_in_callee(int *p, int n) {
 // CHECK: {{^}}__global__ void ctor_barrier(float *p, int n) {
 // CHECK: {{^}}__global__ void plain(smpart::LaunchControl smpart_ctl, float *p, int n) {
+// CHECK: {{^}}__global__ void plain_pointer(smpart::LaunchControl smpart_ctl, float *p, int n) {

@@ -1,14 +1,22 @@
 // RUN: %smpart %s -o %t.cu -- %stubflags 2>&1 | FileCheck --check-prefix=WARN %s
 // RUN: FileCheck %s < %t.cu
-// A call through a function pointer or to a virtual function may reach a
-// function that reads the physical blockIdx, which smpart cannot follow
-// to rewrite: the kernel is refused. A virtual function named with its
-// class, of a final class or called on an object, is an ordinary call; so
-// are calls through a local reference or const pointer bound to a function
-// (followed where it is named), calls in a host-only branch of __host__
-// __device__ code, calls through a template argument (known where it is
-// instantiated, here a function pointer for the host only) and calls never
-// evaluated.
+// RUN: %smpart %s -o %t.rdc.cu -- %stubflags -fgpu-rdc 2>&1 | FileCheck --check-prefix=RDC %s
+// A call through a function pointer or to a virtual function is chosen at
+// run time. Without separate compilation the module holds no other device
+// code: a pointer can only reach a device function this file names other
+// than as a callee (or a lambda made a pointer), a virtual call an
+// override defined here, and smpart follows each of them as called:
+// `pointer` reaches `row`, `dispatched` reaches Leaf::id and `viaLambda`
+// its lambda, which read blockIdx, so they are rewritten and the kernels
+// publish their logical block. A pointer of a type no such function has
+// comes from somewhere else: `unknown` is refused. With -fgpu-rdc another
+// translation unit may hold the target: refused too. A virtual function
+// named with its class, of a final class or called on an object, is an
+// ordinary call; so are calls through a local reference or const pointer
+// bound to a function (followed where it is named), calls in a host-only
+// branch of __host__ __device__ code, calls through a template argument
+// (known where it is instantiated, here a function pointer for the host
+// only) and calls never evaluated.
 #include "cuda.h"
 
 __device__ unsigned row() { return blockIdx.x; }
@@ -24,6 +32,11 @@ __global__ void pointer(unsigned *p) {
   p[f()] = 1;
 }
 __global__ void dispatched(unsigned *p, Base *b) { p[b->id()] = 1; }
+__global__ void unknown(float *p, float (*g)(float)) { p[0] = g(p[1]); }
+__global__ void viaLambda(unsigned *p) {
+  unsigned (*h)(int) = [](int v) { return blockIdx.z + v; };
+  p[h(1)] = 1;
+}
 __global__ void named(unsigned *p, Base *b) { p[b->Base::id()] = 1; }
 __global__ void finalCall(unsigned *p, Leaf *l) { p[l->id()] = 1; }
 
@@ -50,15 +63,29 @@ __global__ void bound(unsigned *p) {
   p[f() + (*g)()] = 1;
 }
 
-// WARN: {{^}}{{.*}}dispatched-calls.cu:24:5: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
-// WARN: {{^}}{{.*}}dispatched-calls.cu:26:54: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
-// WARN-NOT: 'named'
-// WARN-NOT: 'finalCall'
-// WARN-NOT: 'quiet'
-// WARN-NOT: 'bound'
+// WARN: {{^}}{{.*}}dispatched-calls.cu:35:63: warning: smpart: kernel 'unknown' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
+// WARN-NOT: warning
+// CHECK: {{^}}__device__ unsigned row() { return smpart::blockIdx().x; }
+// CHECK: {{^}}  __device__ unsigned id() override { return smpart::blockIdx().x; }
+// CHECK: {{^}}__global__ void pointer(smpart::LaunchControl smpart_ctl, unsigned *p) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+// CHECK: {{^}}__global__ void dispatched(smpart::LaunchControl smpart_ctl, unsigned *p, Base *b) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+// CHECK: {{^}}__global__ void unknown(float *p, float (*g)(float)) { p[0] = g(p[1]); }
+// CHECK: {{^}}__global__ void viaLambda(smpart::LaunchControl smpart_ctl, unsigned *p) {
+// CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+// CHECK: smpart::blockIdx().z + v
 // CHECK: {{^}}__global__ void named(smpart::LaunchControl smpart_ctl, unsigned *p, Base *b) {
 // CHECK: {{^}}__global__ void finalCall(smpart::LaunchControl smpart_ctl, unsigned *p, Leaf *l) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
 // CHECK: {{^}}__global__ void quiet(smpart::LaunchControl smpart_ctl, int *p, Base *b) {
 // CHECK: {{^}}__global__ void bound(smpart::LaunchControl smpart_ctl, unsigned *p) {
 // CHECK: for (smpart::detail::PublishingCta smpart_cta(smpart_ctl); smpart_cta.next();) {
+// RDC: warning: smpart: kernel 'pointer' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it; with separate compilation (-rdc) it may be in another translation unit)
+// RDC: warning: smpart: kernel 'dispatched' not transformed: calls through a function pointer
+// RDC: warning: smpart: kernel 'unknown' not transformed: calls through a function pointer
+// RDC: warning: smpart: kernel 'viaLambda' not transformed: calls through a function pointer
+// RDC-NOT: 'named'
+// RDC-NOT: 'finalCall'
+// RDC-NOT: 'quiet'
+// RDC-NOT: 'bound'

@@ -95,17 +95,28 @@ namespace {
 /// no collective until proven otherwise).
 class CollectiveFinder {
 public:
-  explicit CollectiveFinder(const ASTContext &Ctx) : Ctx(Ctx) {}
+  CollectiveFinder(const ASTContext &Ctx, DispatchTargets *Targets)
+      : Ctx(Ctx), Targets(Targets) {}
 
   Collective ofCall(const CallExpr &Call) {
     if (isBlockBarrier(Call))
       return Collective::Block;
     if (isWarpCollective(Call))
       return Collective::Warp;
-    // A call through a pointer or a virtual call may reach any function:
-    // a possible barrier.
-    if (dispatchesAtRunTime(Call))
-      return Collective::Block;
+    // A call through a pointer or a virtual call may reach any function
+    // (a possible barrier), or only those DispatchTargets lists.
+    if (dispatchesAtRunTime(Call)) {
+      const auto Reached = Targets ? Targets->of(Call, Ctx) : std::nullopt;
+      if (!Reached)
+        return Collective::Block;
+      Collective Found = Collective::None;
+      for (const FunctionDecl *Fn : *Reached)
+        if (const Collective K = ofFunction(*Fn);
+            K == Collective::Block ||
+            (K == Collective::Warp && Found == Collective::None))
+          Found = K;
+      return Found;
+    }
     const FunctionDecl *Callee = Call.getDirectCallee();
     if (!Callee)
       return Collective::None; // unresolved in a template pattern
@@ -172,13 +183,15 @@ private:
   }
 
   const ASTContext &Ctx;
+  DispatchTargets *Targets;
   llvm::DenseMap<const FunctionDecl *, Collective> Memo;
 };
 
 } // namespace
 
-Collective collectiveOf(const CallExpr &Call, const ASTContext &Ctx) {
-  CollectiveFinder Finder(Ctx);
+Collective collectiveOf(const CallExpr &Call, const ASTContext &Ctx,
+                        DispatchTargets *Targets) {
+  CollectiveFinder Finder(Ctx, Targets);
   return Finder.ofCall(Call);
 }
 
@@ -415,7 +428,8 @@ findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
 }
 
 std::optional<BarrierAfterReturn>
-findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
+findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx,
+                       DispatchTargets *Targets) {
   Stmt *Body = Kernel.getBody();
   if (!Body)
     return std::nullopt;
@@ -423,7 +437,7 @@ findBarrierAfterReturn(const FunctionDecl &Kernel, ASTContext &Ctx) {
   std::unique_ptr<CFG> Graph = CFG::buildCFG(&Kernel, Body, &Ctx, Options);
   if (!Graph)
     return std::nullopt;
-  CollectiveFinder Finder(Ctx);
+  CollectiveFinder Finder(Ctx, Targets);
   for (Collective Kind : {Collective::Block, Collective::Warp})
     if (auto H = findCollectiveAfterReturn(Body, Graph.get(), Finder, Kind))
       return H;

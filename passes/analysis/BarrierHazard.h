@@ -5,6 +5,8 @@
 // up wrongly. Such kernels are refused.
 #pragma once
 
+#include "analysis/DispatchTargets.h"
+
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
@@ -44,9 +46,11 @@ Collective asmCollective(llvm::StringRef AsmString);
 /// What the call does, following calls into functions with a body
 /// (transitively): Block or Warp if it may run such a collective. A call of
 /// a user function the translation unit has no body for may, by default;
-/// bodiless functions of system headers (libdevice, builtins) do not.
+/// bodiless functions of system headers (libdevice, builtins) do not. A
+/// call chosen at run time may, unless \p Targets lists what it reaches.
 Collective collectiveOf(const clang::CallExpr &Call,
-                        const clang::ASTContext &Ctx);
+                        const clang::ASTContext &Ctx,
+                        DispatchTargets *Targets = nullptr);
 
 /// The first (return, collective) pair such that some branch can send one
 /// thread to the return and another on to a block barrier or, failing
@@ -57,6 +61,7 @@ Collective collectiveOf(const clang::CallExpr &Call,
 /// a call, or a local derived from them); loops over uniform bounds do not.
 std::optional<BarrierAfterReturn>
 findBarrierAfterReturn(const clang::FunctionDecl &Kernel,
-                       clang::ASTContext &Ctx);
+                       clang::ASTContext &Ctx,
+                       DispatchTargets *Targets = nullptr);
 
 } // namespace smpart

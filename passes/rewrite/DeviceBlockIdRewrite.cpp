@@ -83,15 +83,23 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
     const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("dispatcher");
-    if (dispatchesAtRunTime(*Dispatch) && checkedForDispatch(*Fn, *Dispatch) &&
-        Ctx.isRewritable(SM, Fn->getLocation()) &&
-        Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
-      Ctx.functionFacts(SM, Fn).Hazards.insert(
-          {"calls through a function pointer or a virtual function, whose "
-           "target may read the physical blockIdx/gridDim (smpart cannot "
-           "follow it to rewrite it)",
-           RewriteContext::placeOf(SM, Dispatch->getBeginLoc()),
-           {}});
+    if (!dispatchesAtRunTime(*Dispatch) ||
+        !checkedForDispatch(*Fn, *Dispatch) ||
+        !Ctx.isRewritable(SM, Fn->getLocation()) ||
+        !Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
+      return;
+    if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
+      for (const FunctionDecl *Target : *Targets)
+        follow(SM, *Fn, *Target, Dispatch->getBeginLoc(), nullptr, true);
+      return;
+    }
+    Ctx.functionFacts(SM, Fn).Hazards.insert(
+        {"calls through a function pointer or a virtual function, whose "
+         "target may read the physical blockIdx/gridDim (smpart cannot "
+         "follow it to rewrite it" +
+             separateCompilation(*Result.Context) + ")",
+         RewriteContext::placeOf(SM, Dispatch->getBeginLoc()),
+         {}});
     return;
   }
   const auto *Caller = Result.Nodes.getNodeAs<FunctionDecl>("caller");
@@ -118,30 +126,51 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
   if (Call && isInstantiation(*Callee) && runsOnDevice(*Caller) &&
       checkedForDispatch(*Caller))
     if (const Expr *Arg = passedFunctionPointer(*Call);
-        Arg && Ctx.isRewritable(SM, Arg->getBeginLoc()))
-      Ctx.functionFacts(SM, Caller)
-          .Hazards.insert(
-              {"passes a function pointer to '" +
-                   RewriteContext::patternOf(Callee)
-                       ->getQualifiedNameAsString() +
-                   "', a template that may call through it, whose target may "
-                   "read the physical blockIdx/gridDim (smpart cannot follow "
-                   "it to rewrite it)",
-               RewriteContext::placeOf(SM, Arg->getBeginLoc()),
-               {}});
-  const FunctionDecl *Target = RewriteContext::patternOf(Callee);
+        Arg && Ctx.isRewritable(SM, Arg->getBeginLoc())) {
+      if (const auto Targets = Dispatched.ofPointer(
+              Arg->IgnoreParenImpCasts()->getType(), *Result.Context))
+        for (const FunctionDecl *Target : *Targets)
+          follow(SM, *Caller, *Target, Arg->getBeginLoc(), nullptr, true);
+      else
+        Ctx.functionFacts(SM, Caller)
+            .Hazards.insert(
+                {"passes a function pointer to '" +
+                     RewriteContext::patternOf(Callee)
+                         ->getQualifiedNameAsString() +
+                     "', a template that may call through it, whose target "
+                     "may read the physical blockIdx/gridDim (smpart cannot "
+                     "follow it to rewrite it" +
+                     separateCompilation(*Result.Context) + ")",
+                 RewriteContext::placeOf(SM, Arg->getBeginLoc()),
+                 {}});
+    }
+  follow(SM, *Caller, *Callee, At, Call,
+         Result.Context->getLangOpts().CUDAIsDevice);
+}
+
+std::string DeviceBlockIdRewrite::separateCompilation(const ASTContext &AST) {
+  return AST.getLangOpts().GPURelocatableDeviceCode
+             ? "; with separate compilation (-rdc) it may be in another "
+               "translation unit"
+             : "";
+}
+
+void DeviceBlockIdRewrite::follow(const SourceManager &SM,
+                                  const FunctionDecl &Caller,
+                                  const FunctionDecl &Callee, SourceLocation At,
+                                  const Expr *Call, bool DeviceSide) {
+  const FunctionDecl *Target = RewriteContext::patternOf(&Callee);
   if (Target->hasBody() && Ctx.isRewritable(SM, Target->getLocation())) {
     FunctionFacts &CalleeFacts = Ctx.functionFacts(SM, Target);
-    Ctx.functionFacts(SM, Caller).Callees.insert(CalleeFacts.Key);
+    Ctx.functionFacts(SM, &Caller).Callees.insert(CalleeFacts.Key);
     return;
   }
   // The toolkit's grid queries (cooperative groups) are KernelHazards'.
   if (const auto *Direct = dyn_cast_or_null<CallExpr>(Call))
     if (!KernelHazards::gridDependentCall(*Direct).empty())
       return;
-  if (runsOnDevice(*Caller) && runsOnDevice(*Callee))
-    callsUnrewritten(SM, *Caller, *Callee, At, Call,
-                     Result.Context->getLangOpts().CUDAIsDevice);
+  if (runsOnDevice(Caller) && runsOnDevice(Callee))
+    callsUnrewritten(SM, Caller, Callee, At, Call, DeviceSide);
 }
 
 void DeviceBlockIdRewrite::callsUnrewritten(const SourceManager &SM,

@@ -9,6 +9,7 @@
 // kernel publish its logical block.
 #pragma once
 
+#include "analysis/DispatchTargets.h"
 #include "analysis/OpaqueBlockIdReads.h"
 #include "pipeline/RewriteContext.h"
 
@@ -23,8 +24,18 @@ public:
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
   void
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onStartOfTranslationUnit() override { Dispatched.reset(); }
 
 private:
+  /// A call at \p At from \p Caller (rewritten) to \p Callee: an edge of
+  /// the call graph where the callee is rewritten too, else what the callee
+  /// reads (callsUnrewritten).
+  void follow(const clang::SourceManager &SM, const clang::FunctionDecl &Caller,
+              const clang::FunctionDecl &Callee, clang::SourceLocation At,
+              const clang::Expr *Call, bool DeviceSide);
+  /// What a refusal of a call chosen at run time adds under separate
+  /// compilation, where DispatchTargets cannot list the targets.
+  static std::string separateCompilation(const clang::ASTContext &AST);
   /// A call at \p At from \p Caller (rewritten) to \p Callee, which is
   /// not: \p Call (its default arguments), or none (a destructor), seen by
   /// the device-side parse or not.
@@ -36,6 +47,7 @@ private:
 
   RewriteContext &Ctx;
   OpaqueBlockIdReads Reads;
+  DispatchTargets Dispatched;
 };
 
 } // namespace smpart

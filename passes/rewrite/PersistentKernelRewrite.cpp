@@ -412,9 +412,10 @@ static void recordBody(const CompoundStmt &Body, const SourceManager &SM,
 /// note that says how the barrier is reached.
 static void refuseBarrierAfterReturn(const FunctionDecl &Kernel,
                                      ASTContext &AST, const SourceManager &SM,
-                                     FunctionFacts &F) {
+                                     FunctionFacts &F,
+                                     DispatchTargets &Targets) {
   std::optional<BarrierAfterReturn> Hazard =
-      findBarrierAfterReturn(Kernel, AST);
+      findBarrierAfterReturn(Kernel, AST, &Targets);
   if (!Hazard)
     return;
   Place Ret = RewriteContext::placeOf(SM, Hazard->Return->getBeginLoc());
@@ -426,8 +427,8 @@ static void refuseBarrierAfterReturn(const FunctionDecl &Kernel,
   const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Hazard->Via);
   if (Method && Method->isVirtual() && !Warp)
     Note = "virtual call of '" + Method->getQualifiedNameAsString() +
-           "' here, which may synchronise the block (smpart cannot see "
-           "which override it runs)";
+           "' here, which may synchronise the block (an override it may "
+           "run does, or smpart cannot tell which it runs)";
   else if (Hazard->Via)
     Note = "call of '" + Hazard->Via->getQualifiedNameAsString() + "', which " +
            (Warp ? "runs a warp collective"
@@ -436,10 +437,10 @@ static void refuseBarrierAfterReturn(const FunctionDecl &Kernel,
   else if (!Call)
     Note = "inline asm " + What + " here";
   else if (!isBlockBarrier(*Call) && !isWarpCollective(*Call))
-    // Through a function pointer, or a virtual call: any target may
-    // synchronise.
-    Note = "indirect call here, which may synchronise the block (smpart "
-           "cannot see which function it calls)";
+    // Through a function pointer: a target DispatchTargets lists runs a
+    // barrier, or they cannot be listed.
+    Note = "indirect call here, which may synchronise the block (a function "
+           "it may reach does, or smpart cannot tell which it reaches)";
   F.Hazards.insert(
       {What + " at line " + std::to_string(Bar.Line) +
            " is reachable after the early return at line " +
@@ -478,7 +479,7 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   keepOriginal(Kernel, *Body, SM, F);
   registerForPreload(Kernel, SM, AST, F);
   recordBody(*Body, SM, F.Body);
-  refuseBarrierAfterReturn(Kernel, AST, SM, F);
+  refuseBarrierAfterReturn(Kernel, AST, SM, F, Dispatched);
 }
 
 } // namespace smpart

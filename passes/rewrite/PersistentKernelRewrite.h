@@ -7,6 +7,7 @@
 // original definition (rewrite/OriginalKernel.h) the planner may keep.
 #pragma once
 
+#include "analysis/DispatchTargets.h"
 #include "pipeline/RewriteContext.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
@@ -20,6 +21,7 @@ public:
   void registerMatchers(clang::ast_matchers::MatchFinder &Finder);
   void
   run(const clang::ast_matchers::MatchFinder::MatchResult &Result) override;
+  void onStartOfTranslationUnit() override { Dispatched.reset(); }
 
 private:
   void recordKernel(const clang::FunctionDecl &Kernel,
@@ -44,6 +46,7 @@ private:
                         const clang::FunctionDecl &Kernel,
                         const clang::SourceManager &SM);
   RewriteContext &Ctx;
+  DispatchTargets Dispatched;
 };
 
 } // namespace smpart

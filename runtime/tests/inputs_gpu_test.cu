@@ -582,6 +582,16 @@ TEST_F(GpuInputs, BlockHelper3d) {
   compare([&] { out.fill(-1.f); },
           BOTH(block_helper, launch_laplacian3d(in, out, nx, ny, nz, s)),
           [&] { return Outputs().add("out", out); });
+  const int n = 1 << 20;
+  Dev<unsigned> staged_in(n), staged_out(n);
+  std::vector<unsigned> values(n);
+  for (int i = 0; i < n; ++i)
+    values[i] = static_cast<unsigned>(i);
+  staged_in.put(values);
+  compare(
+      [&] { staged_out.fill(~0u); },
+      BOTH(block_helper, launch_staged_by_pointer(staged_in, staged_out, n, s)),
+      [&] { return Outputs().add("out", staged_out); });
 }
 
 // --- transpose.cu ----------------------------------------------------------

@@ -183,6 +183,22 @@ TEST(TestInputs, RecordBlockIds3dHelpers) {
   run(k);
 }
 
+TEST(TestInputs, StagedByPointer) {
+  const int n = 1000;
+  std::vector<unsigned> in, out;
+  KernelCase k{"block_helper.cu staged_by_pointer", dim3((n + 127) / 128),
+               dim3(128)};
+  k.reset = [&] {
+    in.resize(n);
+    for (int i = 0; i < n; ++i)
+      in[i] = static_cast<unsigned>(i);
+    out.assign(n, 0xffffffffu);
+  };
+  SMPART_CASE(block_helper, staged_by_pointer, in.data(), out.data(), n);
+  k.outputs = [&] { return asDoubles(out); };
+  run(k);
+}
+
 TEST(TestInputs, VolumeScale3d) {
   const int nx = 10, ny = 9, nz = 5;
   std::vector<float> in, out;
