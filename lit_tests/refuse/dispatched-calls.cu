@@ -8,9 +8,10 @@
 // override defined here, and smpart follows each of them as called:
 // `pointer` reaches `row`, `dispatched` reaches Leaf::id and `viaLambda`
 // its lambda, which read blockIdx, so they are rewritten and the kernels
-// publish their logical block. A pointer of a type no such function has
-// comes from somewhere else: `unknown` is refused. With -fgpu-rdc another
-// translation unit may hold the target: refused too. A virtual function
+// publish their logical block. Where the file takes the address of no
+// function of the pointer's type, its target is not one smpart can see:
+// `unknown` is refused. With -fgpu-rdc another translation unit may hold
+// the target: refused too. A virtual function
 // named with its class, of a final class or called on an object, is an
 // ordinary call; so are calls through a local reference or const pointer
 // bound to a function (followed where it is named), calls in a host-only
@@ -63,7 +64,7 @@ __global__ void bound(unsigned *p) {
   p[f() + (*g)()] = 1;
 }
 
-// WARN: {{^}}{{.*}}dispatched-calls.cu:35:63: warning: smpart: kernel 'unknown' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
+// WARN: {{^}}{{.*}}dispatched-calls.cu:36:63: warning: smpart: kernel 'unknown' not transformed: calls through a function pointer or a virtual function, whose target may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it)
 // WARN-NOT: warning
 // CHECK: {{^}}__device__ unsigned row() { return smpart::blockIdx().x; }
 // CHECK: {{^}}  __device__ unsigned id() override { return smpart::blockIdx().x; }

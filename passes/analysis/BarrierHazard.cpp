@@ -155,6 +155,13 @@ public:
       return It->second;
     Memo[Def] = Collective::None;
     Collective Found = Collective::None;
+    // A destructor then runs its bases' and members' destructors.
+    if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(Def))
+      for (const CXXDestructorDecl *Part : partDestructors(*Dtor->getParent()))
+        if (const Collective K = ofFunction(*Part);
+            K == Collective::Block ||
+            (K == Collective::Warp && Found == Collective::None))
+          Found = K;
     std::vector<const Stmt *> Work{Def->getBody()};
     while (!Work.empty() && Found != Collective::Block) {
       const Stmt *S = Work.back();

@@ -8,6 +8,8 @@
 #include "clang/AST/ExprCXX.h"
 #include "clang/ASTMatchers/ASTMatchers.h"
 
+#include <vector>
+
 namespace smpart {
 
 /// True for a lambda's call operator that clang made implicitly __host__
@@ -188,6 +190,32 @@ inline const clang::Expr *passedFunctionPointer(const clang::Expr &Call) {
       return Arg;
   }
   return nullptr;
+}
+
+/// The destructors a destructor of \p Class runs after its body, which
+/// its body does not show: those of its bases and of its members (arrays
+/// included) that are not trivial.
+inline std::vector<const clang::CXXDestructorDecl *>
+partDestructors(const clang::CXXRecordDecl &Class) {
+  std::vector<const clang::CXXDestructorDecl *> Out;
+  auto Add = [&](clang::QualType T) {
+    const clang::CXXRecordDecl *R =
+        T->getBaseElementTypeUnsafe()->getAsCXXRecordDecl();
+    if (!R || !R->hasDefinition())
+      return;
+    if (const clang::CXXDestructorDecl *D = R->getDestructor();
+        D && !D->isTrivial())
+      Out.push_back(D);
+  };
+  if (!Class.hasDefinition())
+    return Out;
+  for (const clang::CXXBaseSpecifier &B : Class.bases())
+    Add(B.getType());
+  for (const clang::CXXBaseSpecifier &B : Class.vbases())
+    Add(B.getType());
+  for (const clang::FieldDecl *F : Class.fields())
+    Add(F->getType());
+  return Out;
 }
 
 /// Matches a function nvcc compiles for the device (runsOnDevice).

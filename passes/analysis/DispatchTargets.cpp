@@ -2,6 +2,7 @@
 
 #include "analysis/DeviceCode.h"
 
+#include "clang/AST/DeclTemplate.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
 
@@ -27,26 +28,73 @@ public:
     return true;
   }
   bool VisitDeclRefExpr(DeclRefExpr *Ref) {
-    if (const auto *Fn = dyn_cast<FunctionDecl>(Ref->getDecl()))
-      if (!Fn->hasAttr<CUDAGlobalAttr>() && runsOnDevice(*Fn))
-        Named.push_back({Ref, Fn});
+    name(Ref, Ref->getDecl());
+    return true;
+  }
+  // A static member function named through an object (`s.f`, `this->f`).
+  bool VisitMemberExpr(MemberExpr *Member) {
+    if (const auto *M = dyn_cast<CXXMethodDecl>(Member->getMemberDecl());
+        M && M->isStatic())
+      name(Member, M);
+    return true;
+  }
+  // A function given another function type by a cast (`(F)f`, through
+  // `void *`): called through a pointer of any type.
+  bool VisitExplicitCastExpr(ExplicitCastExpr *Cast) {
+    const Expr *E = Cast->getSubExpr()->IgnoreParenImpCasts();
+    if (const auto *Addr = dyn_cast<UnaryOperator>(E);
+        Addr && Addr->getOpcode() == UO_AddrOf)
+      E = Addr->getSubExpr()->IgnoreParenImpCasts();
+    const ValueDecl *D = nullptr;
+    if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+      D = Ref->getDecl();
+    else if (const auto *Member = dyn_cast<MemberExpr>(E))
+      D = Member->getMemberDecl();
+    if (const auto *Fn = dyn_cast_or_null<FunctionDecl>(D);
+        Fn && deviceFunction(*Fn))
+      Retyped.push_back(Fn);
+    return true;
+  }
+  bool VisitCXXRecordDecl(CXXRecordDecl *R) {
+    if (R->isThisDeclarationADefinition())
+      Classes.push_back(R);
     return true;
   }
   bool VisitCXXMethodDecl(CXXMethodDecl *M) {
     if (const auto *Conv = dyn_cast<CXXConversionDecl>(M))
       if (M->getParent()->isLambda() &&
           Conv->getConversionType()->isFunctionPointerType() && M->isUsed())
-        if (const CXXMethodDecl *Op = M->getParent()->getLambdaCallOperator())
-          Lambdas.push_back(Op);
+        lambda(*M->getParent());
     if (M->isVirtual() && runsOnDevice(*M) && !M->isPureVirtual())
       Virtuals.push_back(M);
     return true;
   }
 
   std::set<const Expr *> Callees;
-  std::vector<std::pair<const DeclRefExpr *, const FunctionDecl *>> Named;
-  std::vector<const FunctionDecl *> Lambdas;
+  std::vector<std::pair<const Expr *, const FunctionDecl *>> Named;
+  std::vector<const FunctionDecl *> Lambdas, Retyped;
   std::vector<const CXXMethodDecl *> Virtuals;
+  std::vector<const CXXRecordDecl *> Classes;
+
+private:
+  static bool deviceFunction(const FunctionDecl &Fn) {
+    return !Fn.hasAttr<CUDAGlobalAttr>() && runsOnDevice(Fn);
+  }
+  void name(const Expr *Use, const ValueDecl *D) {
+    if (const auto *Fn = dyn_cast<FunctionDecl>(D); Fn && deviceFunction(*Fn))
+      Named.push_back({Use, Fn});
+  }
+  /// A lambda made a pointer: its call operator, or every instance of it
+  /// (a generic lambda's conversion is a template too).
+  void lambda(const CXXRecordDecl &Closure) {
+    const CXXMethodDecl *Op = Closure.getLambdaCallOperator();
+    if (!Op)
+      return;
+    Lambdas.push_back(Op);
+    if (const FunctionTemplateDecl *T = Op->getDescribedFunctionTemplate())
+      for (const FunctionDecl *Instance : T->specializations())
+        Lambdas.push_back(Instance);
+  }
 };
 
 /// True if \p M is \p Base or overrides it, directly or not.
@@ -85,14 +133,19 @@ void DispatchTargets::collect(const ASTContext &AST) {
   Seen = &AST;
   AddressTaken.clear();
   LambdaInvokers.clear();
+  Retyped.clear();
+  Classes.clear();
   Virtuals.clear();
   Collector C;
   C.TraverseDecl(AST.getTranslationUnitDecl());
-  for (const auto &[Ref, Fn] : C.Named)
-    if (!C.Callees.count(Ref))
+  for (const auto &[Use, Fn] : C.Named)
+    if (!C.Callees.count(Use))
       addOnce(AddressTaken, Fn->getCanonicalDecl());
   for (const FunctionDecl *Op : C.Lambdas)
     addOnce(LambdaInvokers, Op);
+  for (const FunctionDecl *Fn : C.Retyped)
+    addOnce(Retyped, Fn->getCanonicalDecl());
+  Classes = C.Classes;
   for (const CXXMethodDecl *M : C.Virtuals)
     addOnce(Virtuals, M->getCanonicalDecl());
 }
@@ -107,15 +160,20 @@ DispatchTargets::ofPointer(QualType Pointer, const ASTContext &AST) {
   if (!Fn->isFunctionType())
     return std::nullopt; // a pointer to member, or not a function at all
   collect(AST);
+  // Parameters and result only: attributes such as noreturn are part of a
+  // function's type but not of what the pointer can hold. A lambda's
+  // pointer calls its call operator, whose type is the pointer's without
+  // the class. A function cast to another type may be called through any.
+  const auto &Proto = *Fn->castAs<FunctionProtoType>();
   std::vector<const FunctionDecl *> Out;
   for (const FunctionDecl *F : AddressTaken)
-    if (AST.hasSameFunctionTypeIgnoringExceptionSpec(F->getType(), Fn))
+    if (sameSignature(*F, Proto, AST))
       Out.push_back(F);
-  // A lambda's function pointer calls its call operator, whose type is
-  // the pointer's without the class.
   for (const FunctionDecl *Op : LambdaInvokers)
-    if (sameSignature(*Op, *Fn->castAs<FunctionProtoType>(), AST))
+    if (sameSignature(*Op, Proto, AST))
       Out.push_back(Op);
+  for (const FunctionDecl *F : Retyped)
+    addOnce(Out, F);
   if (Out.empty())
     return std::nullopt;
   return Out;
@@ -126,7 +184,10 @@ DispatchTargets::of(const CallExpr &Call, const ASTContext &AST) {
   const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Call.getDirectCallee());
   if (!Method)
     return ofPointer(Call.getCallee()->IgnoreParenImpCasts()->getType(), AST);
-  if (AST.getLangOpts().GPURelocatableDeviceCode)
+  // A virtual destructor may be one no class declared (implicit, lazily
+  // declared by clang): destroyedAs() lists those by class instead.
+  if (AST.getLangOpts().GPURelocatableDeviceCode ||
+      isa<CXXDestructorDecl>(Method))
     return std::nullopt;
   collect(AST);
   std::vector<const FunctionDecl *> Out;
@@ -135,6 +196,19 @@ DispatchTargets::of(const CallExpr &Call, const ASTContext &AST) {
       Out.push_back(M);
   if (Out.empty())
     return std::nullopt;
+  return Out;
+}
+
+std::optional<std::vector<const CXXRecordDecl *>>
+DispatchTargets::destroyedAs(const CXXRecordDecl &Static,
+                             const ASTContext &AST) {
+  if (AST.getLangOpts().GPURelocatableDeviceCode)
+    return std::nullopt;
+  collect(AST);
+  std::vector<const CXXRecordDecl *> Out{&Static};
+  for (const CXXRecordDecl *R : Classes)
+    if (R->hasDefinition() && R->isDerivedFrom(&Static))
+      Out.push_back(R);
   return Out;
 }
 

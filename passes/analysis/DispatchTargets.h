@@ -3,11 +3,13 @@
 // (-rdc / -fgpu-rdc) nvcc links no other device code into the module, so a
 // device function pointer the module calls can only hold the address of a
 // device function this translation unit names somewhere other than as a
-// callee (or of a lambda it converts to a pointer), and a virtual call can
-// only run an override this translation unit defines (objects with virtual
-// functions must be made in device code, and no other device code makes
-// them). The analyses follow these targets as if called, instead of
-// refusing the call.
+// callee (also through an object, for a static member, or under a cast to
+// another type), or of a lambda it converts to a pointer, and a virtual
+// call can only run an override this translation unit defines, a virtual
+// destructor that of a class it defines (objects with virtual functions
+// must be made in device code, and no other device code makes them). The
+// analyses follow these targets as if called, instead of refusing the
+// call.
 #pragma once
 
 #include "clang/AST/ASTContext.h"
@@ -34,6 +36,12 @@ public:
   std::optional<std::vector<const clang::FunctionDecl *>>
   ofPointer(clang::QualType Pointer, const clang::ASTContext &AST);
 
+  /// The classes whose destructor a virtual destructor of \p Static may
+  /// run (\p Static and every class of the file derived from it), or
+  /// nothing under separate compilation.
+  std::optional<std::vector<const clang::CXXRecordDecl *>>
+  destroyedAs(const clang::CXXRecordDecl &Static, const clang::ASTContext &AST);
+
   /// Forgets the candidates: a new translation unit begins (its context
   /// may reuse the address of the last one).
   void reset() { Seen = nullptr; }
@@ -47,6 +55,10 @@ private:
   std::vector<const clang::FunctionDecl *> AddressTaken;
   /// Call operators of lambdas converted to a function pointer.
   std::vector<const clang::FunctionDecl *> LambdaInvokers;
+  /// Device functions cast to another type: any pointer may reach them.
+  std::vector<const clang::FunctionDecl *> Retyped;
+  /// Classes defined in the file.
+  std::vector<const clang::CXXRecordDecl *> Classes;
   /// Virtual device member functions with a body.
   std::vector<const clang::CXXMethodDecl *> Virtuals;
 };

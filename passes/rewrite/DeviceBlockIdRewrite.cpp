@@ -49,6 +49,12 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
           forFunction(functionDecl().bind("caller")))
           .bind("named"),
       this);
+  // `delete` runs the destructor of what it deletes: chosen at run time
+  // where that destructor is virtual.
+  Finder.addMatcher(
+      cxxDeleteExpr(forFunction(functionDecl(runsOnDevice()).bind("deleter")))
+          .bind("delete"),
+      this);
   // A call whose target is chosen at run time cannot be followed.
   Finder.addMatcher(
       callExpr(forFunction(functionDecl(runsOnDevice()).bind("dispatcher")),
@@ -81,6 +87,32 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
                         {}});
     return;
   }
+  if (const auto *Delete = Result.Nodes.getNodeAs<CXXDeleteExpr>("delete")) {
+    const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("deleter");
+    const CXXRecordDecl *Class =
+        Delete->getDestroyedType().isNull()
+            ? nullptr
+            : Delete->getDestroyedType()->getAsCXXRecordDecl();
+    const CXXDestructorDecl *Dtor =
+        Class && Class->hasDefinition() ? Class->getDestructor() : nullptr;
+    if (!Dtor || Dtor->isTrivial() || !checkedForDispatch(*Fn) ||
+        !Ctx.isRewritable(SM, Fn->getLocation()) ||
+        !Ctx.isRewritable(SM, Delete->getBeginLoc()))
+      return;
+    if (!Dtor->isVirtual() || Dtor->hasAttr<FinalAttr>() ||
+        Class->hasAttr<FinalAttr>())
+      follow(SM, *Fn, *Dtor, Delete->getBeginLoc(), nullptr, true);
+    else if (!followDestruction(SM, *Fn, *Class, Delete->getBeginLoc(),
+                                *Result.Context))
+      Ctx.functionFacts(SM, Fn).Hazards.insert(
+          {"deletes an object through a virtual destructor, whose override "
+           "may read the physical blockIdx/gridDim (smpart cannot follow it "
+           "to rewrite it" +
+               separateCompilation(*Result.Context) + ")",
+           RewriteContext::placeOf(SM, Delete->getBeginLoc()),
+           {}});
+    return;
+  }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
     const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("dispatcher");
     if (!dispatchesAtRunTime(*Dispatch) ||
@@ -88,7 +120,12 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
         !Ctx.isRewritable(SM, Fn->getLocation()) ||
         !Ctx.isRewritable(SM, Dispatch->getBeginLoc()))
       return;
-    if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
+    if (const auto *Dtor =
+            dyn_cast_or_null<CXXDestructorDecl>(Dispatch->getDirectCallee())) {
+      if (followDestruction(SM, *Fn, *Dtor->getParent(),
+                            Dispatch->getBeginLoc(), *Result.Context))
+        return;
+    } else if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
       for (const FunctionDecl *Target : *Targets)
         follow(SM, *Fn, *Target, Dispatch->getBeginLoc(), nullptr, true);
       return;
@@ -155,10 +192,34 @@ std::string DeviceBlockIdRewrite::separateCompilation(const ASTContext &AST) {
              : "";
 }
 
+bool DeviceBlockIdRewrite::followDestruction(const SourceManager &SM,
+                                             const FunctionDecl &Caller,
+                                             const CXXRecordDecl &Static,
+                                             SourceLocation At,
+                                             const ASTContext &AST) {
+  const auto Classes = Dispatched.destroyedAs(Static, AST);
+  if (!Classes)
+    return false;
+  for (const CXXRecordDecl *Class : *Classes) {
+    // A destructor not declared yet is implicit: it runs its parts'.
+    if (const CXXDestructorDecl *Dtor = Class->getDestructor()) {
+      if (!Dtor->isTrivial())
+        follow(SM, Caller, *Dtor, At, nullptr, true);
+      continue;
+    }
+    for (const CXXDestructorDecl *Part : partDestructors(*Class))
+      follow(SM, Caller, *Part, At, nullptr, true);
+  }
+  return true;
+}
+
 void DeviceBlockIdRewrite::follow(const SourceManager &SM,
                                   const FunctionDecl &Caller,
                                   const FunctionDecl &Callee, SourceLocation At,
                                   const Expr *Call, bool DeviceSide) {
+  if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(&Callee))
+    for (const CXXDestructorDecl *Part : partDestructors(*Dtor->getParent()))
+      follow(SM, Caller, *Part, At, nullptr, DeviceSide);
   const FunctionDecl *Target = RewriteContext::patternOf(&Callee);
   if (Target->hasBody() && Ctx.isRewritable(SM, Target->getLocation())) {
     FunctionFacts &CalleeFacts = Ctx.functionFacts(SM, Target);

@@ -438,9 +438,12 @@ static void refuseBarrierAfterReturn(const FunctionDecl &Kernel,
     Note = "inline asm " + What + " here";
   else if (!isBlockBarrier(*Call) && !isWarpCollective(*Call))
     // Through a function pointer: a target DispatchTargets lists runs a
-    // barrier, or they cannot be listed.
-    Note = "indirect call here, which may synchronise the block (a function "
-           "it may reach does, or smpart cannot tell which it reaches)";
+    // collective, or they cannot be listed (a possible barrier).
+    Note = Warp ? "indirect call here, which may reach a function that runs "
+                  "a warp collective"
+                : "indirect call here, which may synchronise the block (a "
+                  "function it may reach does, or smpart cannot tell which "
+                  "it reaches)";
   F.Hazards.insert(
       {What + " at line " + std::to_string(Bar.Line) +
            " is reachable after the early return at line " +
