@@ -8,8 +8,9 @@
 // destructor a virtual destructor may run (of each derived class, its
 // members' too, implicit or not) for `delete` and an explicit call. Each
 // reads blockIdx: it is rewritten and every kernel publishes its logical
-// block. A local's destructor runs its members' destructors too. With
-// -fgpu-rdc the dispatching kernels are refused.
+// block. A local's destructor runs its members' destructors too, and so
+// does each element's of a local array. With -fgpu-rdc the dispatching
+// kernels are refused.
 #include "cuda.h"
 
 typedef unsigned (*Index)();
@@ -60,6 +61,10 @@ __global__ void localMembers(unsigned *p) {
   Tagged t;
   t.tag.out = p;
 }
+__global__ void localArray(unsigned *p) {
+  Tag tags[2];
+  tags[0].out = tags[1].out = p;
+}
 
 // WARN-NOT: warning
 // CHECK: {{^}}  __device__ static unsigned row() { return smpart::blockIdx().x; }
@@ -88,11 +93,15 @@ __global__ void localMembers(unsigned *p) {
 // CHECK: {{^}}__global__ void localMembers(smpart::LaunchControl smpart_ctl, unsigned *p) {
 // CHECK-NEXT: // smpart:
 // CHECK-NEXT: for (smpart::detail::PublishingCta
+// CHECK: {{^}}__global__ void localArray(smpart::LaunchControl smpart_ctl, unsigned *p) {
+// CHECK-NEXT: // smpart:
+// CHECK-NEXT: for (smpart::detail::PublishingCta
 
 // RDC: warning: smpart: kernel 'staticMember' not transformed: calls through a function pointer
 // RDC: warning: smpart: kernel 'noReturn' not transformed: calls through a function pointer
 // RDC: warning: smpart: kernel 'castPointer' not transformed: calls through a function pointer
 // RDC: warning: smpart: kernel 'genericLambda' not transformed: calls through a function pointer
 // RDC: warning: smpart: kernel 'deleteVirtual' not transformed: deletes an object through a virtual destructor, whose override may read the physical blockIdx/gridDim (smpart cannot follow it to rewrite it; with separate compilation (-rdc) it may be in another translation unit)
-// RDC: warning: smpart: kernel 'destroyVirtual' not transformed: calls through a function pointer
+// RDC: warning: smpart: kernel 'destroyVirtual' not transformed: destroys an object through a virtual destructor
 // RDC-NOT: 'localMembers'
+// RDC-NOT: 'localArray'

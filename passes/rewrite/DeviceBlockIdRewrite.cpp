@@ -122,10 +122,18 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
       return;
     if (const auto *Dtor =
             dyn_cast_or_null<CXXDestructorDecl>(Dispatch->getDirectCallee())) {
-      if (followDestruction(SM, *Fn, *Dtor->getParent(),
-                            Dispatch->getBeginLoc(), *Result.Context))
-        return;
-    } else if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
+      if (!followDestruction(SM, *Fn, *Dtor->getParent(),
+                             Dispatch->getBeginLoc(), *Result.Context))
+        Ctx.functionFacts(SM, Fn).Hazards.insert(
+            {"destroys an object through a virtual destructor, whose "
+             "override may read the physical blockIdx/gridDim (smpart "
+             "cannot follow it to rewrite it" +
+                 separateCompilation(*Result.Context) + ")",
+             RewriteContext::placeOf(SM, Dispatch->getBeginLoc()),
+             {}});
+      return;
+    }
+    if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
       for (const FunctionDecl *Target : *Targets)
         follow(SM, *Fn, *Target, Dispatch->getBeginLoc(), nullptr, true);
       return;
@@ -149,7 +157,9 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
     At = Named->getLocation();
   }
   if (const auto *Local = Result.Nodes.getNodeAs<VarDecl>("local")) {
-    const CXXRecordDecl *R = Local->getType()->getAsCXXRecordDecl();
+    // An array of objects destroys each of them.
+    const CXXRecordDecl *R =
+        Local->getType()->getBaseElementTypeUnsafe()->getAsCXXRecordDecl();
     Callee = R && R->hasDefinition() ? R->getDestructor() : nullptr;
     At = Local->getLocation();
   } else if (const auto *Temp =
