@@ -4,8 +4,8 @@
 // reachable after an early return: a call through a function pointer or a
 // virtual call (a target runs a barrier, or none can be listed), inline
 // asm that executes a barrier or a warp-synchronous instruction (in the
-// kernel or in a function it calls), and a constructor whose body runs
-// __syncthreads().
+// kernel or in a function it calls), a constructor whose body runs
+// __syncthreads(), and a call through a reference bound to a function.
 // Each kernel is refused with notes at the return and at the statement.
 #include "cuda.h"
 
@@ -64,6 +64,16 @@ __global__ void ctor_barrier(float *p, int n) {
 }
 // WARN-DAG: {{^}}{{.*}}barrier-indirect-after-return.cu:[[@LINE-6]]:17: warning: smpart: kernel 'ctor_barrier' not transformed: barrier at line [[@LINE-3]]
 
+__device__ void sync_all() { __syncthreads(); }
+__global__ void via_reference(float *p, int n) {
+  void (&s)() = sync_all;
+  if (threadIdx.x >= n)
+    return;
+  s();
+}
+// WARN-DAG: {{^}}{{.*}}barrier-indirect-after-return.cu:[[@LINE-6]]:17: warning: smpart: kernel 'via_reference' not transformed: barrier at line [[@LINE-2]] is reachable after the early return at line [[@LINE-3]]
+// WARN-DAG: {{^}}{{.*}}barrier-indirect-after-return.cu:[[@LINE-3]]:3: note: call of 'sync_all', which may synchronise the block
+
 // Direct calls of functions without collectives, asm that does not
 // synchronise, and (without separate compilation, where smpart lists what a
 // pointer may reach) a call through a pointer to such functions stay
@@ -92,5 +102,6 @@ __global__ void plain_pointer(float *p, int n) {
 // CHECK: {{^}}__global__ void asm_barrier(float *p, int n) {
 // CHECK: {{^}}__global__ void asm_shuffle_in_callee(int *p, int n) {
 // CHECK: {{^}}__global__ void ctor_barrier(float *p, int n) {
+// CHECK: {{^}}__global__ void via_reference(float *p, int n) {
 // CHECK: {{^}}__global__ void plain(smpart::LaunchControl smpart_ctl, float *p, int n) {
 // CHECK: {{^}}__global__ void plain_pointer(smpart::LaunchControl smpart_ctl, float *p, int n) {

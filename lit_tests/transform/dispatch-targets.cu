@@ -6,7 +6,8 @@
 // member), one with an attribute its pointer type lacks (noreturn), one
 // cast to another pointer type, a generic lambda made a pointer, and every
 // destructor a virtual destructor may run (of each derived class, its
-// members' too, implicit or not) for `delete` and an explicit call. Each
+// members' too, implicit or not, and its class's operator delete) for
+// `delete` and an explicit call, and a class's operator new. Each
 // reads blockIdx: it is rewritten and every kernel publishes its logical
 // block. A local's destructor runs its members' destructors too, and so
 // does each element's of a local array. With -fgpu-rdc the dispatching
@@ -61,6 +62,14 @@ __global__ void localMembers(unsigned *p) {
   Tagged t;
   t.tag.out = p;
 }
+__device__ char arena[64][256];
+struct Pooled : Shape {
+  __device__ static void *operator new(size_t n) {
+    return arena[blockIdx.x] + n;
+  }
+  __device__ static void operator delete(void *) { arena[blockIdx.y][0] = 0; }
+};
+__global__ void makePooled(Shape **s) { *s = new Pooled; }
 __global__ void localArray(unsigned *p) {
   Tag tags[2];
   tags[0].out = tags[1].out = p;
@@ -91,6 +100,11 @@ __global__ void localArray(unsigned *p) {
 // CHECK-NEXT: // smpart:
 // CHECK-NEXT: for (smpart::detail::PublishingCta
 // CHECK: {{^}}__global__ void localMembers(smpart::LaunchControl smpart_ctl, unsigned *p) {
+// CHECK-NEXT: // smpart:
+// CHECK-NEXT: for (smpart::detail::PublishingCta
+// CHECK: return arena[smpart::blockIdx().x] + n;
+// CHECK: arena[smpart::blockIdx().y][0] = 0;
+// CHECK: {{^}}__global__ void makePooled(smpart::LaunchControl smpart_ctl, Shape **s) {
 // CHECK-NEXT: // smpart:
 // CHECK-NEXT: for (smpart::detail::PublishingCta
 // CHECK: {{^}}__global__ void localArray(smpart::LaunchControl smpart_ctl, unsigned *p) {

@@ -119,6 +119,8 @@ public:
     }
     const FunctionDecl *Callee = Call.getDirectCallee();
     if (!Callee)
+      Callee = boundFunction(*Call.getCallee());
+    if (!Callee)
       return Collective::None; // unresolved in a template pattern
     return ofFunction(*Callee);
   }
@@ -427,7 +429,8 @@ findCollectiveAfterReturn(Stmt *Body, CFG *Graph, CollectiveFinder &Finder,
       BarrierAfterReturn H{Return, Barrier, Kind, nullptr};
       if (const auto *Call = dyn_cast<CallExpr>(Barrier);
           Call && !isBlockBarrier(*Call) && !isWarpCollective(*Call))
-        H.Via = Call->getDirectCallee();
+        H.Via = Call->getDirectCallee() ? Call->getDirectCallee()
+                                        : boundFunction(*Call->getCallee());
       return H;
     }
   }

@@ -70,18 +70,27 @@ inline bool namesFunction(const clang::Expr &E) {
   return Ref && llvm::isa<clang::FunctionDecl>(Ref->getDecl());
 }
 
-/// True if \p Callee always reaches one function: a local reference or
-/// const pointer initialised with a function's name (`unsigned (&f)() =
-/// row;`), which the analyses follow where it is named.
-inline bool boundToAFunction(const clang::Expr &Callee) {
+/// The function \p Callee always reaches, where it names a local reference
+/// or const pointer initialised with a function's name (`unsigned (&f)() =
+/// row;`); null otherwise.
+inline const clang::FunctionDecl *boundFunction(const clang::Expr &Callee) {
   const auto *Ref =
       llvm::dyn_cast<clang::DeclRefExpr>(stripUnary(Callee, clang::UO_Deref));
   const auto *Var =
       Ref ? llvm::dyn_cast<clang::VarDecl>(Ref->getDecl()) : nullptr;
   if (!Var || !Var->isLocalVarDecl() || !Var->getInit() ||
       !(Var->getType()->isReferenceType() || Var->getType().isConstQualified()))
-    return false;
-  return namesFunction(*Var->getInit());
+    return nullptr;
+  const auto *Named = llvm::dyn_cast<clang::DeclRefExpr>(
+      stripUnary(*Var->getInit(), clang::UO_AddrOf));
+  return Named ? llvm::dyn_cast<clang::FunctionDecl>(Named->getDecl())
+               : nullptr;
+}
+
+/// True if \p Callee always reaches one function (boundFunction), which
+/// the analyses follow where it is named.
+inline bool boundToAFunction(const clang::Expr &Callee) {
+  return boundFunction(Callee) != nullptr;
 }
 
 /// True for a call whose target is chosen at run time: through a pointer

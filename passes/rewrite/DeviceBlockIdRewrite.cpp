@@ -49,8 +49,13 @@ void DeviceBlockIdRewrite::registerMatchers(MatchFinder &Finder) {
           forFunction(functionDecl().bind("caller")))
           .bind("named"),
       this);
-  // `delete` runs the destructor of what it deletes: chosen at run time
-  // where that destructor is virtual.
+  // `new` runs its allocation function (a class's own, perhaps).
+  Finder.addMatcher(
+      cxxNewExpr(forFunction(functionDecl(runsOnDevice()).bind("allocator")))
+          .bind("new"),
+      this);
+  // `delete` runs the destructor of what it deletes (chosen at run time
+  // where that destructor is virtual), then its deallocation function.
   Finder.addMatcher(
       cxxDeleteExpr(forFunction(functionDecl(runsOnDevice()).bind("deleter")))
           .bind("delete"),
@@ -87,6 +92,14 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
                         {}});
     return;
   }
+  if (const auto *New = Result.Nodes.getNodeAs<CXXNewExpr>("new")) {
+    const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("allocator");
+    if (const FunctionDecl *Op = New->getOperatorNew();
+        Op && checkedForDispatch(*Fn) &&
+        Ctx.isRewritable(SM, Fn->getLocation()))
+      follow(SM, *Fn, *Op, New->getBeginLoc(), nullptr, true);
+    return;
+  }
   if (const auto *Delete = Result.Nodes.getNodeAs<CXXDeleteExpr>("delete")) {
     const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("deleter");
     const CXXRecordDecl *Class =
@@ -95,9 +108,12 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
             : Delete->getDestroyedType()->getAsCXXRecordDecl();
     const CXXDestructorDecl *Dtor =
         Class && Class->hasDefinition() ? Class->getDestructor() : nullptr;
-    if (!Dtor || Dtor->isTrivial() || !checkedForDispatch(*Fn) ||
-        !Ctx.isRewritable(SM, Fn->getLocation()) ||
+    if (!checkedForDispatch(*Fn) || !Ctx.isRewritable(SM, Fn->getLocation()) ||
         !Ctx.isRewritable(SM, Delete->getBeginLoc()))
+      return;
+    if (const FunctionDecl *Op = Delete->getOperatorDelete())
+      follow(SM, *Fn, *Op, Delete->getBeginLoc(), nullptr, true);
+    if (!Dtor || Dtor->isTrivial())
       return;
     if (!Dtor->isVirtual() || Dtor->hasAttr<FinalAttr>() ||
         Class->hasAttr<FinalAttr>())
@@ -211,6 +227,12 @@ bool DeviceBlockIdRewrite::followDestruction(const SourceManager &SM,
   if (!Classes)
     return false;
   for (const CXXRecordDecl *Class : *Classes) {
+    // A virtual destructor deallocates with the object's class's own
+    // operator delete, if it has one.
+    for (const NamedDecl *D :
+         Class->lookup(AST.DeclarationNames.getCXXOperatorName(OO_Delete)))
+      if (const auto *Op = dyn_cast<FunctionDecl>(D->getUnderlyingDecl()))
+        follow(SM, Caller, *Op, At, nullptr, true);
     // A destructor not declared yet is implicit: it runs its parts'.
     if (const CXXDestructorDecl *Dtor = Class->getDestructor()) {
       if (!Dtor->isTrivial())
