@@ -118,15 +118,9 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
     if (!Dtor->isVirtual() || Dtor->hasAttr<FinalAttr>() ||
         Class->hasAttr<FinalAttr>())
       follow(SM, *Fn, *Dtor, Delete->getBeginLoc(), nullptr, true);
-    else if (!followDestruction(SM, *Fn, *Class, Delete->getBeginLoc(),
-                                *Result.Context))
-      Ctx.functionFacts(SM, Fn).Hazards.insert(
-          {"deletes an object through a virtual destructor, whose override "
-           "may read the physical blockIdx/gridDim (smpart cannot follow it "
-           "to rewrite it" +
-               separateCompilation(*Result.Context) + ")",
-           RewriteContext::placeOf(SM, Delete->getBeginLoc()),
-           {}});
+    else
+      followDestruction(SM, *Fn, *Class, Delete->getBeginLoc(), *Result.Context,
+                        "deletes");
     return;
   }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
@@ -138,15 +132,8 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
       return;
     if (const auto *Dtor =
             dyn_cast_or_null<CXXDestructorDecl>(Dispatch->getDirectCallee())) {
-      if (!followDestruction(SM, *Fn, *Dtor->getParent(),
-                             Dispatch->getBeginLoc(), *Result.Context))
-        Ctx.functionFacts(SM, Fn).Hazards.insert(
-            {"destroys an object through a virtual destructor, whose "
-             "override may read the physical blockIdx/gridDim (smpart "
-             "cannot follow it to rewrite it" +
-                 separateCompilation(*Result.Context) + ")",
-             RewriteContext::placeOf(SM, Dispatch->getBeginLoc()),
-             {}});
+      followDestruction(SM, *Fn, *Dtor->getParent(), Dispatch->getBeginLoc(),
+                        *Result.Context, "destroys");
       return;
     }
     if (const auto Targets = Dispatched.of(*Dispatch, *Result.Context)) {
@@ -218,14 +205,25 @@ std::string DeviceBlockIdRewrite::separateCompilation(const ASTContext &AST) {
              : "";
 }
 
-bool DeviceBlockIdRewrite::followDestruction(const SourceManager &SM,
+void DeviceBlockIdRewrite::followDestruction(const SourceManager &SM,
                                              const FunctionDecl &Caller,
                                              const CXXRecordDecl &Static,
                                              SourceLocation At,
-                                             const ASTContext &AST) {
+                                             const ASTContext &AST,
+                                             llvm::StringRef Verb) {
   const auto Classes = Dispatched.destroyedAs(Static, AST);
-  if (!Classes)
-    return false;
+  if (!Classes) {
+    Ctx.functionFacts(SM, &Caller)
+        .Hazards.insert(
+            {Verb.str() +
+                 " an object through a virtual destructor, whose override "
+                 "may read the physical blockIdx/gridDim (smpart cannot "
+                 "follow it to rewrite it" +
+                 separateCompilation(AST) + ")",
+             RewriteContext::placeOf(SM, At),
+             {}});
+    return;
+  }
   for (const CXXRecordDecl *Class : *Classes) {
     // A virtual destructor deallocates with the object's class's own
     // operator delete, if it has one.
@@ -242,7 +240,6 @@ bool DeviceBlockIdRewrite::followDestruction(const SourceManager &SM,
     for (const CXXDestructorDecl *Part : partDestructors(*Class))
       follow(SM, Caller, *Part, At, nullptr, true);
   }
-  return true;
 }
 
 void DeviceBlockIdRewrite::follow(const SourceManager &SM,

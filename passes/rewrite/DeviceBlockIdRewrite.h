@@ -35,12 +35,13 @@ private:
               const clang::Expr *Call, bool DeviceSide);
   /// The destruction of an object whose static type is \p Static through
   /// its virtual destructor: follows the destructor of every class it may
-  /// be (DispatchTargets::destroyedAs); false where they cannot be listed.
-  bool followDestruction(const clang::SourceManager &SM,
+  /// be (DispatchTargets::destroyedAs), or where they cannot be listed
+  /// refuses \p Caller, which \p Verb ("deletes") the object.
+  void followDestruction(const clang::SourceManager &SM,
                          const clang::FunctionDecl &Caller,
                          const clang::CXXRecordDecl &Static,
-                         clang::SourceLocation At,
-                         const clang::ASTContext &AST);
+                         clang::SourceLocation At, const clang::ASTContext &AST,
+                         llvm::StringRef Verb);
   /// What a refusal of a call chosen at run time adds under separate
   /// compilation, where DispatchTargets cannot list the targets.
   static std::string separateCompilation(const clang::ASTContext &AST);
