@@ -108,19 +108,21 @@ void DeviceBlockIdRewrite::run(const MatchFinder::MatchResult &Result) {
             : Delete->getDestroyedType()->getAsCXXRecordDecl();
     const CXXDestructorDecl *Dtor =
         Class && Class->hasDefinition() ? Class->getDestructor() : nullptr;
-    if (!checkedForDispatch(*Fn) || !Ctx.isRewritable(SM, Fn->getLocation()) ||
-        !Ctx.isRewritable(SM, Delete->getBeginLoc()))
+    // Followed wherever it is spelled (a SAFE_DELETE macro of a header
+    // that is not rewritten): nothing here edits it.
+    if (!checkedForDispatch(*Fn) || !Ctx.isRewritable(SM, Fn->getLocation()))
       return;
+    // Where it is written, also when a macro spells it.
+    const SourceLocation At = SM.getExpansionLoc(Delete->getBeginLoc());
     if (const FunctionDecl *Op = Delete->getOperatorDelete())
-      follow(SM, *Fn, *Op, Delete->getBeginLoc(), nullptr, true);
+      follow(SM, *Fn, *Op, At, nullptr, true);
     if (!Dtor || Dtor->isTrivial())
       return;
     if (!Dtor->isVirtual() || Dtor->hasAttr<FinalAttr>() ||
         Class->hasAttr<FinalAttr>())
-      follow(SM, *Fn, *Dtor, Delete->getBeginLoc(), nullptr, true);
+      follow(SM, *Fn, *Dtor, At, nullptr, true);
     else
-      followDestruction(SM, *Fn, *Class, Delete->getBeginLoc(), *Result.Context,
-                        "deletes");
+      followDestruction(SM, *Fn, *Class, At, *Result.Context, "deletes");
     return;
   }
   if (const auto *Dispatch = Result.Nodes.getNodeAs<CallExpr>("dispatch")) {
