@@ -91,6 +91,11 @@ Collective asmCollective(llvm::StringRef AsmString) {
 
 namespace {
 
+/// The collective that binds more: a block barrier over a warp one.
+Collective stronger(Collective A, Collective B) {
+  return A == Collective::Block || B == Collective::None ? A : B;
+}
+
 /// Follows calls into bodies, memoised per function (recursion counts as
 /// no collective until proven otherwise).
 class CollectiveFinder {
@@ -111,10 +116,7 @@ public:
         return Collective::Block;
       Collective Found = Collective::None;
       for (const FunctionDecl *Fn : *Reached)
-        if (const Collective K = ofFunction(*Fn);
-            K == Collective::Block ||
-            (K == Collective::Warp && Found == Collective::None))
-          Found = K;
+        Found = stronger(Found, ofFunction(*Fn));
       return Found;
     }
     const FunctionDecl *Callee = Call.getDirectCallee();
@@ -160,20 +162,14 @@ public:
     // A destructor then runs its bases' and members' destructors.
     if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(Def))
       for (const CXXDestructorDecl *Part : partDestructors(*Dtor->getParent()))
-        if (const Collective K = ofFunction(*Part);
-            K == Collective::Block ||
-            (K == Collective::Warp && Found == Collective::None))
-          Found = K;
+        Found = stronger(Found, ofFunction(*Part));
     std::vector<const Stmt *> Work{Def->getBody()};
     while (!Work.empty() && Found != Collective::Block) {
       const Stmt *S = Work.back();
       Work.pop_back();
       if (!S)
         continue;
-      const Collective K = ofStmt(*S);
-      if (K == Collective::Block ||
-          (K == Collective::Warp && Found == Collective::None))
-        Found = K;
+      Found = stronger(Found, ofStmt(*S));
       for (const Stmt *Child : S->children())
         Work.push_back(Child);
     }

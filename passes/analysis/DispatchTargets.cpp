@@ -41,10 +41,7 @@ public:
   // A function given another function type by a cast (`(F)f`, through
   // `void *`): called through a pointer of any type.
   bool VisitExplicitCastExpr(ExplicitCastExpr *Cast) {
-    const Expr *E = Cast->getSubExpr()->IgnoreParenImpCasts();
-    if (const auto *Addr = dyn_cast<UnaryOperator>(E);
-        Addr && Addr->getOpcode() == UO_AddrOf)
-      E = Addr->getSubExpr()->IgnoreParenImpCasts();
+    const Expr *E = stripUnary(*Cast->getSubExpr(), UO_AddrOf);
     const ValueDecl *D = nullptr;
     if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
       D = Ref->getDecl();
