@@ -6,7 +6,11 @@
 //     (original kernels; smpart::Partition without a plan),
 //   - smpart with the cd-search and hsm-fair policies: the rewritten
 //     kernels under one smpart::Controller in-process, SGEMM in a
-//     partition whose share the same controller plans (plannerFor()).
+//     partition whose share the same controller plans (plannerFor()),
+//     its launch boundaries not waiting for the rewritten kernels to leave
+//     (the default), and again waiting up to 200 ms ("+wait": the host
+//     thread that enqueues every job blocks at each SGEMM boundary that
+//     moved the partition; the row's note says for how long in all).
 // A job is one kernel launched L times in a row (L gives about 20 ms alone).
 // Per mode, with NP_i = T_alone_i / T_corun_i (alone: the original job on
 // the whole GPU, measured in this run): STP = sum NP_i, ANTT = mean 1/NP_i,
@@ -355,17 +359,24 @@ int main(int argc, char **argv) {
   // smpart: one controller plans the rewritten kernels and SGEMM's
   // partition together. The traces outlive every controller and partition.
   std::vector<std::unique_ptr<smpart::trace::TraceWriter>> traces;
-  for (const char *name : {"cd-search", "hsm-fair"}) {
+  for (const auto &[name, wait_ms] :
+       {std::pair<const char *, unsigned>{"cd-search", 0},
+        {"cd-search", 200},
+        {"hsm-fair", 0},
+        {"hsm-fair", 200}}) {
     const smpart::policy::Policy *policy = smpart::policy::findPolicy(name);
     if (!policy || !mayRun(name))
       continue;
+    const std::string mode =
+        std::string("smpart ") + name + (wait_ms ? "+wait" : "");
     std::vector<std::string> notes;
     smpart::ControllerOptions opts;
     opts.warn = [&](const std::string &w) { notes.push_back(w); };
     if (!trace_dir.empty()) {
       std::string error;
       traces.push_back(smpart::trace::TraceWriter::open(
-          trace_dir + "/opaque-" + name + ".json", &error));
+          trace_dir + "/opaque-" + name + (wait_ms ? "-wait" : "") + ".json",
+          &error));
       if (!traces.back())
         std::printf("note: no trace: %s\n", error.c_str());
       opts.trace = traces.back().get();
@@ -377,23 +388,27 @@ int main(int argc, char **argv) {
     o.planner = planner;
     o.sms = n_sms / 3; // the share when the controller plans no opaque work
     o.min_sms = 1;
+    o.hold_timeout_ms = wait_ms;
     const std::string part_name = std::string("cublas_sgemm");
     std::shared_ptr<smpart::Partition> p;
     smpart::Partition::open(part_name, o, p);
     if (!p) {
-      std::printf("opaque mix  smpart %-15s FAILED: no partition\n", name);
+      std::printf("opaque mix  %-22s FAILED: no partition\n", mode.c_str());
       continue;
     }
     smpart::setLaunchObserver(smpart::observerFor(ctl));
-    const std::vector<double> t =
-        runTogether(jobs, {{nullptr, p.get()}, {streams[1]}, {streams[2]}},
-                    true, std::string("smpart ") + name);
+    const std::vector<double> t = runTogether(
+        jobs, {{nullptr, p.get()}, {streams[1]}, {streams[2]}}, true, mode);
     smpart::setLaunchObserver(nullptr);
+    const smpart::PartitionState st = p->state();
+    char waited[96];
+    std::snprintf(waited, sizeof waited,
+                  ", boundaries blocked %.1f ms (%llu timeouts)",
+                  st.hold_wait_ms, st.hold_timeouts);
     std::string note =
-        p->confined()
-            ? "SGEMM on " + std::to_string(p->state().sms) + " SMs, " +
-                  std::to_string(p->state().switches) + " resizes"
-            : "SGEMM unconfined: " + p->reason();
+        p->confined() ? "SGEMM on " + std::to_string(st.sms) + " SMs, " +
+                            std::to_string(st.switches) + " resizes" + waited
+                      : "SGEMM unconfined: " + p->reason();
     if (!planner)
       note += "; controller plans no opaque work: static share";
     for (const std::string &w : notes)
@@ -403,7 +418,7 @@ int main(int argc, char **argv) {
       }
     smpart::Partition::close(part_name);
     if (!t.empty())
-      printRow(std::string("smpart ") + name, jobs, alone, t, base, note);
+      printRow(mode, jobs, alone, t, base, note);
   }
   cublasDestroy(blas);
   if (!g_stopped.empty()) {

@@ -5,8 +5,9 @@
 // launch boundary it reads its share (the plan's target, else its request),
 // rounds it to the nearest allowed size and, if that differs, moves to the
 // green context of its new set behind an event fence; then it tells the
-// plan the real SM ids it uses and waits, bounded, until rewritten kernels
-// acknowledged leaving them. Nothing else ever changes its SMs.
+// plan the real SM ids it uses, which moves rewritten kernels off them, and
+// (only when PartitionOptions::hold_timeout_ms asks for it) waits, bounded,
+// until they acknowledged leaving. Nothing else ever changes its SMs.
 #include "green_contexts.hpp"
 #include "kernel.hpp"
 
@@ -50,6 +51,8 @@ struct Partition::Impl {
   cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
   unsigned long long boundaries = 0, switches = 0;
   bool held = false, warned_hold = false, warned_ids = false;
+  double hold_wait_ms = 0;
+  unsigned long long hold_timeouts = 0;
   /// The ids a hold last timed out on: later boundaries with the same ids
   /// ask again without waiting (a kernel that never acknowledges must not
   /// cost every launch the timeout).
@@ -165,23 +168,30 @@ void Partition::Impl::holdLocked() {
   // answer: a kernel queued behind other work may start before the planner
   // hears of it.
   detail::reserveSms(this, Pool::instance().device(), ids);
-  if (ids == timed_out_ids) {
-    held = planner->hold(name, ids);
+  // Asked once: this moves the rewritten kernels off. By default the work
+  // goes ahead without waiting for their acknowledgement (the options say
+  // why); the next boundary's ask reports whether they left.
+  held = planner->hold(name, ids);
+  if (held || opts.hold_timeout_ms == 0 || ids == timed_out_ids)
     return;
-  }
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(opts.hold_timeout_ms);
-  while (!(held = planner->hold(name, ids))) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(opts.hold_timeout_ms);
+  while (!held) {
     if (std::chrono::steady_clock::now() >= deadline) {
       timed_out_ids = ids;
+      ++hold_timeouts;
       warn(warned_hold,
            "rewritten kernels did not leave its SMs within " +
                std::to_string(opts.hold_timeout_ms) +
                " ms; launching anyway (they share SMs until they leave)");
-      return;
+      break;
     }
     std::this_thread::sleep_for(std::chrono::microseconds(20));
+    held = planner->hold(name, ids);
   }
+  hold_wait_ms += std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
 }
 
 Partition::Partition(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -309,7 +319,7 @@ void Partition::close(const std::string &name) {
   // The plan gives the SMs back to rewritten kernels at once: let the work
   // queued here drain first (bounded like a hold).
   const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(i.opts.hold_timeout_ms);
+                        std::chrono::milliseconds(i.opts.drain_timeout_ms);
   while (cudaStreamQuery(i.cur->stream) == cudaErrorNotReady &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -372,6 +382,8 @@ PartitionState Partition::state() const {
   s.boundaries = impl_->boundaries;
   s.switches = impl_->switches;
   s.held = impl_->held;
+  s.hold_wait_ms = impl_->hold_wait_ms;
+  s.hold_timeouts = impl_->hold_timeouts;
   return s;
 }
 

@@ -333,7 +333,6 @@ TEST_F(PartitionTest, NewLaunchesKeepOffTheHeldSmsUntilClose) {
   plan->acknowledge = false;
   smpart::PartitionOptions o;
   o.planner = plan;
-  o.hold_timeout_ms = 1;
   plan->target_sms = 4;
   auto p = open("reserving", o);
   ASSERT_TRUE(p && p->confined());
@@ -365,6 +364,34 @@ TEST_F(PartitionTest, UnacknowledgedHoldGoesAheadAfterItsDeadlineOnce) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_NE(err.find("launching anyway"), std::string::npos) << err;
   EXPECT_FALSE(p->state().held);
+  EXPECT_EQ(p->state().hold_timeouts, 1u);
+  EXPECT_GT(p->state().hold_wait_ms, 0.0);
+}
+
+TEST_F(PartitionTest, BoundaryAsksForTheHoldOnceAndDoesNotWaitByDefault) {
+  // A boundary must not make the caller's thread wait for rewritten
+  // kernels on the GPU: it asks once (which moves them off) and returns;
+  // the next boundary learns whether they left.
+  auto plan = std::make_shared<FakePlanner>();
+  plan->target_sms = 4;
+  plan->acknowledge = false;
+  smpart::PartitionOptions o;
+  o.planner = plan;
+  testing::internal::CaptureStderr();
+  auto p = open("async_hold", o);
+  ASSERT_TRUE(p && p->confined());
+  std::size_t asked = plan->holds.size();
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.size(), asked + 1); // asked, never polled
+  EXPECT_FALSE(p->state().held);
+  EXPECT_EQ(p->state().hold_wait_ms, 0.0);
+  EXPECT_EQ(p->state().hold_timeouts, 0u);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  plan->acknowledge = true; // the kernels acknowledged meanwhile
+  asked = plan->holds.size();
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.size(), asked + 1);
+  EXPECT_TRUE(p->state().held);
 }
 
 TEST_F(PartitionTest, OneTenantPerNameAndCloseFreesItsSms) {

@@ -64,9 +64,20 @@ struct PartitionOptions {
   /// ignores any plan.
   std::shared_ptr<OpaquePlanner> planner;
   bool follow_plan = true;
-  /// How long a launch boundary waits for rewritten kernels to leave the
-  /// partition's SMs; then the work goes ahead (one warning per partition).
-  unsigned hold_timeout_ms = 200;
+  /// How long a launch boundary blocks the calling thread until rewritten
+  /// kernels acknowledged leaving the partition's SMs. 0 (the default):
+  /// not at all. The boundary still asks for the hold (the plan moves them
+  /// off, new launches keep off) and the work is enqueued at once; the
+  /// GPU's block scheduler places it on the SMs they already left while
+  /// the others finish their current chunk. A wait would make every
+  /// library call synchronous with the rewritten kernels' progress and
+  /// stop the thread from queueing anything else meanwhile. Above 0: strict
+  /// exclusivity, at that cost; past the deadline the work goes ahead
+  /// (one warning per partition).
+  unsigned hold_timeout_ms = 0;
+  /// How long close() waits for the work queued on the partition before
+  /// its SMs go back to rewritten kernels.
+  unsigned drain_timeout_ms = 200;
 };
 
 /// A partition as it stands (PartitionOptions decide the rest).
@@ -79,6 +90,10 @@ struct PartitionState {
   unsigned long long boundaries = 0; ///< launch boundaries passed
   unsigned long long switches = 0;   ///< green-context changes made
   bool held = false; ///< the plan confirmed rewritten kernels left its SMs
+  /// Time the boundaries blocked their callers waiting for holds
+  /// (hold_timeout_ms > 0), and how many of those waits hit the deadline.
+  double hold_wait_ms = 0;
+  unsigned long long hold_timeouts = 0;
 };
 
 class Partition {
@@ -91,7 +106,7 @@ public:
   /// The partition open under `name`, or null.
   static std::shared_ptr<Partition> find(const std::string &name);
   /// Leaves the plan and frees its SMs, once the work queued on it drained
-  /// (waited for at most hold_timeout_ms); handles still work, unconfined.
+  /// (waited for at most drain_timeout_ms); handles still work, unconfined.
   static void close(const std::string &name);
 
   /// A launch boundary, then the stream the next work goes on. Call it for
