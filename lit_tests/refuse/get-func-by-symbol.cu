@@ -1,8 +1,9 @@
 // RUN: %smpart %s -o %t.cu -- %stubflags 2>&1 | FileCheck --check-prefix=WARN %s
 // RUN: FileCheck %s < %t.cu
 // cudaGetFuncBySymbol is not a query: the handle it returns is launched
-// through cuLaunchKernel with the original argument list. The kernel is
-// refused like any other escaping address.
+// through cuLaunchKernel with the original argument list. Like any other
+// use of the address, it names the original kernel, kept beside the
+// rewritten one that the <<<>>> launch runs.
 #include "cuda.h"
 
 typedef struct CUfunc_st *cudaFunction_t;
@@ -16,6 +17,7 @@ void run(int *p) {
   cudaGetFuncBySymbol(&f, (const void *)by_symbol);
   by_symbol<<<1, 32>>>(p);
 }
-// WARN: {{^}}{{.*}}get-func-by-symbol.cu:[[@LINE-7]]:17: warning: smpart: kernel 'by_symbol' not transformed: its address is taken at line [[@LINE-3]]
-// WARN-NEXT: {{^}}{{.*}}get-func-by-symbol.cu:[[@LINE-4]]:41: note: address of the kernel taken here
+// WARN: {{^}}{{.*}}get-func-by-symbol.cu:[[@LINE-3]]:41: warning: smpart: kernel 'by_symbol' keeps its original definition beside the rewritten one for the use of its address at line [[@LINE-3]]
 // CHECK: {{^}}__global__ void by_symbol(int *p) {
+// CHECK: {{^}}__global__ void by_symbol(smpart::LaunchControl smpart_ctl, int *p) {
+// CHECK: cudaGetFuncBySymbol(&f, (const void *)smpart::original(by_symbol, by_symbol));

@@ -98,23 +98,8 @@ bool KernelHazards::exitsThread(llvm::StringRef AsmString) {
 void KernelHazards::registerMatchers(MatchFinder &Finder) {
   auto InDeviceCode = forFunction(functionDecl(runsOnDevice()).bind("fn"));
   Finder.addMatcher(cudaKernelCallExpr(InDeviceCode).bind("launch"), this);
-  // Launches that bypass `<<<>>>` pass the kernel's original parameter
-  // list, which the transformation changes: refuse the launched kernel.
-  auto KernelRef =
-      declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("target")));
-  Finder.addMatcher(
-      callExpr(callee(functionDecl(hasAnyName(
-                   "cudaLaunchKernel", "cudaLaunchKernelEx",
-                   "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel",
-                   "cuLaunchKernel", "cudaGraphAddKernelNode"))),
-               hasAnyArgument(anyOf(ignoringParenImpCasts(KernelRef),
-                                    hasDescendant(KernelRef))))
-          .bind("apilaunch"),
-      this);
   Finder.addMatcher(callExpr(InDeviceCode).bind("call"), this);
-  // Every other use of a kernel's name: the address may end up in a graph
-  // node, a function pointer or a table, and be launched with the original
-  // argument list.
+  // Every use of a kernel's name, for the cluster attributes set on it.
   Finder.addMatcher(
       declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("named")))
           .bind("nameuse"),
@@ -126,10 +111,7 @@ void KernelHazards::registerMatchers(MatchFinder &Finder) {
       this);
 }
 
-/// How a use of a kernel's name is consumed: launched with <<<>>>, passed to
-/// a query that does not launch, passed to a launch API (refused on its
-/// own), or anything else (the address escapes).
-enum class NameUse { Launch, Query, LaunchApi, ClusterAttribute, Escape };
+using NameUse = KernelHazards::NameUse;
 
 /// True if a call passes an enumerator that names a thread-block cluster
 /// attribute (cudaFuncAttributeRequiredClusterWidth, ...).
@@ -141,8 +123,8 @@ static bool passesClusterAttribute(const CallExpr &Call) {
   });
 }
 
-static NameUse classifyNameUse(const Stmt &Child, ASTContext &AST,
-                               const CallExpr *&Api);
+static NameUse classifyUse(const Stmt &Child, ASTContext &AST,
+                           const CallExpr *&Api);
 
 /// What one parent of a kernel name's use (or of a cast around it) makes of
 /// it.
@@ -175,14 +157,20 @@ static NameUse classifyParent(const Stmt &Child, const Stmt *P, ASTContext &AST,
   if (!isa<ImplicitCastExpr, ParenExpr, UnaryOperator, CStyleCastExpr,
            CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
     return NameUse::Escape;
-  return classifyNameUse(*P, AST, Api);
+  return classifyUse(*P, AST, Api);
 }
 
-static NameUse classifyNameUse(const Stmt &Child, ASTContext &AST,
-                               const CallExpr *&Api) {
+static NameUse classifyUse(const Stmt &Child, ASTContext &AST,
+                           const CallExpr *&Api) {
   return agreedOverParents(Child, AST, NameUse::Escape, [&](const Stmt *P) {
     return classifyParent(Child, P, AST, Api);
   });
+}
+
+KernelHazards::NameUse KernelHazards::classifyNameUse(const DeclRefExpr &Use,
+                                                      ASTContext &AST,
+                                                      const CallExpr *&Api) {
+  return classifyUse(Use, AST, Api);
 }
 
 void KernelHazards::run(const MatchFinder::MatchResult &Result) {
@@ -194,47 +182,18 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
         RewriteContext::isGeneratedKernel(*Pattern))
       return;
     const CallExpr *Api = nullptr;
-    const NameUse Kind = classifyNameUse(*Use, *Result.Context, Api);
+    if (classifyNameUse(*Use, *Result.Context, Api) !=
+        NameUse::ClusterAttribute)
+      return;
     const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());
-    if (Kind == NameUse::ClusterAttribute) {
-      Ctx.functionFacts(SM, Pattern)
-          .Hazards.insert({"given a thread-block cluster attribute at line " +
-                               std::to_string(At.Line) +
-                               ": the hardware co-schedules a cluster's CTAs, "
-                               "which the persistent form does not keep",
-                           RewriteContext::placeOf(SM, Pattern->getLocation()),
-                           {{At, "cluster attribute set here"}},
-                           Clusters});
-      return;
-    }
-    // Every launch API, also the spellings the "apilaunch" matcher does
-    // not list: with per-thread default streams cuda_runtime_api.h renames
-    // cudaLaunchKernel to cudaLaunchKernel_ptsz (the same text, so one
-    // warning when both see it).
-    if (Kind == NameUse::LaunchApi) {
-      // The _ptsz name is pasted by a macro: point at its use.
-      SourceLocation Where = Api->getBeginLoc();
-      if (SM.isWrittenInScratchSpace(SM.getSpellingLoc(Where)))
-        Where = SM.getExpansionLoc(Where);
-      Ctx.functionFacts(SM, Pattern)
-          .Hazards.insert({"launched through " +
-                               Api->getDirectCallee()->getNameAsString() +
-                               ", whose argument list smpart cannot rewrite",
-                           RewriteContext::placeOf(SM, Where),
-                           {},
-                           ApiLaunches});
-      return;
-    }
-    if (Kind != NameUse::Escape)
-      return;
     Ctx.functionFacts(SM, Pattern)
-        .Hazards.insert({"its address is taken at line " +
+        .Hazards.insert({"given a thread-block cluster attribute at line " +
                              std::to_string(At.Line) +
-                             " for something other than a <<<>>> launch (a "
-                             "graph node, function pointer or table would "
-                             "launch it with its original arguments)",
+                             ": the hardware co-schedules a cluster's CTAs, "
+                             "which the persistent form does not keep",
                          RewriteContext::placeOf(SM, Pattern->getLocation()),
-                         {{At, "address of the kernel taken here"}}});
+                         {{At, "cluster attribute set here"}},
+                         Clusters});
     return;
   }
   const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
@@ -248,19 +207,6 @@ void KernelHazards::run(const MatchFinder::MatchResult &Result) {
          RewriteContext::placeOf(SM, K->getLocation()),
          {},
          Clusters});
-    return;
-  }
-  if (const auto *Api = Result.Nodes.getNodeAs<CallExpr>("apilaunch")) {
-    const auto *Target = Result.Nodes.getNodeAs<FunctionDecl>("target");
-    if (!Ctx.isRewritable(SM, RewriteContext::patternOf(Target)->getLocation()))
-      return;
-    Ctx.functionFacts(SM, Target)
-        .Hazards.insert({"launched through " +
-                             Api->getDirectCallee()->getNameAsString() +
-                             ", whose argument list smpart cannot rewrite",
-                         RewriteContext::placeOf(SM, Api->getBeginLoc()),
-                         {},
-                         ApiLaunches});
     return;
   }
   if (!Fn || !Ctx.isRewritable(SM, Fn->getLocation()))

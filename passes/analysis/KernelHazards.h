@@ -1,8 +1,10 @@
 // Constructs that depend on the physical grid and so cannot survive the
 // persistent-thread transformation: grid-wide synchronisation, grid_group
 // ranks, thread_block::group_index(), device-side launches and inline asm
-// that reads %ctaid/%nctaid. Found per function; a kernel is refused when it
-// or a device function it reaches contains one.
+// that reads %ctaid/%nctaid, cluster attributes. Found per function; a kernel
+// is refused when it or a device function it reaches contains one. Uses of a
+// kernel's address that launch it with its original arguments are
+// KernelAddressRewrite's.
 #pragma once
 
 #include "pipeline/RewriteContext.h"
@@ -41,6 +43,15 @@ public:
       "it is launched through a launch API, which smpart does not rewrite";
   /// True if the asm runs PTX `exit` (the thread ends for good).
   static bool exitsThread(llvm::StringRef AsmString);
+
+  /// How a use of a kernel's name is consumed: launched with <<<>>>, passed
+  /// to a query that does not launch, passed to a launch API (\p Api is
+  /// then the call), given a cluster attribute, or anything else (the
+  /// address escapes: a graph node, a function pointer or a table).
+  enum class NameUse { Launch, Query, LaunchApi, ClusterAttribute, Escape };
+  static NameUse classifyNameUse(const clang::DeclRefExpr &Use,
+                                 clang::ASTContext &AST,
+                                 const clang::CallExpr *&Api);
 
 private:
   RewriteContext &Ctx;

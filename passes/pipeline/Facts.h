@@ -130,6 +130,16 @@ struct FunctionFacts {
   /// The copies of the original declarations and definition, applied when
   /// the planner keeps the original (empty when it cannot be copied).
   std::set<Edit> OriginalEdits;
+  /// Kernels: host uses of its address other than a <<<>>> launch or a
+  /// query (a graph node, a launch API, a function pointer or table), each
+  /// edited to name the original overload, which they launch with the
+  /// original argument list: the original must then be kept. With how the
+  /// use consumes the address (KernelAddressRewrite).
+  std::set<std::pair<Place, std::string>> OriginalUses;
+  /// What refuses the kernel instead when nothing in its file launches it
+  /// with <<<>>> and no other file needs it: then the rewrite would only
+  /// add a kernel nothing launches.
+  std::set<Hazard> UnlaunchedHazards;
   KernelBody Body; ///< kernels only
 };
 

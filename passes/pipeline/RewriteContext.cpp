@@ -131,20 +131,6 @@ bool RewriteContext::isGeneratedKernel(const FunctionDecl &FD) {
   return false;
 }
 
-bool RewriteContext::needsOriginal(
-    const FunctionDecl &Definition, const SourceManager &SM,
-    const std::function<bool(SourceLocation)> &Rewritable) {
-  const FileID Home =
-      SM.getFileID(SM.getExpansionLoc(Definition.getLocation()));
-  // Defined in a header: kept for the other files that include it.
-  if (Home != SM.getMainFileID() && !Definition.isExternC())
-    return true;
-  return llvm::any_of(Definition.redecls(), [&](const FunctionDecl *D) {
-    return !Rewritable(D->getLocation()) ||
-           SM.getFileID(SM.getExpansionLoc(D->getLocation())) != Home;
-  });
-}
-
 std::string RewriteContext::rewrittenOverload(const FunctionDecl &FD,
                                               llvm::StringRef Name,
                                               const ASTContext &AST) {
@@ -170,13 +156,6 @@ bool RewriteContext::wantsOriginal(const FunctionDecl &Definition,
     return false;
   }
   return false;
-}
-
-bool RewriteContext::mayKeepOriginal(const FunctionDecl &Definition,
-                                     const SourceManager &SM) const {
-  return wantsOriginal(Definition, Keep) ||
-         needsOriginal(Definition, SM,
-                       [&](SourceLocation L) { return isRewritable(SM, L); });
 }
 
 } // namespace smpart

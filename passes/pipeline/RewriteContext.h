@@ -3,7 +3,6 @@
 // Edits and function keys.
 #pragma once
 
-#include <functional>
 
 #include "pipeline/Facts.h"
 
@@ -53,22 +52,10 @@ public:
   /// launches of either (a launch of the kept original runs the original).
   static bool isGeneratedKernel(const clang::FunctionDecl &FD);
 
-  /// A kernel defined in a header, or defined here but also declared in
-  /// another file (a shared header) or a file that is not rewritten: its
-  /// original definition must be kept beside the rewritten overload
-  /// (PersistentKernelRewrite).
-  static bool
-  needsOriginal(const clang::FunctionDecl &Definition,
-                const clang::SourceManager &SM,
-                const std::function<bool(clang::SourceLocation)> &Rewritable);
   /// --keep-original asks for the original of this kernel (an extern "C"
   /// kernel cannot have one: its name does not overload).
   static bool wantsOriginal(const clang::FunctionDecl &Definition,
                             KeepOriginal Keep);
-  /// The original may stand beside the rewritten overload after the
-  /// rewrite: names of the kernel then need the rewritten signature.
-  bool mayKeepOriginal(const clang::FunctionDecl &Definition,
-                       const clang::SourceManager &SM) const;
 
   /// `static_cast<void (*)(smpart::LaunchControl, P...)>(&Name)`: the
   /// rewritten overload of kernel FD (P: its parameter types), which names

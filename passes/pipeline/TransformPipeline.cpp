@@ -11,6 +11,7 @@
 #include "pipeline/RewriteContext.h"
 #include "rewrite/BypassLoadRewrite.h"
 #include "rewrite/DeviceBlockIdRewrite.h"
+#include "rewrite/KernelAddressRewrite.h"
 #include "rewrite/KernelQueryRewrite.h"
 #include "rewrite/LaunchRewrite.h"
 #include "rewrite/PersistentKernelRewrite.h"
@@ -331,6 +332,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   RewriteContext Ctx(Facts, Filter ? &*Filter : nullptr, Options.Keep);
   PersistentKernelRewrite Kernels(Ctx);
   KernelQueryRewrite Queries(Ctx);
+  KernelAddressRewrite Addresses(Ctx);
   BypassLoadRewrite Loads(Ctx);
   DeviceBlockIdRewrite DeviceFunctions(Ctx);
   LaunchRewrite Launches(Ctx);
@@ -345,6 +347,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   DeviceFunctions.registerMatchers(Finder);
   Launches.registerMatchers(Finder);
   Queries.registerMatchers(Finder);
+  Addresses.registerMatchers(Finder);
   Hazards.registerMatchers(Finder);
 
   ClangTool Tool(Db, {File});

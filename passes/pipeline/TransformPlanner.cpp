@@ -137,9 +137,13 @@ std::optional<Hazard> TransformPlanner::keptOriginalHazard(
   // The kept original calls the same device functions as the persistent
   // form, which read (or the rewrite makes read) the logical block that
   // only the persistent form publishes.
-  const std::string Kept = "launched from other files (declared or defined "
-                           "in a header), so its original definition is "
-                           "kept, but it calls ";
+  const std::string Kept =
+      (K.NeedsOriginal
+           ? std::string("launched from other files (declared or "
+                         "defined in a header)")
+           : "its address is " + K.OriginalUses.begin()->second + " at line " +
+                 std::to_string(K.OriginalUses.begin()->first.Line)) +
+      ", so its original definition is kept, but it calls ";
   const std::string Logical =
       "device code that reads smpart::blockIdx(), which only the persistent "
       "form publishes";
@@ -165,6 +169,9 @@ TransformPlan TransformPlanner::plan() const {
   std::map<std::string, KernelDecision> Decisions;
   std::map<std::string, std::set<std::string>> Reach;
 
+  std::set<std::string> Launched;
+  for (const LaunchFacts &L : Facts.Launches)
+    Launched.insert(L.KernelKey);
   for (const auto &[Key, F] : Facts.Functions) {
     if (!F.IsKernel || !F.Body.Valid)
       continue;
@@ -179,9 +186,26 @@ TransformPlan TransformPlanner::plan() const {
       D.Reasons.push_back({"matched by --exclude-kernels", F.Where, {}});
     } else {
       D.Reasons.assign(F.Hazards.begin(), F.Hazards.end());
-      if (F.NeedsOriginal)
+      // Uses of its address name the original (KernelAddressRewrite),
+      // unless the rewrite would run nowhere.
+      const bool Pinned =
+          !F.OriginalUses.empty() && (F.NeedsOriginal || Launched.count(Key));
+      if (!F.OriginalUses.empty() && !Pinned)
+        D.Reasons.insert(D.Reasons.end(), F.UnlaunchedHazards.begin(),
+                         F.UnlaunchedHazards.end());
+      if (F.NeedsOriginal || Pinned)
         if (std::optional<Hazard> H = keptOriginalHazard(F, Reach[Key]))
           D.Reasons.push_back(std::move(*H));
+      // (A kernel that needs it for other files was refused for this by
+      // PersistentKernelRewrite already.)
+      if (Pinned && !F.NeedsOriginal && F.OriginalUncopyable)
+        for (const auto &[At, How] : F.OriginalUses)
+          D.Reasons.push_back(
+              {"its address is " + How + " at line " + std::to_string(At.Line) +
+                   ", which names its original definition, and that cannot "
+                   "be kept beside the rewritten one (spelled in macros)",
+               F.Where,
+               {{At, "address of the kernel taken here"}}});
       for (const std::string &Callee : Reach[Key]) {
         const FunctionFacts &C = Facts.Functions.at(Callee);
         for (const Hazard &H : C.Hazards)
@@ -292,8 +316,32 @@ TransformPlan TransformPlanner::plan() const {
     // An original kept by choice calls the same device functions, which
     // the rewrite makes read the logical block of a persistent CTA: then
     // it is not kept (one that must be kept refused the kernel above).
-    D.KeepsOriginal = K.NeedsOriginal ||
+    D.KeepsOriginal = K.NeedsOriginal || !K.OriginalUses.empty() ||
                       (K.WantsOriginal && !K.OriginalUncopyable && !Publish);
+    if (!K.OriginalUses.empty()) {
+      // One line per kernel, at its first such use.
+      std::vector<unsigned> Lines;
+      for (const auto &[At, How] : K.OriginalUses)
+        if (Lines.empty() || Lines.back() != At.Line)
+          Lines.push_back(At.Line);
+      std::string List;
+      for (std::size_t I = 0; I < Lines.size(); ++I)
+        List += (I == 0                  ? ""
+                 : I + 1 == Lines.size() ? " and "
+                                         : ", ") +
+                std::to_string(Lines[I]);
+      D.Warnings.push_back(
+          {"keeps its original definition beside the rewritten one for the "
+           "use" +
+               std::string(Lines.size() > 1 ? "s" : "") +
+               " of its address at line" + (Lines.size() > 1 ? "s " : " ") +
+               List +
+               " (a graph node, a launch API, a function pointer or table): "
+               "what launches it there runs the original, unchanged and "
+               "outside smpart's plan",
+           K.OriginalUses.begin()->first,
+           {}});
+    }
     if (D.KeepsOriginal)
       for (const Edit &E : K.OriginalEdits)
         Plan.EditsByFile[E.File].insert(E);

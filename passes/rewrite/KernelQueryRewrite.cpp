@@ -2,11 +2,11 @@
 
 #include "analysis/AgreedParents.h"
 #include "analysis/KernelHazards.h"
+#include "rewrite/KernelNameEdit.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
-#include "clang/Lex/Lexer.h"
 
 using namespace clang;
 using namespace clang::ast_matchers;
@@ -61,29 +61,14 @@ void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
   const Expr *Operand = queriedKernelExpr(*Ref, *Ref, *Result.Context);
   if (!Operand)
     return;
-  // checkCudaErrors(cudaFuncSetAttribute(k, ...)): the name is spelled in a
-  // macro argument, edited where it is written. A query written in a
-  // macro's body names the kernel in every expansion: the body is edited,
-  // once, where the file may be rewritten.
-  const LangOptions &LO = Result.Context->getLangOpts();
-  const CharSourceRange Range = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(Operand->getSourceRange()), SM, LO);
-  const SourceLocation Begin =
-      Range.isValid() ? Range.getBegin() : Operand->getBeginLoc();
-  const SourceLocation End =
-      Range.isValid() ? Range.getEnd()
-                      : Lexer::getLocForEndOfToken(
-                            SM.getSpellingLoc(Operand->getEndLoc()), 0, SM, LO);
-  const SourceLocation Spelled = SM.getSpellingLoc(Begin);
-  std::optional<Edit> E =
-      RewriteContext::replace(SM, Begin, End, "", /*AllowMacro=*/true);
-  if (!E || E->Length == 0 || SM.isWrittenInScratchSpace(Spelled) ||
-      !Ctx.isRewritable(SM, Spelled))
-    return;
-  const llvm::StringRef Text =
-      SM.getBufferData(SM.getFileID(Spelled)).substr(E->Offset, E->Length);
-  E->Text = "smpart::rewritten(" + Text.str() + ")";
-  Ctx.functionFacts(SM, Pattern).Edits.insert(*E);
+  // checkCudaErrors(cudaFuncSetAttribute(k, ...)): edited in the macro
+  // argument, where it is written.
+  if (std::optional<Edit> E =
+          wrapKernelName(*Operand, SM, Result.Context->getLangOpts(), Ctx,
+                         [](llvm::StringRef Text) {
+                           return "smpart::rewritten(" + Text.str() + ")";
+                         }))
+    Ctx.functionFacts(SM, Pattern).Edits.insert(*E);
 }
 
 } // namespace smpart

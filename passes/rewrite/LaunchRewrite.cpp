@@ -71,7 +71,7 @@ static llvm::StringRef withoutTemplateArgs(llvm::StringRef Callee) {
 std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
                                          llvm::StringRef CalleeText,
                                          const ASTContext &AST,
-                                         bool MayKeepOriginal) {
+                                         bool BesideOriginal) {
   const auto *Ref =
       dyn_cast<DeclRefExpr>(Call.getCallee()->IgnoreParenImpCasts());
   const FunctionDecl *FD = Call.getDirectCallee();
@@ -108,7 +108,7 @@ std::string LaunchRewrite::kernelAddress(const CUDAKernelCallExpr &Call,
   }
   // An overload set (the original kept beside the rewritten kernel is one):
   // name the one this call resolved to, rewritten.
-  if (Ref->hadMultipleCandidates() || MayKeepOriginal)
+  if (Ref->hadMultipleCandidates() || BesideOriginal)
     return "reinterpret_cast<const void *>(" +
            RewriteContext::rewrittenOverload(*FD, Name, AST) + ")";
   return "reinterpret_cast<const void *>(&" + Name + ")";
@@ -262,11 +262,13 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
           : "\"" + S->CalleeText + " in macro " + S->MacroName + "\"";
   // In a macro body one spelling serves every expansion: do not commit to
   // one expansion's overload or template arguments.
-  std::string Address =
-      S->MacroName.empty()
-          ? kernelAddress(*Call, S->CalleeText, *Result.Context,
-                          Ctx.mayKeepOriginal(*Pattern, SM))
-          : "nullptr";
+  // Whether the original is kept is the planner's decision, made once
+  // every use of the kernel is seen: one spelling for each outcome.
+  auto Address = [&](bool BesideOriginal) -> std::string {
+    return S->MacroName.empty() ? kernelAddress(*Call, S->CalleeText,
+                                                *Result.Context, BesideOriginal)
+                                : "nullptr";
+  };
   std::string MissingConfig;
   for (unsigned I = S->WrittenConfigArgs; I < 4; ++I)
     MissingConfig += ", 0";
@@ -284,11 +286,11 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // in a void function still compiles. With the original kept, the closure
   // can launch it too (SMPART_DISABLE, KernelInfo::has_original); a launch
   // in a macro body serves kernels that may differ in that, and never does.
-  const std::string Info = "smpart::launchRewritten({" + Name + ", " + Address;
+  const std::string Info = "smpart::launchRewritten({" + Name + ", ";
   AddTo(L.WithoutOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-        Info + "}, ");
+        Info + Address(false) + "}, ");
   AddTo(L.WithOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-        Info + (S->MacroName.empty() ? ", true}, " : "}, "));
+        Info + Address(true) + (S->MacroName.empty() ? ", true}, " : "}, "));
   // A null pointer constant (NULL, 0) would be captured as an integer and
   // no longer convert to the pointer parameter: capture nullptr instead.
   if (const FunctionDecl *Direct = Call->getDirectCallee())

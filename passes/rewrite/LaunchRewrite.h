@@ -31,13 +31,13 @@ public:
 
   /// The expression that names the kernel's address for occupancy queries,
   /// or "nullptr" when it cannot be spelled without changing overload
-  /// resolution (deduced template arguments in dependent code). When the
-  /// kernel may keep its original overload beside the rewritten one, the
-  /// address is spelled with the rewritten signature.
+  /// resolution (deduced template arguments in dependent code). Spelled
+  /// with the rewritten signature \p BesideOriginal (the planner keeps
+  /// the original overload) or where the call chose among overloads.
   static std::string kernelAddress(const clang::CUDAKernelCallExpr &Call,
                                    llvm::StringRef CalleeText,
                                    const clang::ASTContext &AST,
-                                   bool MayKeepOriginal);
+                                   bool BesideOriginal);
 
 private:
   RewriteContext &Ctx;

@@ -291,7 +291,10 @@ void PersistentKernelRewrite::rewriteExplicitInstantiations(
 /// kernel other files launch (declared elsewhere, or defined in a header,
 /// which every file including it launches: after this run the header is
 /// rewritten for all of them, and a file the tool has not seen still
-/// launches the original signature); otherwise as --keep-original asks.
+/// launches the original signature) and for one whose address launches it
+/// unchanged (KernelAddressRewrite; the planner decides, once every use is
+/// seen); otherwise as --keep-original asks. So it is copied whenever it
+/// can be, and kept as the planner decides.
 void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
                                            const CompoundStmt &Body,
                                            const SourceManager &SM,
@@ -311,9 +314,8 @@ void PersistentKernelRewrite::keepOriginal(const FunctionDecl &Kernel,
                         "the signature of the rewritten overload",
                         F.Where,
                         {}});
-  }
-  if (!F.NeedsOriginal && !F.WantsOriginal)
     return;
+  }
   if (std::optional<Edit> Copy = copyOfDefinition(Kernel, Body, SM)) {
     F.OriginalEdits.insert(*Copy);
     return;

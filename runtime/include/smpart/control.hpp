@@ -227,4 +227,17 @@ constexpr auto rewritten(void (*Kernel)(LaunchControl, Params...))
   return Kernel;
 }
 
+/// The original overload of a kernel, for a use of its address that
+/// launches it with its original argument list (a graph node, a launch
+/// API, a function pointer): smpart-transform writes
+/// `(void *)smpart::original(k, k)` for `(void *)k`. The first argument
+/// deduces the parameter types from the rewritten overload, as above; the
+/// second then converts to a pointer of those types, which only the
+/// original is.
+template <class... Params>
+constexpr auto original(void (*)(LaunchControl, Params...),
+                        void (*Kernel)(Params...)) -> void (*)(Params...) {
+  return Kernel;
+}
+
 } // namespace smpart
