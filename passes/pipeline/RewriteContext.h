@@ -3,7 +3,6 @@
 // Edits and function keys.
 #pragma once
 
-
 #include "pipeline/Facts.h"
 
 #include "clang/AST/Decl.h"

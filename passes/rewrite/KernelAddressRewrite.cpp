@@ -18,10 +18,9 @@ void KernelAddressRewrite::registerMatchers(MatchFinder &Finder) {
       varDecl(anyOf(hasAttr(attr::CUDADevice), hasAttr(attr::CUDAConstant),
                     hasAttr(attr::CUDAShared)));
   Finder.addMatcher(
-      declRefExpr(
-          to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("kernel")),
-          optionally(forFunction(functionDecl().bind("in"))),
-          optionally(hasAncestor(DeviceVariable.bind("devvar"))))
+      declRefExpr(to(functionDecl(hasAttr(attr::CUDAGlobal)).bind("kernel")),
+                  optionally(forFunction(functionDecl().bind("in"))),
+                  optionally(hasAncestor(DeviceVariable.bind("devvar"))))
           .bind("use"),
       this);
 }
@@ -70,8 +69,8 @@ void KernelAddressRewrite::run(const MatchFinder::MatchResult &Result) {
 
   // Whether the use can name the original overload.
   const auto *In = Result.Nodes.getNodeAs<FunctionDecl>("in");
-  const bool OnDevice = (In && runsOnDevice(*In)) ||
-                        Result.Nodes.getNodeAs<VarDecl>("devvar");
+  const bool OnDevice =
+      (In && runsOnDevice(*In)) || Result.Nodes.getNodeAs<VarDecl>("devvar");
   const bool NoOverload =
       Pattern->isExternC() || (Pattern->getNumParams() > 0 &&
                                Pattern->getParamDecl(0)->isParameterPack());

@@ -24,8 +24,8 @@ wrapKernelName(const Expr &Operand, const SourceManager &SM,
   if (!E || E->Length == 0 || SM.isWrittenInScratchSpace(Spelled) ||
       !Ctx.isRewritable(SM, Spelled))
     return std::nullopt;
-  E->Text =
-      Wrap(SM.getBufferData(SM.getFileID(Spelled)).substr(E->Offset, E->Length));
+  E->Text = Wrap(
+      SM.getBufferData(SM.getFileID(Spelled)).substr(E->Offset, E->Length));
   return E;
 }
 
