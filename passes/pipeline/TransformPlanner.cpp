@@ -1,6 +1,7 @@
 #include "pipeline/TransformPlanner.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/Path.h"
 
 #include <algorithm>
 #include <optional>
@@ -141,8 +142,9 @@ std::optional<Hazard> TransformPlanner::keptOriginalHazard(
       (K.NeedsOriginal
            ? std::string("launched from other files (declared or "
                          "defined in a header)")
-           : "its address is " + K.OriginalUses.begin()->second + " at line " +
-                 std::to_string(K.OriginalUses.begin()->first.Line)) +
+           : "its address at line " +
+                 std::to_string(K.OriginalUses.begin()->first.Line) + " is " +
+                 K.OriginalUses.begin()->second) +
       ", so its original definition is kept, but it calls ";
   const std::string Logical =
       "device code that reads smpart::blockIdx(), which only the persistent "
@@ -201,9 +203,11 @@ TransformPlan TransformPlanner::plan() const {
       if (Pinned && !F.NeedsOriginal && F.OriginalUncopyable)
         for (const auto &[At, How] : F.OriginalUses)
           D.Reasons.push_back(
-              {"its address is " + How + " at line " + std::to_string(At.Line) +
-                   ", which names its original definition, and that cannot "
-                   "be kept beside the rewritten one (spelled in macros)",
+              {"its address at line " + std::to_string(At.Line) + " is " + How +
+                   "; that use names its original definition, which cannot "
+                   "be kept beside the rewritten one (its definition or a "
+                   "declaration cannot be copied: spelled in a macro, or a "
+                   "template with explicit instantiations)",
                F.Where,
                {{At, "address of the kernel taken here"}}});
       for (const std::string &Callee : Reach[Key]) {
@@ -320,16 +324,21 @@ TransformPlan TransformPlanner::plan() const {
                       (K.WantsOriginal && !K.OriginalUncopyable && !Publish);
     if (!K.OriginalUses.empty()) {
       // One line per kernel, at its first such use.
-      std::vector<unsigned> Lines;
-      for (const auto &[At, How] : K.OriginalUses)
-        if (Lines.empty() || Lines.back() != At.Line)
-          Lines.push_back(At.Line);
+      // Lines of another file than the kernel's are named with it.
+      std::vector<std::string> Lines;
+      for (const auto &[At, How] : K.OriginalUses) {
+        std::string Line = std::to_string(At.Line);
+        if (At.File != K.Where.File)
+          Line = llvm::sys::path::filename(At.File).str() + ":" + Line;
+        if (Lines.empty() || Lines.back() != Line)
+          Lines.push_back(Line);
+      }
       std::string List;
       for (std::size_t I = 0; I < Lines.size(); ++I)
         List += (I == 0                  ? ""
                  : I + 1 == Lines.size() ? " and "
                                          : ", ") +
-                std::to_string(Lines[I]);
+                Lines[I];
       D.Warnings.push_back(
           {"keeps its original definition beside the rewritten one for the "
            "use" +

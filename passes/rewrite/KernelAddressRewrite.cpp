@@ -25,6 +25,59 @@ void KernelAddressRewrite::registerMatchers(MatchFinder &Finder) {
       this);
 }
 
+/// A use the rewrite need not see: the argument of smpart::original (a
+/// file rewritten before), or the kernel substituted for a non-type
+/// template parameter inside the template (its argument is the use).
+static bool seenAlready(const DeclRefExpr &Use, ASTContext &AST) {
+  const Stmt *E = &Use;
+  for (;;) {
+    const DynTypedNodeList Parents = AST.getParents(*E);
+    if (Parents.size() != 1)
+      return false;
+    if (Parents[0].get<SubstNonTypeTemplateParmExpr>())
+      return true;
+    if (const auto *Call = Parents[0].get<CallExpr>()) {
+      const FunctionDecl *Callee = Call->getDirectCallee();
+      return Callee && Callee->getQualifiedNameAsString() == "smpart::original";
+    }
+    const auto *Next = Parents[0].get<Expr>();
+    if (!Next || !isa<ImplicitCastExpr, ParenExpr, UnaryOperator>(Next))
+      return false;
+    E = Next;
+  }
+}
+
+/// Another kernel of the same name in the same scope (user overloads):
+/// smpart::original(k, k) could not pick among them.
+static bool overloadedInSource(const FunctionDecl &Pattern) {
+  const Decl *Self = Pattern.getCanonicalDecl();
+  if (const FunctionTemplateDecl *T = Pattern.getDescribedFunctionTemplate())
+    Self = T->getCanonicalDecl();
+  for (const NamedDecl *D :
+       Pattern.getDeclContext()->getRedeclContext()->lookup(
+           Pattern.getDeclName())) {
+    const FunctionDecl *FD = D->getAsFunction();
+    if (FD && D->getCanonicalDecl() != Self &&
+        !RewriteContext::isGeneratedKernel(*FD))
+      return true;
+  }
+  return false;
+}
+
+/// A declaration that gets the control parameter (the kernel's own file)
+/// comes before \p At: smpart::original needs the rewritten overload in
+/// scope there.
+static bool rewrittenDeclaredBefore(const FunctionDecl &Pattern,
+                                    SourceLocation At, const SourceManager &SM,
+                                    const RewriteContext &Ctx) {
+  const FileID Home = SM.getFileID(SM.getExpansionLoc(Pattern.getLocation()));
+  return llvm::any_of(Pattern.redecls(), [&](const FunctionDecl *D) {
+    const SourceLocation L = SM.getExpansionLoc(D->getLocation());
+    return SM.getFileID(L) == Home && Ctx.isRewritable(SM, L) &&
+           SM.isBeforeInTranslationUnit(L, SM.getExpansionLoc(At));
+  });
+}
+
 /// `&k` when \p Use is the operand of `&` (through parentheses), else the
 /// name itself.
 static const Expr &operandOf(const DeclRefExpr &Use, ASTContext &AST) {
@@ -54,8 +107,9 @@ void KernelAddressRewrite::run(const MatchFinder::MatchResult &Result) {
   const CallExpr *Api = nullptr;
   const KernelHazards::NameUse Kind =
       KernelHazards::classifyNameUse(*Use, AST, Api);
-  if (Kind != KernelHazards::NameUse::LaunchApi &&
-      Kind != KernelHazards::NameUse::Escape)
+  if ((Kind != KernelHazards::NameUse::LaunchApi &&
+       Kind != KernelHazards::NameUse::Escape) ||
+      seenAlready(*Use, AST))
     return;
   const Place At = RewriteContext::placeOf(SM, Use->getBeginLoc());
   const std::string How =
@@ -76,8 +130,12 @@ void KernelAddressRewrite::run(const MatchFinder::MatchResult &Result) {
                                Pattern->getParamDecl(0)->isParameterPack());
   const bool Deduced =
       Named->getPrimaryTemplate() && !Use->hasExplicitTemplateArgs();
+  // decltype(k) would become the type of a pointer.
+  const bool Unevaluated = Use->isNonOdrUse() == NOUR_Unevaluated;
   std::optional<Edit> E;
-  if (!OnDevice && !NoOverload && !Deduced)
+  if (!OnDevice && !NoOverload && !Deduced && !Unevaluated &&
+      !overloadedInSource(*Pattern) &&
+      rewrittenDeclaredBefore(*Pattern, Use->getBeginLoc(), SM, Ctx))
     E = wrapKernelName(operandOf(*Use, AST), SM, AST.getLangOpts(), Ctx,
                        [](llvm::StringRef Text) {
                          return "smpart::original(" + Text.str() + ", " +

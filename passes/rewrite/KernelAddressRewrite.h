@@ -10,11 +10,14 @@
 // first argument picks the rewritten overload by deduction, which fixes
 // the original's parameter types for the second (control.hpp): no types
 // are spelled, so every instantiation of a template edits its text alike.
-// A use that cannot name the original refuses the kernel, as before: in
-// device code (dynamic parallelism), an extern "C" kernel or one whose
-// parameter list starts with a pack (no overload beside it), a template
-// named without its arguments (deduced from the target type), or a text
-// that cannot be edited.
+// A kernel nothing in its file launches with <<<>>> (and no other file
+// needs) is refused instead, as before: its rewrite would run nowhere. A
+// use that cannot name the original refuses the kernel too: in device code
+// (dynamic parallelism), an extern "C" kernel or one whose parameter list
+// starts with a pack (no overload beside it), kernels overloaded in the
+// source, a template named without its arguments (deduced from the target
+// type), an unevaluated operand (decltype), a use before any declaration
+// of the rewritten overload (a header's), or a text that cannot be edited.
 #pragma once
 
 #include "pipeline/RewriteContext.h"

@@ -12,6 +12,17 @@ wrapKernelName(const Expr &Operand, const SourceManager &SM,
                llvm::function_ref<std::string(llvm::StringRef)> Wrap) {
   const CharSourceRange Range = Lexer::makeFileCharRange(
       CharSourceRange::getTokenRange(Operand.getSourceRange()), SM, LO);
+  // Not one stretch of the file: spelled in a macro's body, edited there
+  // only if all of it is (`&` in the body and the name an argument is
+  // two places).
+  if (Range.isInvalid() &&
+      (!SM.isMacroBodyExpansion(Operand.getBeginLoc()) ||
+       !SM.isMacroBodyExpansion(Operand.getEndLoc()) ||
+       SM.getFileID(SM.getSpellingLoc(Operand.getBeginLoc())) !=
+           SM.getFileID(SM.getSpellingLoc(Operand.getEndLoc())) ||
+       SM.getExpansionLoc(Operand.getBeginLoc()) !=
+           SM.getExpansionLoc(Operand.getEndLoc())))
+    return std::nullopt;
   const SourceLocation Begin =
       Range.isValid() ? Range.getBegin() : Operand.getBeginLoc();
   const SourceLocation End =

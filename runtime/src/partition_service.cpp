@@ -4,8 +4,8 @@
 //
 // The client answers from what the service last sent (its thread receives
 // the opaque_target and opaque_held lines and caches them), so nothing
-// here waits for a round trip: the only wait on a launch boundary is the
-// bounded hold poll that Partition does itself.
+// here waits for a round trip: a launch boundary waits only where
+// PartitionOptions::hold_timeout_ms asks Partition to poll the hold.
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
 #include "smpart/service.hpp"

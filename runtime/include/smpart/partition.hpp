@@ -45,7 +45,8 @@ public:
   /// The SMs the plan gives the tenant now; 0: not planned (yet).
   virtual unsigned target(const std::string &name) = 0;
   /// The tenant now uses exactly these real SM ids; true once every
-  /// rewritten kernel acknowledged leaving them. Idempotent; polled.
+  /// rewritten kernel acknowledged leaving them. Idempotent: asked at every
+  /// launch boundary, polled only under PartitionOptions::hold_timeout_ms.
   virtual bool hold(const std::string &name,
                     const std::vector<unsigned> &sm_ids) = 0;
 };
