@@ -323,8 +323,8 @@ TransformPlan TransformPlanner::plan() const {
     D.KeepsOriginal = K.NeedsOriginal || !K.OriginalUses.empty() ||
                       (K.WantsOriginal && !K.OriginalUncopyable && !Publish);
     if (!K.OriginalUses.empty()) {
-      // One line per kernel, at its first such use.
-      // Lines of another file than the kernel's are named with it.
+      // One warning per kernel, at its first such use, listing the lines
+      // (named with their file where it is not the kernel's).
       std::vector<std::string> Lines;
       for (const auto &[At, How] : K.OriginalUses) {
         std::string Line = std::to_string(At.Line);
