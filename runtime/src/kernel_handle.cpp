@@ -205,11 +205,25 @@ Status KernelHandle::grow(unsigned long long ctas) {
   // kernel's relaunch (detail/relaunch.hpp).
   cudaStream_t s = nullptr;
   cudaEvent_t idle = nullptr;
+  std::size_t index = detail::RelaunchStreamPool::kNone;
   {
     std::lock_guard<std::mutex> rlock(detail::runtime().mu);
     SMPART_RETURN_IF_ERROR(
-        detail::relaunchStreamLocked(*k_->ctx, k_->id, s, idle));
+        detail::relaunchStreamLocked(*k_->ctx, k_->id, s, idle, index));
   }
+  // Lent until its idle event is recorded below (or this returns early):
+  // no concurrent grow() may take the stream in between.
+  struct GiveBack {
+    detail::DeviceCtx &ctx;
+    std::size_t index;
+    ~GiveBack() {
+      if (index == detail::RelaunchStreamPool::kNone)
+        return;
+      std::lock_guard<std::mutex> rlock(detail::runtime().mu);
+      detail::relaunchStreamReturnedLocked(ctx, index);
+    }
+  };
+  const GiveBack give_back{*k_->ctx, index};
   if (!s)
     return Status(Errc::kNotSupported,
                   "grow on kernel " + k_->name +

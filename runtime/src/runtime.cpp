@@ -199,9 +199,11 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
 bool eventDone(cudaEvent_t e) { return queryEvent(e) == cudaSuccess; }
 
 Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
-                            cudaStream_t &s, cudaEvent_t &idle) {
+                            cudaStream_t &s, cudaEvent_t &idle,
+                            std::size_t &index) {
   s = nullptr;
   idle = nullptr;
+  index = RelaunchStreamPool::kNone;
   const std::size_t i = ctx.relaunch_pool.acquire(
       owner, [&](std::size_t j) { return !eventDone(ctx.relaunch_idle[j]); });
   if (i == RelaunchStreamPool::kNone)
@@ -224,7 +226,12 @@ Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
   }
   s = ctx.relaunch[i];
   idle = ctx.relaunch_idle[i];
+  index = i;
   return Status();
+}
+
+void relaunchStreamReturnedLocked(DeviceCtx &ctx, std::size_t index) {
+  ctx.relaunch_pool.returned(index);
 }
 
 namespace {

@@ -232,6 +232,7 @@ private:
     const unsigned s = relaunch_streams_[i];
     enqueue(Item{Item::kWait, k, false, 0, 0, 0, 0, s});
     enqueue(Item{Item::kKernel, k, false, c_.sms * c_.occupancy, 0, 0, 0, s});
+    pool_.returned(i); // the relaunch is on the stream: streamIdle() knows
     ++relaunches_;
   }
 

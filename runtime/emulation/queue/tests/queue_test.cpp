@@ -4,6 +4,8 @@
 // stream has not reached fails.
 #include "../queue_model.hpp"
 
+#include "smpart/detail/relaunch.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -53,6 +55,33 @@ TEST(QueueModel, GraphReplaysBesideLaunches) {
                                {"g", 1, 100, true}, {"a", 2, 200, false, 40},
                                {"g", 1, 100, true}, {"a", 0, 150}};
   expectOk(smpart::queue::run(c, l), "graphs");
+}
+
+// Two grows at once (a controller's and the user's): the first one's
+// stream still looks idle (its idle event is recorded only after the
+// relaunch is enqueued, outside the runtime's lock), yet the second gets
+// another stream, or it would queue behind the first's persistent CTAs.
+TEST(RelaunchStreamPool, AStreamStaysLentUntilReturned) {
+  smpart::detail::RelaunchStreamPool pool(4);
+  auto idle = [](std::size_t) { return false; }; // every event complete
+  EXPECT_EQ(pool.acquire(1, idle), 0u);          // a new stream
+  pool.added(1);
+  EXPECT_EQ(pool.acquire(2, idle), 1u) << "stream 0 is lent to kernel 1";
+  pool.added(2);
+  pool.returned(0);
+  EXPECT_EQ(pool.acquire(3, idle), 0u);
+  EXPECT_EQ(pool.owner(0), 3u);
+  auto busy = [](std::size_t) { return true; }; // relaunches in flight
+  pool.returned(0);
+  pool.returned(1);
+  EXPECT_EQ(pool.acquire(4, busy), 2u);
+  pool.added(4);
+  EXPECT_EQ(pool.acquire(5, busy), 3u);
+  pool.added(5);
+  EXPECT_EQ(pool.acquire(6, busy), smpart::detail::RelaunchStreamPool::kNone);
+  pool.clear();
+  pool.returned(3); // forgotten since: ignored
+  EXPECT_EQ(pool.size(), 0u);
 }
 
 // Seeded schedules: streams, connections (including one), block counts,
