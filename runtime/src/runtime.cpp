@@ -167,12 +167,23 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out) {
         std::free(host);
         SMPART_CUDA_CHECK(err);
       }
+      // A GPU out of memory (a framework that took it all) fails here on
+      // every launch: give the pinned pages back each time.
+      auto unpin = [&](cudaError_t err, const char *what, int line) {
+        cudaHostUnregister(host);
+        std::free(host);
+        return cudaFailure(err, what, __FILE__, line);
+      };
       HostSlot *mapped = nullptr;
-      SMPART_CUDA_CHECK(cudaHostGetDevicePointer(
-          reinterpret_cast<void **>(&mapped), host, 0));
+      if (cudaError_t err = cudaHostGetDevicePointer(
+              reinterpret_cast<void **>(&mapped), host, 0);
+          err != cudaSuccess)
+        return unpin(err, "cudaHostGetDevicePointer", __LINE__);
       State *state = nullptr;
-      SMPART_CUDA_CHECK(cudaMalloc(reinterpret_cast<void **>(&state),
-                                   sizeof(State) * kSlotsPerChunk));
+      if (cudaError_t err = cudaMalloc(reinterpret_cast<void **>(&state),
+                                       sizeof(State) * kSlotsPerChunk);
+          err != cudaSuccess)
+        return unpin(err, "cudaMalloc(slot states)", __LINE__);
       // The images' slot words stay zero for good: only the header of an
       // image is ever rewritten.
       std::memset(static_cast<void *>(host), 0,
