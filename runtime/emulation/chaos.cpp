@@ -16,11 +16,11 @@ namespace {
 void hostWrite(Machine &m, const KnobWrite &write) {
   if (m.write_from < kKnobImageWords)
     return;
+  const Knobs before = m.knobs;
   detail::writeKnobs(m.knobs, m.image, write);
   m.history[m.knobs.epoch] = m.knobs;
   if (m.cfg.chaos && m.uniform() < 0.3) {
     // Undo the tail of the image: it still holds the previous set.
-    const Knobs before = std::prev(m.history.end(), 2)->second;
     m.write_from = 1 + m.pick(kKnobImageWords - 1);
     detail::storeKnobImage(m.image, before, m.write_from);
   }

@@ -190,7 +190,8 @@ CoReport runCoRun(const std::vector<CoKernel> &kernels,
         continue;
       const bool done = finished(m);
       if (!done &&
-          detail::newlyApplied(m.knobs, m.notices, done, m.saw_applied_epoch) &&
+          detail::newlyApplied(m.knobs, m.launch_epoch, m.notices, done,
+                               m.saw_applied_epoch) &&
           config.observer)
         config.observer->onKnobsApplied(m.id);
       if (!m.last_notified && (done || m.notices.last_block_taken)) {

@@ -86,6 +86,7 @@ Report runTransformed(dim3 grid, dim3 block, const TransformedBody &body,
   Machine m;
   m.cfg = config;
   m.cfg.occupancy = std::max(1u, std::min(config.occupancy, kMaxCtasPerSm));
+  m.knobs.epoch = config.previous_knob_epoch;
   m.rng.seed(config.seed);
   m.report = &report;
   m.hw_count.assign(m.cfg.num_sms, 0);

@@ -98,7 +98,9 @@ void checkHostDisjoint(CoRun &co) {
 /// (a torn copy published as consistent would fail here).
 void notePublished(Machine &m) {
   const std::uint32_t e = m.state.knobs.epoch;
-  if (e == 0 || m.published.count(e)) // 0: before the launch handshake
+  // 0: before the launch handshake; odd: what the handshake sets before
+  // its first copy.
+  if (e == 0 || (e & 1u) || m.published.count(e))
     return;
   Knobs d{};
   if (!detail::loadKnobImage(m.state.knobs.copy, d) || d.epoch != e)

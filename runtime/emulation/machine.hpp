@@ -124,7 +124,8 @@ struct Machine {
   std::mt19937_64 rng;
   std::vector<unsigned> ids; ///< %smid of each virtual SM (sparse)
   // Transformed runs.
-  Knobs knobs{};     ///< the host's set, as the last knob call left it
+  Knobs knobs{}; ///< the host's set, as the last knob call left it
+  std::uint32_t launch_epoch = 0; ///< knobs.epoch of the launch's fresh set
   KnobImage image{}; ///< what the device polls (host-mapped on a GPU)
   /// A host knob write is half done: the image's words from here on still
   /// carry the previous set.

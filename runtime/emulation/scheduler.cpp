@@ -69,7 +69,8 @@ void launchTransformed(Machine &m, dim3 grid, dim3 block,
   m.transformed = &body;
   m.smem_bytes = ((dynamic_smem + 15) & ~std::size_t{15}) + kTailBytes;
   // Fresh knobs, as libsmpart's launchTransformedSteps writes them.
-  detail::initKnobs(m.knobs, m.cfg.occupancy);
+  m.launch_epoch = detail::nextKnobEpoch(m.knobs.epoch);
+  detail::initKnobs(m.knobs, m.cfg.occupancy, m.launch_epoch);
   m.knobs.stall_grace_ns = 20000;
   if (confined)
     detail::storeMask(m.knobs, *confined);

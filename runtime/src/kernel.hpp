@@ -114,6 +114,10 @@ public:
   /// graph's own allocation (launch.cpp: captured launches).
   State *state = nullptr;
   unsigned generation = 0;
+  /// Epoch of the launch's fresh knobs (nextKnobEpoch of the slot's last):
+  /// later epochs were written by knob calls. Set before the kernel is
+  /// watched.
+  std::uint32_t launch_epoch = kLaunchKnobEpoch;
   cudaEvent_t opaque_done = nullptr;
   /// Set (once) when cudaDeviceReset destroyed the kernel's control block:
   /// nothing of it may be touched any more.

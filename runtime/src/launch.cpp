@@ -407,7 +407,8 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
   }
   Slot &s = *k.slot;
   HostSlot &h = *s.host;
-  initKnobs(h.knobs, k.occupancy);
+  k.launch_epoch = nextKnobEpoch(h.knobs.epoch);
+  initKnobs(h.knobs, k.occupancy, k.launch_epoch);
   // A captured launch keeps every SM: its knobs serve every replay, also
   // after the partition is gone, and no planner hears of it.
   if (!k.captured)

@@ -135,12 +135,13 @@ void loop() {
         continue;
       const bool isDone = done(*k, events);
       if (obs && !isDone && !k->opaque && !k->reset) {
-        if (newlyApplied(k->slot->host->knobs, k->notices(), k->finished(),
-                         k->saw_applied_epoch))
+        if (newlyApplied(k->slot->host->knobs, k->launch_epoch, k->notices(),
+                         k->finished(), k->saw_applied_epoch))
           runUserCode("onKnobsApplied", *k,
                       [&] { obs->onKnobsApplied(KernelHandle(k)); });
-        else if (const std::uint32_t e = unannouncedEpoch(k->slot->host->knobs,
-                                                          k->saw_applied_epoch))
+        else if (const std::uint32_t e =
+                     unannouncedEpoch(k->slot->host->knobs, k->launch_epoch,
+                                      k->saw_applied_epoch))
           awaited += NoticePace::awaited(k->id, e); // not applied yet
       }
       // A callback may be set after the observer heard of the last block.

@@ -98,6 +98,40 @@ TEST(Knobs, AReaderRejectsAnImageWrittenHalfWay) {
   EXPECT_EQ(read.ctas_per_sm, 1u);
 }
 
+// Epochs rise across a slot's launches and wrap (nextKnobEpoch): a write
+// past the launch's is unannounced and unapplied until the device
+// acknowledges it, also where the epochs are far from 0 or wrapped past it
+// (an acked_epoch still 0 once counted as newer than half of them).
+TEST(Knobs, EpochsRiseAcrossLaunchesAndWrap) {
+  using smpart::detail::nextKnobEpoch;
+  EXPECT_EQ(nextKnobEpoch(0), smpart::detail::kLaunchKnobEpoch);
+  EXPECT_EQ(nextKnobEpoch(6), 8u);
+  EXPECT_EQ(nextKnobEpoch(7), 8u); // a write left half done
+  EXPECT_EQ(nextKnobEpoch(0xfffffffeu), smpart::detail::kLaunchKnobEpoch);
+  for (std::uint32_t previous : {0u, 0x80000000u, 0xfffffffcu}) {
+    SCOPED_TRACE(previous);
+    smpart::Knobs k{};
+    const std::uint32_t launch = nextKnobEpoch(previous);
+    smpart::detail::initKnobs(k, 8, launch);
+    smpart::KnobImage img{};
+    smpart::Notices n{};
+    n.started = 1;
+    std::uint32_t announced = 0;
+    EXPECT_EQ(smpart::detail::unannouncedEpoch(k, launch, announced), 0u)
+        << "the launch's own knobs are not a write";
+    smpart::detail::writeKnobs(
+        k, img, [](volatile smpart::Knobs &w) { w.ctas_per_sm = 2; });
+    EXPECT_NE(k.epoch, 0u);
+    EXPECT_EQ(smpart::detail::unannouncedEpoch(k, launch, announced), k.epoch);
+    EXPECT_FALSE(smpart::detail::knobsAppliedAt(n, false, k.epoch))
+        << "nothing acknowledged yet";
+    EXPECT_FALSE(smpart::detail::newlyApplied(k, launch, n, false, announced));
+    n.acked_epoch = k.epoch;
+    EXPECT_TRUE(smpart::detail::newlyApplied(k, launch, n, false, announced));
+    EXPECT_EQ(announced, k.epoch);
+  }
+}
+
 TEST(Knobs, AcknowledgementPairsTheEpochWithItsDeviceTime) {
   smpart::Notices n{};
   std::uint32_t epoch = 5;

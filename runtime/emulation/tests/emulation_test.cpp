@@ -275,6 +275,41 @@ TEST(EmulationProperty, PreemptedKernelKeepsOnlyTheAnchor) {
   }
 }
 
+// Knob epochs rise across the launches a slot serves (a GPU may keep a
+// line of the host's knob image cached from an earlier launch, whose stamps
+// must not match this launch's epoch) and wrap: a launch whose epoch is
+// past half the 32-bit range, and one whose knob writes wrap through 0,
+// still publish exactly what each write wrote and take every block once.
+// (The handshake's device epoch started at 0, which the signed comparison
+// of epochs counts newer than half of them: no copy was ever published and
+// the launch stalled.)
+TEST(EmulationProperty, KnobEpochsFarFromZeroAndWrapping) {
+  RowSums rs;
+  KernelCase k = rs.make();
+  k.reset();
+  const smpart::emu::Report orig =
+      smpart::emu::runOriginal(k.grid, k.block, k.original, k.dynamic_smem);
+  ASSERT_TRUE(orig.ok) << orig.error;
+  const std::vector<double> want = k.outputs();
+  for (std::uint32_t previous : {0x80000000u, 0xfffffff0u}) {
+    unsigned long long writes = 0;
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+      SCOPED_TRACE("previous epoch " + std::to_string(previous) + ", seed " +
+                   std::to_string(seed));
+      smpart::emu::Config cfg = smpart::emu::configFor(seed);
+      cfg.previous_knob_epoch = previous;
+      k.reset();
+      const smpart::emu::Report r =
+          smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_EQ(smpart::emu::compareOutputs(want, k.outputs(), k.tolerance),
+                "");
+      writes += r.mask_changes + r.preemptions;
+    }
+    EXPECT_GT(writes, 20u) << "the knobs were written past the launch's";
+  }
+}
+
 // A launch's CTAs claim their SM slots at once, 16 per SM here, the
 // scheduler switching CTAs between any two protocol steps. Each takes the
 // slot its ticket names: no claim finds its slot taken. (Racing on the

@@ -63,6 +63,10 @@ struct Config {
   /// Emulated time a weak read of the host's knob image adds (a PCIe round
   /// trip on a GPU, 2-5 us); 0 keeps every poll a few steps long.
   unsigned host_read_ns = 0;
+  /// The knob epoch the slot's previous launch left in the host's knobs
+  /// (0: a fresh slot): the launch's own follows it, as libsmpart's does
+  /// (nextKnobEpoch). Epochs rise across a slot's launches and wrap.
+  std::uint32_t previous_knob_epoch = 0;
 };
 
 struct Report {

@@ -83,13 +83,27 @@ inline SmMask loadMask(const volatile Knobs &k) {
   return m;
 }
 
-/// Epoch of a fresh launch's knobs (even: consistent); any later one was
-/// written by a knob call.
+/// Epoch of the knobs of a slot's first launch (even: consistent); any
+/// later one was written by a knob call or a later launch.
 inline constexpr std::uint32_t kLaunchKnobEpoch = 2;
 
+/// The even epoch after `previous`, for a knob write or for the fresh
+/// knobs of the next launch on the slot, whose host knobs last carried
+/// `previous`: never 0, which means "none" in Notices. Epochs keep rising
+/// across the launches a slot serves (and wrap, compared as signed
+/// differences): a GPU may serve the protocol's fast read of the knob
+/// image from a line of host memory it cached under an earlier launch, and
+/// with epochs that restarted at every launch, that line's stamps could
+/// match the new launch's epoch and its knobs be published as this one's.
+inline std::uint32_t nextKnobEpoch(std::uint32_t previous) {
+  std::uint32_t e = (previous | 1u) + 1u;
+  return e == 0 ? kLaunchKnobEpoch : e;
+}
+
 /// Knobs of a fresh launch: every SM, `ctas_per_sm` CTAs each, no bypass,
-/// the default chunk target and stall grace, kLaunchKnobEpoch.
-inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
+/// the default chunk target and stall grace, epoch `epoch` (even).
+inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm,
+                      std::uint32_t epoch = kLaunchKnobEpoch) {
   SmMask all;
   all.set();
   storeMask(k, all);
@@ -98,7 +112,7 @@ inline void initKnobs(volatile Knobs &k, unsigned ctas_per_sm) {
   k.preempt = 0;
   k.chunk_target_ns = kDefaultChunkTargetNs;
   k.stall_grace_ns = kDefaultStallGraceNs;
-  k.epoch = kLaunchKnobEpoch;
+  k.epoch = epoch;
 }
 
 /// The value knob word `w` of a KnobImage carries for the set `k`.
@@ -164,7 +178,10 @@ inline bool knobsAppliedAt(const volatile Notices &n, bool finished,
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (finished || n.started == 0)
     return true;
-  return static_cast<std::int32_t>(n.acked_epoch - epoch) >= 0;
+  // 0: nothing acknowledged yet (epochs are never 0, and rise across a
+  // slot's launches: as a signed difference 0 would pass half of them).
+  const std::uint32_t acked = n.acked_epoch;
+  return acked != 0 && static_cast<std::int32_t>(acked - epoch) >= 0;
 }
 
 /// An epoch the device wrote after its time (`when`): the pair, read
@@ -194,20 +211,26 @@ inline bool readEpochTime(const volatile std::uint32_t &epoch_word,
   return false;
 }
 
-/// The epoch of the knobs `k` if a knob call wrote them (an epoch past the
-/// launch's), no write is in progress, and a watcher that last announced
-/// `announced` has not announced them yet; 0 otherwise.
+/// The epoch of the knobs `k` if a knob call wrote them (an epoch past
+/// `launch`, the launch's own), no write is in progress, and a watcher that
+/// last announced `announced` has not announced them yet; 0 otherwise.
 inline std::uint32_t unannouncedEpoch(const volatile Knobs &k,
+                                      std::uint32_t launch,
                                       std::uint32_t announced) {
   const std::uint32_t e = k.epoch;
-  return (e & 1u) || e <= kLaunchKnobEpoch || e == announced ? 0u : e;
+  return (e & 1u) || static_cast<std::int32_t>(e - launch) <= 0 ||
+                 e == announced
+             ? 0u
+             : e;
 }
 
 /// Whether a watcher that last announced `announced` should announce
-/// onKnobsApplied for the knobs `k` now: unannounced, and applied.
-inline bool newlyApplied(const volatile Knobs &k, const volatile Notices &n,
-                         bool finished, std::uint32_t &announced) {
-  const std::uint32_t e = unannouncedEpoch(k, announced);
+/// onKnobsApplied for the knobs `k` of the launch whose own epoch is
+/// `launch` now: unannounced, and applied.
+inline bool newlyApplied(const volatile Knobs &k, std::uint32_t launch,
+                         const volatile Notices &n, bool finished,
+                         std::uint32_t &announced) {
+  const std::uint32_t e = unannouncedEpoch(k, launch, announced);
   if (e == 0 || !knobsAppliedAt(n, finished, e))
     return false;
   announced = e;
@@ -222,7 +245,7 @@ inline bool newlyApplied(const volatile Knobs &k, const volatile Notices &n,
 template <class Write> void writeKnobs(Knobs &k, KnobImage &img, Write write) {
   Knobs next = k;
   write(next);
-  next.epoch = k.epoch + 2;
+  next.epoch = nextKnobEpoch(k.epoch);
   storeKnobImage(img, next);
   // The image is out before the epoch a watcher reads (newlyApplied), and
   // both before any later read of Notices (knobsAppliedAt pairs with the

@@ -251,7 +251,11 @@ private:
       c_.notices->started = 1u;
       fenceSystem();
     }
-    dk.epoch = 0; // older than any host epoch: the copy below publishes
+    // Older than the host's epoch when this launch was made (epochs rise
+    // across a slot's launches and wrap; compared as signed differences,
+    // 0 would be newer than half of them), and odd: never a published
+    // epoch. The copy below publishes; no other CTA reads this meanwhile.
+    dk.epoch = c_.min_epoch - 1u;
     while (!copyHostKnobs(true))
       pauseNs(200);
     dk.last_read_ns = dk.last_poll_ns = globalTimerNs();
