@@ -100,7 +100,8 @@ struct alignas(128) DeviceKnobs {
   /// mismatch it keeps what it had and reads again at its next chunk).
   std::uint32_t copy_epoch;
   /// The set published under `epoch`, written before `epoch` moves, as
-  /// the host's image (stamped words) so that it can be checked whole.
+  /// the host's image (stamped words, as checked whole when it was
+  /// fetched; readers check copy_epoch, not the stamps).
   KnobImage copy;
   /// Polls whose fast copy of the host's image was stale or torn and that
   /// read it again at system scope (Notices::strong_fetches).

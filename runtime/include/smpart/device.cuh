@@ -32,8 +32,9 @@
 //   carries its epoch). Every few microseconds one CTA polls it (one PCIe
 //   round trip of asynchronous copies) and, when it holds a newer whole
 //   set, writes it to the device copy and then moves the device epoch;
-//   every CTA sees the new epoch at its next chunk and reads the copy,
-//   checking the stamps. Nobody waits for a publish in progress.
+//   every CTA sees the new epoch at its next chunk and reads the words it
+//   needs, then the copy's own epoch (copy_epoch): unchanged, it read one
+//   whole set. Nobody waits for a publish in progress.
 // * Launch: the first CTA initialises the State (State::handshake, one
 //   PCIe round trip for the host's knob image); the others wait on one L2
 //   word. A launch copies nothing to the device, and no other CTA reads
