@@ -70,14 +70,17 @@ template <class F> void runUserCode(const char *what, const Kernel &k, F &&f) {
 }
 
 bool lastBlockTaken(const Kernel &k, bool events) {
-  if (k.reset)
+  if (k.reset || k.graph_gone) // its Notices may be another launch's now
     return false;
   return k.opaque ? events && eventDone(k.opaque_done)
                   : k.notices().last_block_taken != 0;
 }
 
+/// Done, or nothing more can be known of it: its device was reset, or the
+/// graph it was captured into is gone (its control block serves other
+/// launches; a replay that ran was seen, and no other will run).
 bool done(const Kernel &k, bool events) {
-  if (k.reset)
+  if (k.reset || k.graph_gone)
     return true;
   if (k.opaque)
     return events && eventDone(k.opaque_done);
@@ -134,7 +137,7 @@ void loop() {
       if (k->announce_pending)
         continue;
       const bool isDone = done(*k, events);
-      if (obs && !isDone && !k->opaque && !k->reset) {
+      if (obs && !isDone && !k->opaque) {
         if (newlyApplied(k->slot->host->knobs, k->launch_epoch, k->notices(),
                          k->finished(), k->saw_applied_epoch))
           runUserCode("onKnobsApplied", *k,
@@ -156,7 +159,10 @@ void loop() {
           k->on_last_block = nullptr;
           k->last_block_callback.store(false, std::memory_order_relaxed);
         }
-        if (cb)
+        // Not for a captured kernel whose graph is gone: no run of it
+        // took a last block since it was set (a reset kernel's waiter is
+        // told it is over, as by wait()).
+        if (cb && !k->graph_gone)
           runUserCode("the onLastBlockTaken callback", *k, cb);
         if (obs && !k->saw_last_block)
           runUserCode("onLastBlockTaken", *k,

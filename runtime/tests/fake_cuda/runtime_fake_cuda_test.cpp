@@ -41,6 +41,9 @@ struct Monitor {
   std::atomic<bool> hold{false};
   std::atomic<unsigned> started{0}, finished{0};
   bool expect_graph_state = false;
+  /// The run's finish also sets Notices::last_block_taken, as the CTA that
+  /// took the last block does before the anchor ends the launch.
+  bool note_last_block = false;
 
   void error(std::string e) {
     std::lock_guard<std::mutex> lock(mu);
@@ -94,6 +97,8 @@ fake_cuda::KernelRun runOf(Monitor &m, const smpart::LaunchControl ctl,
     smpart::State &s = *ctl.state;
     volatile smpart::Notices &n = *ctl.notices;
     s.next_block = s.blocks_done = ctl.total_blocks;
+    if (m.note_last_block)
+      n.last_block_taken = 1;
     // As the anchor ends a launch (Protocol::finish): `finished` alone. The
     // progress mirror keeps what the last poll wrote, and the CTA that took
     // the last block may not have set last_block_taken yet.
@@ -125,6 +130,7 @@ protected:
     monitor_.started = monitor_.finished = 0;
     monitor_.hold = false;
     monitor_.expect_graph_state = false;
+    monitor_.note_last_block = false;
     fake_cuda::setProbeRuns({{3, 40, 77, 300}});
     fake_cuda::registerKernel(
         reinterpret_cast<const void *>(&testKernel),
@@ -619,6 +625,38 @@ TEST_F(FakeRuntime, CapturedHandleTakesNoKnobsOnceItsGraphIsGone) {
   monitor_.hold = false;
   fake_cuda::pump();
   EXPECT_TRUE(next.wait().ok());
+}
+
+// A callback set on a captured launch's handle belongs to its graph's
+// control block; once the graph is destroyed that block serves other
+// launches, whose last block is not the captured kernel's: its callback
+// never runs, and the notice thread stops watching it.
+TEST_F(FakeRuntime, CapturedCallbackDoesNotFireOnALaunchAfterItsGraph) {
+  monitor_.note_last_block = true;
+  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
+            cudaSuccess);
+  smpart::KernelHandle captured = launch(stream_);
+  ASSERT_TRUE(captured.captured());
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(stream_, &g), cudaSuccess);
+  std::atomic<bool> stale{false};
+  ASSERT_TRUE(captured.onLastBlockTaken([&] { stale = true; }).ok());
+  cudaGraphDestroy(g);
+  // The next launches may get that control block; each one's own callback
+  // runs in a pass of the notice thread after the captured kernel's check
+  // (it was watched first) saw the same notices.
+  for (int i = 0; i < 3; ++i) {
+    smpart::KernelHandle next = launch(stream_);
+    std::atomic<bool> own{false};
+    ASSERT_TRUE(next.onLastBlockTaken([&] { own = true; }).ok());
+    fake_cuda::pump();
+    ASSERT_TRUE(next.wait().ok());
+    for (int t = 0; t < 10000 && !own; ++t)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(own);
+  }
+  EXPECT_FALSE(stale) << "the captured kernel's callback ran on another "
+                         "launch's last block";
 }
 
 // A kernel on the legacy stream also waits for every blocking stream,
