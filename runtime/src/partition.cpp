@@ -235,7 +235,21 @@ Status Partition::open(const std::string &name, const PartitionOptions &options,
       cudaEventCreateWithFlags(&impl->retired, cudaEventDisableTiming));
   Pool &pool = Pool::instance();
   std::string why;
-  if (pool.ready(why)) {
+  bool ready = pool.ready(why);
+  // The pool's green contexts, streams and probes belong to the device
+  // that was current at its set-up: work sent there from another device's
+  // partition would run on the wrong GPU, and its probe would write
+  // another device's memory (an illegal address, fatal to the context).
+  if (int dev = 0;
+      ready && cudaGetDevice(&dev) == cudaSuccess && dev != pool.device()) {
+    ready = false;
+    why = "green contexts are set up for device " +
+          std::to_string(pool.device()) +
+          " only; this partition opens on device " + std::to_string(dev);
+    bool once = false;
+    impl->warn(once, "runs unconfined on every SM: " + why);
+  }
+  if (ready) {
     const unsigned all = pool.smCount();
     impl->requested =
         options.sms ? options.sms

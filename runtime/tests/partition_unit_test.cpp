@@ -211,6 +211,29 @@ TEST_F(PartitionTest, MissingSymbolFallsBackWithOneLineAndAUsableStream) {
   EXPECT_EQ(fake::driver().contexts, 0u);
 }
 
+// The green contexts belong to the device current when the first partition
+// set them up: a partition opened on another device runs unconfined, says
+// why, and sends nothing to the first device's contexts.
+TEST_F(PartitionTest, PartitionOnAnotherDeviceRunsUnconfined) {
+  auto first = open("device0", {});
+  ASSERT_TRUE(first && first->confined());
+  const unsigned contexts = fake::driver().contexts;
+  fake_cuda::setDeviceCount(2);
+  ASSERT_EQ(cudaSetDevice(1), cudaSuccess);
+  testing::internal::CaptureStderr();
+  auto other = open("device1", {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_TRUE(other);
+  EXPECT_FALSE(other->confined());
+  EXPECT_NE(other->reason().find("device 0 only"), std::string::npos)
+      << other->reason();
+  EXPECT_NE(err.find("device1"), std::string::npos) << err;
+  EXPECT_EQ(other->state().sms, 0u);
+  EXPECT_EQ(fake::driver().contexts, contexts) << "no green context made";
+  EXPECT_TRUE(first->confined());
+}
+
 TEST_F(PartitionTest, SizeIsTheNearestAllowedAndIdsAreTheGroupsProbed) {
   smpart::PartitionOptions o;
   o.sms = 10; // 8 and 12 are as near: the larger

@@ -270,11 +270,20 @@ fake_cuda::KernelRun probeRun(void **args) {
 /// mistake without crashing the test); they are counted.
 std::atomic<long> live_events{0};
 
+// The devices are one GPU seen under several ordinals (setDeviceCount);
+// the current one is per host thread, as in CUDA.
+std::atomic<int> g_device_count{1};
+thread_local int t_device = 0;
+
 } // namespace
 
 namespace fake_cuda {
 
+void setDeviceCount(int count) { g_device_count = count; }
+
 void reset(unsigned num_sms, bool memory_pools) {
+  g_device_count = 1;
+  t_device = 0;
   {
     FAKE_LOCK;
     Fake &f = fake();
@@ -349,17 +358,20 @@ void onLoad(std::function<void(const void *fn)> hook) {
 extern "C" {
 
 cudaError_t cudaGetDeviceCount(int *count) {
-  *count = 1;
+  *count = g_device_count.load();
   return cudaSuccess;
 }
 
 cudaError_t cudaGetDevice(int *dev) {
-  *dev = 0;
+  *dev = t_device;
   return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int dev) {
-  return dev == 0 ? cudaSuccess : cudaErrorInvalidDevice;
+  if (dev < 0 || dev >= g_device_count.load())
+    return cudaErrorInvalidDevice;
+  t_device = dev;
+  return cudaSuccess;
 }
 
 constexpr int kDefaultSmemLimit = 48 * 1024, kMaxSmemLimit = 227 * 1024;

@@ -46,8 +46,11 @@ struct KernelRun {
 using KernelMaker =
     std::function<KernelRun(void **args, dim3 grid, dim3 block)>;
 
-/// Forgets everything (as after cudaDeviceReset) and sets the device up.
+/// Forgets everything (as after cudaDeviceReset) and sets the device up:
+/// one device, current on the calling thread.
 void reset(unsigned num_sms = 4, bool memory_pools = true);
+/// cudaSetDevice accepts ordinals below `count` (one GPU under each).
+void setDeviceCount(int count);
 void registerKernel(const void *fn, KernelMaker make);
 /// %smid values the probe sees, run by run (the last entry repeats).
 void setProbeRuns(std::vector<std::vector<unsigned>> runs);
