@@ -153,10 +153,11 @@ protected:
                           });
   }
 
-  /// Captures one launch on `s` into a new graph.
-  cudaGraph_t
-  capture(cudaStream_t s,
-          cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+  /// Captures one launch on `s` into a new graph; `handle`, if given,
+  /// receives the launch's handle.
+  cudaGraph_t capture(cudaStream_t s,
+                      cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal,
+                      smpart::KernelHandle *handle = nullptr) {
     cudaGraph_t g = nullptr;
     EXPECT_EQ(cudaStreamBeginCapture(s, mode), cudaSuccess);
     smpart::KernelHandle h = launch(s);
@@ -164,6 +165,8 @@ protected:
     EXPECT_TRUE(h.captured());
     EXPECT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess)
         << "the launch invalidated the capture";
+    if (handle)
+      *handle = h;
     return g;
   }
 
@@ -605,12 +608,9 @@ TEST_F(FakeRuntime, CompletedRelaunchesLeaveNoEvent) {
 // block; once the graph is destroyed that block serves other launches, so
 // the handle takes no knob any more and says why.
 TEST_F(FakeRuntime, CapturedHandleTakesNoKnobsOnceItsGraphIsGone) {
-  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  smpart::KernelHandle captured = launch(stream_);
+  smpart::KernelHandle captured;
+  cudaGraph_t g = capture(stream_, cudaStreamCaptureModeGlobal, &captured);
   ASSERT_TRUE(captured.captured());
-  cudaGraph_t g = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream_, &g), cudaSuccess);
   EXPECT_TRUE(captured.setCtasPerSm(2).ok());
   cudaGraphDestroy(g);
   const smpart::Status st = captured.setCtasPerSm(1);
@@ -633,12 +633,9 @@ TEST_F(FakeRuntime, CapturedHandleTakesNoKnobsOnceItsGraphIsGone) {
 // never runs, and the notice thread stops watching it.
 TEST_F(FakeRuntime, CapturedCallbackDoesNotFireOnALaunchAfterItsGraph) {
   monitor_.note_last_block = true;
-  ASSERT_EQ(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeGlobal),
-            cudaSuccess);
-  smpart::KernelHandle captured = launch(stream_);
+  smpart::KernelHandle captured;
+  cudaGraph_t g = capture(stream_, cudaStreamCaptureModeGlobal, &captured);
   ASSERT_TRUE(captured.captured());
-  cudaGraph_t g = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(stream_, &g), cudaSuccess);
   std::atomic<bool> stale{false};
   ASSERT_TRUE(captured.onLastBlockTaken([&] { stale = true; }).ok());
   cudaGraphDestroy(g);
