@@ -218,12 +218,10 @@ Status acquireSlotLocked(DeviceCtx &ctx, Slot *&out);
 /// A relaunch stream no other relaunch is using, lent to kernel `owner`,
 /// its event (record it after the relaunch) and its index; `s` stays null
 /// when every stream the pool may have is busy. The stream stays lent
-/// until relaunchStreamReturnedLocked(ctx, index), once the event is
-/// recorded.
+/// until ctx.relaunch_pool.returned(index), once the event is recorded.
 Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
                             cudaStream_t &s, cudaEvent_t &idle,
                             std::size_t &index);
-void relaunchStreamReturnedLocked(DeviceCtx &ctx, std::size_t index);
 bool eventDone(cudaEvent_t e); ///< queryEvent() == cudaSuccess
 /// Returns a slot of the context `serial` to the pool from a destroyed
 /// graph's user object. CUDA runs those destructors on a shared internal

@@ -220,7 +220,7 @@ Status KernelHandle::grow(unsigned long long ctas) {
       if (index == detail::RelaunchStreamPool::kNone)
         return;
       std::lock_guard<std::mutex> rlock(detail::runtime().mu);
-      detail::relaunchStreamReturnedLocked(ctx, index);
+      ctx.relaunch_pool.returned(index);
     }
   };
   const GiveBack give_back{*k_->ctx, index};

@@ -241,10 +241,6 @@ Status relaunchStreamLocked(DeviceCtx &ctx, unsigned long long owner,
   return Status();
 }
 
-void relaunchStreamReturnedLocked(DeviceCtx &ctx, std::size_t index) {
-  ctx.relaunch_pool.returned(index);
-}
-
 namespace {
 
 /// A kernel's slot can go back to the pool once nothing can touch it any
