@@ -35,13 +35,20 @@ Fences &fences() {
 
 ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
     : user_(Stream), launch_(Stream) {
-  if (detail::disabledByEnvironment() || !processPlanner())
+  if (detail::disabledByEnvironment())
     return;
-  std::shared_ptr<Partition> P;
-  if (!Partition::open(Kernel ? Kernel : "", PartitionOptions{}, P).ok() ||
-      !P || !P->confined())
+  // As launchConfined: a partition the program opened under this name,
+  // else one opened on first use under a plan.
+  const std::string Name = Kernel ? Kernel : "";
+  std::shared_ptr<Partition> P = Partition::find(Name);
+  if (!P && processPlanner())
+    (void)Partition::open(Name, PartitionOptions{}, P);
+  if (!P || !P->confined())
     return;
-  const cudaStream_t Target = P->stream(); // the launch boundary
+  // The launch boundary; the lane is this stream's alone.
+  const cudaStream_t Target = P->streamFor(user_);
+  if (Target == user_)
+    return;
   Fences &F = fences();
   if (!F.ok || cudaEventRecord(F.before, user_) != cudaSuccess ||
       cudaStreamWaitEvent(Target, F.before, 0) != cudaSuccess)

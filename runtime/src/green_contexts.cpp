@@ -259,14 +259,27 @@ Status Pool::makeEntryLocked(std::uint64_t groups, Entry &e) {
   if (CUresult r = drv_.create(&e.ctx, desc, dev_, CU_GREEN_CTX_DEFAULT_STREAM);
       r != CUDA_SUCCESS)
     return driverFailure("cuGreenCtxCreate", r);
+  cudaStream_t s = nullptr;
+  SMPART_RETURN_IF_ERROR(makeStreamLocked(e.ctx, s));
+  e.groups = groups;
+  e.stream = s;
+  e.sms = static_cast<unsigned>(res.size()) * group_size_;
+  // Single groups are probed at set-up; a combination checks itself, first
+  // on its stream (before any work the caller queues there).
+  if (res.size() > 1)
+    SMPART_RETURN_IF_ERROR(launchProbeLocked(e.probe, s, e.sms));
+  return Status();
+}
+
+Status Pool::makeStreamLocked(CUgreenCtx ctx, cudaStream_t &out) {
   CUstream s = nullptr;
   if (drv_.streamCreate) {
-    if (CUresult r = drv_.streamCreate(&s, e.ctx, CU_STREAM_NON_BLOCKING, 0);
+    if (CUresult r = drv_.streamCreate(&s, ctx, CU_STREAM_NON_BLOCKING, 0);
         r != CUDA_SUCCESS)
       return driverFailure("cuGreenCtxStreamCreate", r);
   } else {
     CUcontext c = nullptr, popped = nullptr;
-    if (CUresult r = drv_.fromGreenCtx(&c, e.ctx); r != CUDA_SUCCESS)
+    if (CUresult r = drv_.fromGreenCtx(&c, ctx); r != CUDA_SUCCESS)
       return driverFailure("cuCtxFromGreenCtx", r);
     if (CUresult r = drv_.pushCurrent(c); r != CUDA_SUCCESS)
       return driverFailure("cuCtxPushCurrent", r);
@@ -275,13 +288,7 @@ Status Pool::makeEntryLocked(std::uint64_t groups, Entry &e) {
     if (r != CUDA_SUCCESS)
       return driverFailure("cuStreamCreate in a green context", r);
   }
-  e.groups = groups;
-  e.stream = s;
-  e.sms = static_cast<unsigned>(res.size()) * group_size_;
-  // Single groups are probed at set-up; a combination checks itself, first
-  // on its stream (before any work the caller queues there).
-  if (res.size() > 1)
-    SMPART_RETURN_IF_ERROR(launchProbeLocked(e.probe, s, e.sms));
+  out = s;
   return Status();
 }
 
@@ -426,6 +433,91 @@ bool Pool::smIds(Entry &e, std::vector<unsigned> &out) {
   if (e.sm_ids_known)
     out = e.sm_ids;
   return e.sm_ids_known;
+}
+
+namespace {
+
+/// Whether `s` is outside any capture: querying a capturing stream, or an
+/// event recorded in one, is an error that may invalidate the capture.
+bool outsideCapture(cudaStream_t s) {
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s, &cs) == cudaSuccess &&
+         cs == cudaStreamCaptureStatusNone;
+}
+
+bool queued(cudaStream_t s) {
+  return outsideCapture(s) && cudaStreamQuery(s) == cudaErrorNotReady;
+}
+
+} // namespace
+
+Status Pool::laneFor(Entry &e, cudaStream_t caller, cudaStream_t &out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::thread::id thread = caller == cudaStreamPerThread
+                                     ? std::this_thread::get_id()
+                                     : std::thread::id();
+  const unsigned long long use = ++e.lane_uses;
+  for (Lane &l : e.lanes)
+    if (l.caller == caller && l.thread == thread) {
+      l.last_use = use;
+      out = l.stream;
+      return Status();
+    }
+  Lane *lane = nullptr;
+  if (e.lanes.size() < kMaxLanes) {
+    Lane made;
+    SMPART_RETURN_IF_ERROR(makeStreamLocked(e.ctx, made.stream));
+    SMPART_CUDA_CHECK(
+        cudaEventCreateWithFlags(&made.retired, cudaEventDisableTiming));
+    e.lanes.push_back(made);
+    lane = &e.lanes.back();
+  } else {
+    std::vector<Lane *> by_age;
+    for (Lane &l : e.lanes)
+      by_age.push_back(&l);
+    std::sort(by_age.begin(), by_age.end(), [](const Lane *a, const Lane *b) {
+      return a->last_use < b->last_use;
+    });
+    lane = by_age.front();
+    for (Lane *l : by_age)
+      if (outsideCapture(l->stream) &&
+          cudaStreamQuery(l->stream) == cudaSuccess) {
+        lane = l;
+        break;
+      }
+  }
+  lane->caller = caller;
+  lane->thread = thread;
+  lane->last_use = use;
+  out = lane->stream;
+  return Status();
+}
+
+void Pool::retireLanes(Entry &e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A lane in a capture has queued nothing yet: its work runs when the
+  // graph is launched, wherever the partition is by then.
+  for (Lane &l : e.lanes)
+    if (outsideCapture(l.stream))
+      (void)cudaEventRecord(l.retired, l.stream);
+}
+
+bool Pool::lanesRetiring(Entry &e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Lane &l : e.lanes)
+    if (queryEvent(l.retired) == cudaErrorNotReady)
+      return true;
+  return false;
+}
+
+bool Pool::busy(Entry &e) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (queued(e.stream))
+    return true;
+  for (Lane &l : e.lanes)
+    if (queued(l.stream))
+      return true;
+  return false;
 }
 
 } // namespace green

@@ -30,6 +30,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace smpart {
@@ -96,11 +97,24 @@ struct Probe {
   bool known = false;
 };
 
-/// One pooled green context: a set of groups, its stream and its SM ids.
+/// A stream of a green context kept for the work of one caller's stream
+/// (Pool::laneFor).
+struct Lane {
+  cudaStream_t caller = nullptr;
+  std::thread::id thread; ///< whose cudaStreamPerThread; else none
+  cudaStream_t stream = nullptr;
+  /// Recorded on the lane when its partition leaves the context.
+  cudaEvent_t retired = nullptr;
+  unsigned long long last_use = 0;
+};
+
+/// One pooled green context: a set of groups, its streams and its SM ids.
 struct Entry {
   std::uint64_t groups = 0; ///< bit i: group i
   CUgreenCtx ctx = nullptr;
-  cudaStream_t stream = nullptr;
+  cudaStream_t stream = nullptr; ///< Partition::stream()'s
+  std::vector<Lane> lanes;
+  unsigned long long lane_uses = 0;
   unsigned sms = 0;             ///< SMs the driver provisioned
   std::vector<unsigned> sm_ids; ///< real %smid values, ascending
   bool sm_ids_known = false;    ///< every group's probe answered
@@ -146,6 +160,25 @@ public:
   /// here, without waiting); false until then.
   bool smIds(Entry &e, std::vector<unsigned> &out);
 
+  /// Lanes a context keeps at most: past them, the least recently used
+  /// lane that is idle and outside any capture serves the new caller (and
+  /// when none is, the least recently used one is shared).
+  static constexpr std::size_t kMaxLanes = 32;
+  /// The stream of `e` kept for work forked from `caller` (its lane), made
+  /// on first use. Confined work of two callers' streams never shares a
+  /// stream: one's launch never waits behind the other's, and one thread's
+  /// stream capture, which takes in every stream forked into it until it
+  /// ends, never takes in another caller's launch. cudaStreamPerThread is
+  /// a different caller on each thread.
+  Status laneFor(Entry &e, cudaStream_t caller, cudaStream_t &out);
+  /// Records every lane's retired event: its partition leaves `e`.
+  void retireLanes(Entry &e);
+  /// Whether work queued on a lane of `e` before retireLanes() may still
+  /// run (an event a capture took in counts as done).
+  bool lanesRetiring(Entry &e);
+  /// Whether work queued on any stream of `e` may still run.
+  bool busy(Entry &e);
+
   /// Tests: forget everything (nothing is destroyed: the fake driver owns
   /// nothing) and resolve entry points through `resolve` from now on.
   static void resetForTesting(Resolver resolve);
@@ -155,6 +188,7 @@ private:
   std::uint64_t resizeLocked(std::uint64_t have, unsigned want);
   Status entryForLocked(std::uint64_t groups, Entry *&out);
   Status makeEntryLocked(std::uint64_t groups, Entry &e);
+  Status makeStreamLocked(CUgreenCtx ctx, cudaStream_t &out);
   Status launchProbeLocked(Probe &p, cudaStream_t s, unsigned sms);
   /// Polls `p`; a run that saw fewer than `sms` ids is run again.
   void pollProbeLocked(Probe &p, cudaStream_t s, unsigned sms);

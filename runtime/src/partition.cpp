@@ -36,6 +36,7 @@ struct Partition::Impl {
   std::string why;              // why unconfined
   cudaStream_t plain = nullptr; // the stream of an unconfined partition
   Entry *cur = nullptr;         // the green context in use
+  Entry *prev = nullptr;        // the one before the last switch
   std::uint64_t groups = 0;     // its SM groups
   std::vector<unsigned> sm_ids; // its real SM ids, once known
   /// The ids of the green context before the last switch: held too while
@@ -51,6 +52,7 @@ struct Partition::Impl {
   cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
   unsigned long long boundaries = 0, switches = 0;
   bool held = false, warned_hold = false, warned_ids = false;
+  bool warned_lane = false;
   double hold_wait_ms = 0;
   unsigned long long hold_timeouts = 0;
   /// The ids a hold last timed out on: later boundaries with the same ids
@@ -59,6 +61,9 @@ struct Partition::Impl {
   std::vector<unsigned> timed_out_ids;
 
   cudaStream_t streamLocked() const { return cur ? cur->stream : plain; }
+  /// The lane of the context in use for `caller`'s work: the partition's
+  /// stream if no lane can be made; `caller` itself when unconfined.
+  cudaStream_t laneLocked(cudaStream_t caller);
   Status boundaryLocked();
   void holdLocked();
   void warn(bool &once, const std::string &msg) {
@@ -126,6 +131,8 @@ Status Partition::Impl::boundaryLocked() {
       warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
     } else if (e != cur) {
       const bool marked = cudaEventRecord(retired, cur->stream) == cudaSuccess;
+      pool.retireLanes(*cur);
+      prev = cur;
       cur = e;
       groups = next;
       prev_ids = sm_ids_known && marked ? sm_ids : std::vector<unsigned>{};
@@ -156,12 +163,14 @@ void Partition::Impl::holdLocked() {
     const cudaError_t q = detail::queryEvent(retired);
     if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
       (void)cudaGetLastError(); // a captured event: no error of the caller's
-    if (q == cudaErrorNotReady) {
+    if (q == cudaErrorNotReady ||
+        (prev && Pool::instance().lanesRetiring(*prev))) {
       ids.insert(ids.end(), prev_ids.begin(), prev_ids.end());
       std::sort(ids.begin(), ids.end());
       ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     } else {
       prev_ids.clear();
+      prev = nullptr;
     }
   }
   // New launches keep off these SMs from now on, whatever the plan's
@@ -334,7 +343,7 @@ void Partition::close(const std::string &name) {
   // queued here drain first (bounded like a hold).
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(i.opts.drain_timeout_ms);
-  while (cudaStreamQuery(i.cur->stream) == cudaErrorNotReady &&
+  while (Pool::instance().busy(*i.cur) &&
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (i.planner)
@@ -342,7 +351,7 @@ void Partition::close(const std::string &name) {
   detail::releaseSms(&i);
   Pool::instance().release(i.groups);
   i.groups = 0;
-  i.cur = nullptr;
+  i.cur = i.prev = nullptr;
   i.confined = false;
   i.why = "closed";
 }
@@ -352,6 +361,26 @@ cudaStream_t Partition::stream() {
   detail::CaptureModeRelaxed relaxed;
   (void)impl_->boundaryLocked();
   return impl_->streamLocked();
+}
+
+cudaStream_t Partition::Impl::laneLocked(cudaStream_t caller) {
+  if (!confined)
+    return caller;
+  cudaStream_t lane = nullptr;
+  if (Status st = Pool::instance().laneFor(*cur, caller, lane); !st.ok()) {
+    warn(warned_lane, "confined work of different streams shares one "
+                      "stream: " +
+                          st.message());
+    return cur->stream;
+  }
+  return lane;
+}
+
+cudaStream_t Partition::streamFor(cudaStream_t caller) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  detail::CaptureModeRelaxed relaxed;
+  (void)impl_->boundaryLocked();
+  return impl_->laneLocked(caller);
 }
 
 Status Partition::beginLaunch() {
@@ -414,7 +443,7 @@ KernelHandle Partition::launch(const KernelInfo &kernel, dim3 grid, dim3 block,
   {
     detail::CaptureModeRelaxed relaxed;
     (void)impl_->boundaryLocked();
-    ps = impl_->streamLocked();
+    ps = impl_->laneLocked(stream);
   }
   // Ordered with `stream` exactly like a launch on it: everything before
   // on `stream` first, everything after on `stream` behind it. Event

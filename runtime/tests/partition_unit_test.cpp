@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -61,7 +62,8 @@ public:
   }
 };
 
-/// A kernel the fake runs: starts, stays while held, then finishes.
+/// A kernel the fake runs: starts, stays while held (tags that begin with
+/// "held"), then finishes.
 void heldKernel() {}
 struct Gate {
   std::atomic<bool> hold{false};
@@ -76,7 +78,9 @@ void registerHeld(Gate &gate) {
         const std::string tag = *static_cast<const char **>(args[0]);
         fake_cuda::KernelRun r;
         r.start = [tag] { g_gate->order.push_back("start " + tag); };
-        r.held = [tag] { return tag == "held" && g_gate->hold.load(); };
+        r.held = [tag] {
+          return tag.rfind("held", 0) == 0 && g_gate->hold.load();
+        };
         r.finish = [tag] { g_gate->order.push_back("end " + tag); };
         return r;
       });
@@ -482,7 +486,8 @@ TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
   ASSERT_EQ(launchTagged("later", user), cudaSuccess);
   auto p = smpart::Partition::find("refused_kernel");
   ASSERT_TRUE(p && p->confined());
-  EXPECT_EQ(used, p->currentStream()); // on the partition, not `user`
+  EXPECT_NE(used, user); // on the partition's lane for `user`
+  EXPECT_EQ(used, p->streamFor(user));
   fake_cuda::pump();
   EXPECT_EQ(gate.order, (std::vector<std::string>{"start held"}));
   gate.hold = false;
@@ -490,6 +495,147 @@ TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
   EXPECT_EQ(gate.order, (std::vector<std::string>{
                             "start held", "end held", "start confined",
                             "end confined", "start later", "end later"}));
+}
+
+/// A refused kernel's launch as launchConfined makes it, tagged.
+smpart::KernelHandle launchRefused(const char *tag, cudaStream_t s,
+                                   cudaStream_t *used = nullptr) {
+  return smpart::launchConfined(
+      {"refused_kernel", nullptr}, dim3(1), dim3(32), 0, s,
+      [tag, used](dim3, dim3, std::size_t, cudaStream_t lane) {
+        if (used)
+          *used = lane;
+        (void)launchTagged(tag, lane);
+      });
+}
+
+// Confined work of two streams (or of two threads' per-thread default
+// streams) never waits for the other's: each caller stream has its own
+// lane in the partition's green context.
+TEST_F(PartitionTest, ConfinedLaunchesOfTwoStreamsNeverWaitForEachOther) {
+  Gate gate;
+  registerHeld(gate);
+  cudaStream_t a = nullptr, b = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
+  smpart::PartitionOptions o;
+  o.follow_plan = false;
+  auto part = open("refused_kernel", o);
+  ASSERT_TRUE(part && part->confined());
+  gate.hold = true;
+  cudaStream_t lane_a = nullptr, lane_b = nullptr;
+  ASSERT_TRUE(launchRefused("held", a, &lane_a).valid());
+  ASSERT_TRUE(launchRefused("other stream", b, &lane_b).valid());
+  // What smpart-transform writes: the same lanes.
+  ASSERT_EQ(launchTagged("tool", smpart::confined("refused_kernel", b)),
+            cudaSuccess);
+  EXPECT_NE(lane_a, a);
+  EXPECT_NE(lane_b, b);
+  EXPECT_NE(lane_a, lane_b);
+  EXPECT_EQ(part->streamFor(b), lane_b);
+  ASSERT_TRUE(launchRefused("held per thread", cudaStreamPerThread).valid());
+  std::thread other(
+      [] { (void)launchRefused("other thread", cudaStreamPerThread); });
+  other.join();
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order,
+            (std::vector<std::string>{
+                "start held", "start other stream", "end other stream",
+                "start tool", "end tool", "start held per thread",
+                "start other thread", "end other thread"}));
+  gate.hold = false;
+  fake_cuda::pump();
+  ASSERT_EQ(gate.order.size(), 10u);
+  EXPECT_EQ(std::count(gate.order.begin(), gate.order.end(), "end held"), 1);
+  EXPECT_EQ(
+      std::count(gate.order.begin(), gate.order.end(), "end held per thread"),
+      1);
+}
+
+// A capture on one stream takes in that stream's lane only: another
+// stream's confined launches meanwhile run at once, confined, and the
+// capture ends with a graph that replays its own launches.
+TEST_F(PartitionTest, CaptureTakesInOnlyTheCapturingStreamsLane) {
+  Gate gate;
+  registerHeld(gate);
+  cudaStream_t cap = nullptr, eager = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking),
+            cudaSuccess);
+  ASSERT_EQ(cudaStreamCreateWithFlags(&eager, cudaStreamNonBlocking),
+            cudaSuccess);
+  smpart::PartitionOptions o;
+  o.follow_plan = false;
+  auto part = open("refused_kernel", o);
+  ASSERT_TRUE(part && part->confined());
+  ASSERT_EQ(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  ASSERT_TRUE(launchRefused("captured", cap).valid());
+  ASSERT_EQ(
+      launchTagged("tool captured", smpart::confined("refused_kernel", cap)),
+      cudaSuccess);
+  cudaStream_t used = nullptr;
+  ASSERT_TRUE(launchRefused("eager", eager, &used).valid());
+  ASSERT_EQ(
+      launchTagged("tool eager", smpart::confined("refused_kernel", eager)),
+      cudaSuccess);
+  EXPECT_NE(used, eager); // confined, not fallen back to the caller's stream
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order,
+            (std::vector<std::string>{"start eager", "end eager",
+                                      "start tool eager", "end tool eager"}));
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(cap, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, cap), cudaSuccess);
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{
+                            "start eager", "end eager", "start tool eager",
+                            "end tool eager", "start captured", "end captured",
+                            "start tool captured", "end tool captured"}));
+  (void)cudaGraphExecDestroy(exec);
+  (void)cudaGraphDestroy(graph);
+}
+
+// Past the lanes a context keeps, an idle lane serves the new caller.
+TEST_F(PartitionTest, IdleLanesServeNewCallersPastTheCap) {
+  smpart::PartitionOptions o;
+  o.follow_plan = false;
+  auto part = open("many_streams", o);
+  ASSERT_TRUE(part && part->confined());
+  std::vector<cudaStream_t> lanes;
+  for (std::size_t i = 0; i < 2 * green::Pool::kMaxLanes; ++i) {
+    cudaStream_t s = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+              cudaSuccess);
+    lanes.push_back(part->streamFor(s));
+  }
+  std::sort(lanes.begin(), lanes.end());
+  lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
+  EXPECT_EQ(lanes.size(), green::Pool::kMaxLanes);
+}
+
+// A shrink holds the old SMs while work on any lane of the old context
+// may still run.
+TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileALanesWorkRuns) {
+  auto plan = std::make_shared<FakePlanner>();
+  auto p = openPlanned("refused_kernel", plan, 12);
+  ASSERT_TRUE(p && p->confined());
+  Gate gate;
+  registerHeld(gate);
+  gate.hold = true;
+  cudaStream_t user = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
+            cudaSuccess);
+  ASSERT_TRUE(launchRefused("held", user).valid());
+  plan->target_sms = 4;
+  (void)p->stream();
+  EXPECT_EQ(p->state().sms, 4u);
+  EXPECT_EQ(plan->holds.back().size(), 12u); // the lane's work runs there
+  gate.hold = false;
+  fake_cuda::pump();
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.back(), groupIds(0));
 }
 
 } // namespace

@@ -6,19 +6,21 @@
 //   -> k<<<grid, block, smem, smpart::confined("k", stream)>>>(args)
 //
 // The launch is otherwise unchanged. The temporary lives until the end of
-// the full expression: built before the launch, it orders the partition
-// named after the kernel (smpart::Partition) after `stream` and is that
-// partition's stream for the launch; destroyed after it, it orders
-// `stream` after the kernel. So later work on `stream` waits for the
-// kernel exactly as if it had been launched there, and stream capture
-// sees an ordinary fork and join (the partition's stream stays in the
-// capture until it ends, as Partition::launch says).
+// the full expression: built before the launch, it orders the partition's
+// lane for `stream` (smpart::Partition::streamFor, of the partition named
+// after the kernel) after `stream` and is the launch's stream; destroyed
+// after it, it orders `stream` after the kernel. So later work on `stream`
+// waits for the kernel exactly as if it had been launched there, launches
+// from other streams never wait for it, and stream capture sees an
+// ordinary fork and join that takes in only this stream's lane.
 //
-// Only a process with a plan (SMPART_POLICY, SMPART_SERVICE: see
-// smpart::processPlanner()) confines: without one nothing would keep rewritten
-// kernels off the partition, and a partition smaller than the GPU would only
-// slow the kernel down. SMPART_DISABLE=1, or a GPU or driver without green
-// contexts: the launch goes to `stream` unchanged.
+// The partition: one the program opened under the kernel's name, else,
+// in a process with a plan (SMPART_POLICY, SMPART_SERVICE: see
+// smpart::processPlanner()), one opened on first use. Without a plan and
+// without such a partition the launch is unchanged: nothing would keep
+// rewritten kernels off the partition, and a partition smaller than the
+// GPU would only slow the kernel down. SMPART_DISABLE=1, or a GPU or driver
+// without green contexts: the launch goes to `stream` unchanged.
 #pragma once
 
 #include "smpart/launch.hpp"

@@ -118,8 +118,20 @@ public:
   /// the work enqueued before the switch. launch() takes the stream and
   /// enqueues under the partition's lock; smpart::confined enqueues right
   /// after its boundary, so only another thread's boundary in between can
-  /// put it on the previous SMs.
+  /// put it on the previous SMs. One stream for every caller: work of
+  /// several threads on it runs in one order, and a capture forked into it
+  /// takes in everything queued on it until the capture ends; streamFor()
+  /// gives each caller stream its own.
   cudaStream_t stream();
+  /// A launch boundary, then the partition's stream for work forked from
+  /// `caller` (a lane of the green context in use, one per caller stream;
+  /// cudaStreamPerThread is a different caller on each thread). Work
+  /// forked from two streams never shares a stream: one's launch never
+  /// waits behind the other's, and a capture on one thread, which takes
+  /// in every stream forked into it until it ends, never takes in another
+  /// thread's launch. The caller orders the lane with `caller` (an event
+  /// each way), as launch() and smpart::confined do. Unconfined: `caller`.
+  cudaStream_t streamFor(cudaStream_t caller);
   /// A launch boundary without taking the stream (e.g. before a call that
   /// finds it through a handle set earlier: then call stream() again).
   Status beginLaunch();
@@ -127,13 +139,12 @@ public:
   cudaStream_t currentStream() const;
   /// Without a plan: the share from the next boundary on.
   Status request(unsigned sms);
-  /// A launch boundary, then an unchanged kernel on the partition, ordered
-  /// with `stream` exactly like a launch on it (an event on `stream` that
-  /// the partition waits for, the kernel, an event that `stream` waits
-  /// for); tracked like smpart::launchOpaque. Legal under stream capture,
-  /// which then takes in the partition's stream until the capture ends:
-  /// other work on the partition meanwhile is captured too (one capturing
-  /// thread per partition). Unconfined: launchOpaque on `stream`.
+  /// A launch boundary, then an unchanged kernel on the partition's lane
+  /// for `stream` (streamFor), ordered with `stream` exactly like a launch
+  /// on it (an event on `stream` that the lane waits for, the kernel, an
+  /// event that `stream` waits for); tracked like smpart::launchOpaque.
+  /// Legal under stream capture, which takes in only that lane. Unconfined:
+  /// launchOpaque on `stream`.
   KernelHandle launch(const KernelInfo &kernel, dim3 grid, dim3 block,
                       std::size_t smem, cudaStream_t stream,
                       OpaqueLaunch launcher);

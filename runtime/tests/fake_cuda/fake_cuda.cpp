@@ -51,12 +51,21 @@ struct CUgraphExec_st {
   unsigned long long done_ticket = 0;
 };
 
+struct CUstream_st;
+
 struct Capture {
   CUgraph_st *graph = nullptr;
   cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
   std::thread::id thread;
   bool invalidated = false;
+  bool ended = false;
   unsigned long long id = 0;
+  CUstream_st *origin = nullptr; ///< the stream that began it
+  /// Per stream forked into the capture: the step of its last node, and
+  /// the step of its latest work the origin waited for (joined when the
+  /// second is not below the first).
+  std::map<CUstream_st *, unsigned long long> last_node, joined;
+  unsigned long long steps = 0;
 };
 
 struct CUstream_st {
@@ -68,6 +77,11 @@ struct CUstream_st {
 
 struct CUevent_st {
   unsigned long long recorded = 0, completed = 0;
+  /// Last recorded in a capturing stream: that capture, the stream and the
+  /// capture's step at the record.
+  std::shared_ptr<Capture> captured;
+  CUstream_st *captured_on = nullptr;
+  unsigned long long captured_step = 0;
 };
 
 namespace {
@@ -236,6 +250,7 @@ cudaError_t enqueue(cudaStream_t st, std::function<Op()> make,
       return cudaErrorStreamCaptureInvalidated;
     s->capture->graph->nodes.push_back(Node{std::move(make), alloc});
     s->capture->graph->has_alloc |= alloc;
+    s->capture->last_node[s] = ++s->capture->steps;
     return cudaSuccess;
   }
   s->queue.push_back(make());
@@ -587,9 +602,15 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
   FAKE_LOCK;
   CUstream_st *s = resolve(st);
-  if (s->capture) // an internal dependency of the capture: no node
-    return s->capture->invalidated ? cudaErrorStreamCaptureInvalidated
-                                   : cudaSuccess;
+  if (s->capture) { // an internal dependency of the capture: no node
+    if (s->capture->invalidated)
+      return cudaErrorStreamCaptureInvalidated;
+    e->captured = s->capture;
+    e->captured_on = s;
+    e->captured_step = s->capture->steps;
+    return cudaSuccess;
+  }
+  e->captured.reset();
   const unsigned long long t = ++fake().tickets;
   e->recorded = t;
   return enqueue(st, [e, t] {
@@ -607,6 +628,30 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t e, unsigned int) {
   FAKE_LOCK;
+  CUstream_st *s = resolve(st);
+  if (const std::shared_ptr<Capture> c = e->captured; c && !c->ended) {
+    if (c->invalidated)
+      return cudaErrorStreamCaptureInvalidated;
+    if (s->capture && s->capture != c) { // two captures cannot merge
+      s->capture->invalidated = c->invalidated = true;
+      return cudaErrorStreamCaptureIsolation;
+    }
+    if (!s->capture) { // a fork: `s` joins the capture
+      s->capture = c;
+      c->last_node.emplace(s, 0);
+    }
+    if (s == c->origin && e->captured_on != s) {
+      unsigned long long &j = c->joined[e->captured_on];
+      j = std::max(j, e->captured_step);
+    }
+    return cudaSuccess;
+  }
+  if (s->capture && e->recorded != 0) {
+    // Work outside the capture cannot be waited for inside it (CUDA asks
+    // for cudaEventWaitExternal, which libsmpart never uses).
+    s->capture->invalidated = true;
+    return cudaErrorStreamCaptureIsolation;
+  }
   const unsigned long long t = e->recorded;
   return enqueue(st, [e, t] {
     Op o;
@@ -626,6 +671,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t st,
   s->capture->mode = mode;
   s->capture->thread = std::this_thread::get_id();
   s->capture->id = ++fake().capture_ids;
+  s->capture->origin = s;
   return cudaSuccess;
 }
 
@@ -635,7 +681,22 @@ cudaError_t cudaStreamEndCapture(cudaStream_t st, cudaGraph_t *graph) {
   *graph = nullptr;
   if (!s->capture)
     return cudaErrorIllegalState;
+  if (s->capture->origin != s)
+    return cudaErrorStreamCaptureUnmatched;
   std::shared_ptr<Capture> c = std::move(s->capture);
+  // Every stream forked into the capture leaves it with the origin.
+  c->ended = true;
+  for (CUstream_st *other : fake().streams)
+    if (other->capture == c)
+      other->capture.reset();
+  for (const auto &[forked, last] : c->last_node) {
+    auto j = c->joined.find(forked);
+    if (forked != s && !c->invalidated && last > 0 &&
+        (j == c->joined.end() || j->second < last)) {
+      c->invalidated = true;
+      return cudaErrorStreamCaptureUnjoined;
+    }
+  }
   if (c->invalidated)
     return cudaErrorStreamCaptureInvalidated;
   *graph = c->graph;

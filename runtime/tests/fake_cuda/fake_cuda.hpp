@@ -12,7 +12,13 @@
 //   the rules of cudaThreadExchangeStreamCaptureMode (global, thread-local,
 //   relaxed). Any use of the legacy stream while a blocking stream (the
 //   per-thread default stream included) is capturing fails with
-//   cudaErrorStreamCaptureImplicit and invalidates that capture.
+//   cudaErrorStreamCaptureImplicit and invalidates that capture. Events
+//   fork and join as in CUDA: a stream that waits for an event recorded
+//   in a capture joins that capture (until its origin ends it, which fails
+//   with cudaErrorStreamCaptureUnjoined unless the origin waited for each
+//   forked stream's last work itself); a capturing stream that waits for
+//   work outside its capture, or another capture's event, fails with
+//   cudaErrorStreamCaptureIsolation and invalidates the capture.
 // * Graphs: cudaMallocAsync/cudaFreeAsync under capture are allocation and
 //   free nodes (fresh, non-zero contents at every replay); a graph holding
 //   one can have only one executable graph at a time; launches of one

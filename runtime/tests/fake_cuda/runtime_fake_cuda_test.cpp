@@ -189,6 +189,52 @@ protected:
   cudaStream_t stream_ = nullptr;
 };
 
+// The stand-in's captures fork and join as CUDA's do, so that a test of
+// work forked into a capture can fail: a stream waiting for a captured
+// event joins the capture and leaves it with the origin; work of a fork
+// the origin never waited for fails the capture; a capturing stream may
+// not wait for work outside its capture.
+TEST(FakeCapture, ForksJoinAndIsolateLikeCuda) {
+  fake_cuda::reset();
+  cudaStream_t origin = nullptr, fork = nullptr, outside = nullptr;
+  cudaEvent_t e = nullptr;
+  for (cudaStream_t *s : {&origin, &fork, &outside})
+    ASSERT_EQ(cudaStreamCreateWithFlags(s, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), cudaSuccess);
+  auto forkWork = [&] {
+    EXPECT_EQ(cudaEventRecord(e, origin), cudaSuccess);
+    EXPECT_EQ(cudaStreamWaitEvent(fork, e, 0), cudaSuccess);
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    EXPECT_EQ(cudaStreamIsCapturing(fork, &cs), cudaSuccess);
+    EXPECT_EQ(cs, cudaStreamCaptureStatusActive);
+    EXPECT_EQ(cudaMemsetAsync(nullptr, 0, 0, fork), cudaSuccess);
+  };
+  cudaGraph_t g = nullptr;
+  // Joined: the origin waits for the fork's last work.
+  ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  forkWork();
+  EXPECT_EQ(cudaStreamEndCapture(fork, &g), cudaErrorStreamCaptureUnmatched);
+  ASSERT_EQ(cudaEventRecord(e, fork), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(origin, e, 0), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(origin, &g), cudaSuccess);
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusActive;
+  ASSERT_EQ(cudaStreamIsCapturing(fork, &cs), cudaSuccess);
+  EXPECT_EQ(cs, cudaStreamCaptureStatusNone);
+  // Not joined.
+  ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  forkWork();
+  EXPECT_EQ(cudaStreamEndCapture(origin, &g), cudaErrorStreamCaptureUnjoined);
+  // Waiting for work outside the capture.
+  ASSERT_EQ(cudaEventRecord(e, outside), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  EXPECT_EQ(cudaStreamWaitEvent(origin, e, 0), cudaErrorStreamCaptureIsolation);
+  EXPECT_EQ(cudaStreamEndCapture(origin, &g),
+            cudaErrorStreamCaptureInvalidated);
+}
+
 // A launch the runtime refuses before enqueueing anything (an empty grid)
 // reaches CUDA's last error as the <<<>>> it replaced would: the closure
 // makes the original launch, which CUDA refuses the same way.
