@@ -2,7 +2,8 @@
 // partition's real SM ids; cuBLAS SGEMM confined to a partition while a
 // rewritten memory-bound kernel runs on the other SMs; a resize between
 // launches while work is in flight; a confined launch captured into a
-// graph; the fallback without green contexts.
+// graph while another stream's confined launch runs at once; the fallback
+// without green contexts.
 // Every test skips, with the reason, without a GPU or (but the fallback
 // test) without green contexts; each fails within 45 s rather than hang.
 #include "bounded_wait.hpp"
@@ -296,10 +297,29 @@ TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
         recordSms<<<g, b, sm, s>>>(r.dev, 2000, r.finished(), 0,
                                    r.violations());
       });
+  // Another stream's confined launch meanwhile runs at once on its own
+  // lane: the capture takes in only `user`'s.
+  SmRecord eager;
+  eager.alloc();
+  cudaStream_t other;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+  smpart::KernelHandle e = smpart::launchConfined(
+      {"gpu_captured", reinterpret_cast<const void *>(&recordSms)},
+      dim3(8 * info_.num_sms), dim3(128), 0, other,
+      [&](dim3 g, dim3 b, std::size_t sm, cudaStream_t s) {
+        recordSms<<<g, b, sm, s>>>(eager.dev, 2000, eager.finished(), 0,
+                                   eager.violations());
+      });
+  EXPECT_TRUE(e.status().ok()) << e.status().message();
+  EXPECT_FALSE(e.captured());
   cudaGraph_t graph = nullptr;
   CHECK_CUDA(cudaStreamEndCapture(user, &graph)); // joined: no error
   EXPECT_TRUE(h.status().ok()) << h.status().message();
   EXPECT_TRUE(h.captured());
+  CHECK_CUDA(syncStream(other)); // a query: not while capturing globally
+  ASSERT_FALSE(eager.ids().empty());
+  EXPECT_TRUE(outside(eager.ids(), st.sm_ids).empty())
+      << "eager launch ran on " << str(outside(eager.ids(), st.sm_ids));
   cudaGraphExec_t exec = nullptr;
   CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
   CHECK_CUDA(cudaGraphLaunch(exec, user));
