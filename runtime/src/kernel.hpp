@@ -88,6 +88,10 @@ struct FnInfo {
   bool opt_in = false;
 };
 
+/// cudaDeviceReset destroyed the context whose pinned sentinel this was
+/// (no longer a registered host allocation). Host-side; sets no CUDA error.
+bool sentinelGone(const void *sentinel);
+
 /// One launch. Owned by the registry until done and unreferenced.
 class Kernel {
 public:
@@ -109,6 +113,9 @@ public:
   unsigned long long total = 0;
   unsigned occupancy = 1;
   DeviceCtx *ctx = nullptr;
+  /// ctx->sentinel at launch: tells a reset without touching ctx (which
+  /// the launch that finds the reset erases).
+  const void *sentinel = nullptr;
   Slot *slot = nullptr;
   /// The State the kernel uses: the slot's, or for a captured launch the
   /// graph's own allocation (launch.cpp: captured launches).
@@ -120,15 +127,28 @@ public:
   std::uint32_t launch_epoch = kLaunchKnobEpoch;
   cudaEvent_t opaque_done = nullptr;
   /// Set (once) when cudaDeviceReset destroyed the kernel's control block:
-  /// nothing of it may be touched any more.
-  std::atomic<bool> reset{false};
+  /// nothing of it may be touched any more. Set by the next launch on the
+  /// device, or by deviceGone().
+  mutable std::atomic<bool> reset{false};
   /// Set (once) when the graph a captured launch belongs to was destroyed:
   /// its control block went back to the pool and may serve another launch.
   std::atomic<bool> graph_gone{false};
 
+  /// Whether cudaDeviceReset destroyed the kernel's context, found from
+  /// its sentinel (a host-side lookup) if no launch found it yet: its
+  /// events are destroyed with it, and a destroyed event must never be
+  /// queried, yet a program that resets right after synchronising (as
+  /// most CUDA samples end) leaves the notice thread and any handle
+  /// with events to ask about.
+  bool deviceGone() const {
+    if (!reset && sentinel && sentinelGone(sentinel))
+      reset = true;
+    return reset;
+  }
+
   /// status, or why the kernel became unusable later.
   Status current() const {
-    if (reset)
+    if (deviceGone())
       return Status(Errc::kDeviceReset,
                     "kernel " + name +
                         ": its device was "

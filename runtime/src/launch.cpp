@@ -384,6 +384,7 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
     CaptureModeRelaxed relaxed;
     std::lock_guard<std::mutex> lock(r.mu);
     SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k.ctx));
+    k.sentinel = k.ctx->sentinel;
   }
   // Before anything of this launch is enqueued: a context's first launch
   // loads every registered kernel, any launch its own kernel if it is not
@@ -534,6 +535,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
     {
       std::lock_guard<std::mutex> lock(r.mu);
       SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k->ctx));
+      k->sentinel = k->ctx->sentinel;
       reclaimLocked(r, false);
     }
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
@@ -639,7 +641,7 @@ std::vector<KernelHandle> activeKernels() {
   std::lock_guard<std::mutex> lock(r.mu);
   std::vector<KernelHandle> out;
   for (const auto &k : r.live)
-    if (!k->reset && !detail::eventDone(k->doneEvent()))
+    if (!k->deviceGone() && !detail::eventDone(k->doneEvent()))
       out.emplace_back(k);
   return out;
 }

@@ -13,6 +13,7 @@
 #include "smpart/detail/announce.hpp"
 #include "smpart/detail/notice_pace.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -87,6 +88,23 @@ bool done(const Kernel &k, bool events) {
   return k.finished() || (events && !k.captured && eventDone(k.slot->done));
 }
 
+/// Marks the kernels whose device was reset (Kernel::deviceGone), one
+/// lookup per device: before this look queries any of their events.
+void markReset(const std::vector<std::shared_ptr<Kernel>> &kernels) {
+  std::vector<std::pair<const void *, bool>> gone; // sentinel, reset
+  for (const auto &k : kernels) {
+    if (k->reset || !k->sentinel)
+      continue;
+    auto it = std::find_if(gone.begin(), gone.end(), [&](const auto &g) {
+      return g.first == k->sentinel;
+    });
+    if (it == gone.end())
+      it = gone.emplace(gone.end(), k->sentinel, sentinelGone(k->sentinel));
+    if (it->second)
+      k->reset = true;
+  }
+}
+
 void loop() {
 #if defined(__linux__)
   // Linux rounds sleeps up by the timer slack (50 us by default), which
@@ -121,6 +139,8 @@ void loop() {
     lock.unlock();
 
     const bool events = pace.eventsDue(NoticePace::Clock::now());
+    if (events)
+      markReset(watched);
     // Kernels become ready in their streams' order; each is announced
     // before any other event of it.
     for (const auto &k :

@@ -17,6 +17,12 @@ Runtime &runtime() {
   return *r;
 }
 
+bool sentinelGone(const void *sentinel) {
+  cudaPointerAttributes a{};
+  return cudaPointerGetAttributes(&a, sentinel) != cudaSuccess ||
+         a.type != cudaMemoryTypeHost;
+}
+
 namespace {
 
 Status initLocked(Runtime &r) {
@@ -37,14 +43,8 @@ Status initLocked(Runtime &r) {
 }
 
 /// cudaDeviceReset destroys every stream, event and allocation of the
-/// device behind the runtime's back. The pinned sentinel tells: after a
-/// reset it is no longer a registered allocation. The query is host-side
-/// and sets no CUDA error.
-bool wasReset(const DeviceCtx &ctx) {
-  cudaPointerAttributes a{};
-  return cudaPointerGetAttributes(&a, ctx.sentinel) != cudaSuccess ||
-         a.type != cudaMemoryTypeHost;
-}
+/// device behind the runtime's back. The pinned sentinel tells.
+bool wasReset(const DeviceCtx &ctx) { return sentinelGone(ctx.sentinel); }
 
 /// Forgets a reset device: its handles are dead (never destroyed: they
 /// belong to a context that no longer exists), and its live kernels fail.

@@ -505,6 +505,31 @@ TEST_F(FakeRuntime, LastBlockCallbackSetAfterTheKernelEndedRuns) {
   EXPECT_TRUE(called);
 }
 
+// A device reset (cudaDeviceReset) under a running kernel is seen without
+// another launch on the device: the handle says so and wait() returns
+// rather than query the kernel's destroyed event, and the notice thread
+// tells the observer the kernel is done instead of asking about its
+// events for ever.
+TEST_F(FakeRuntime, DeviceResetIsSeenWithoutAnotherLaunch) {
+  struct Done : smpart::LaunchObserver {
+    std::atomic<unsigned> done{0};
+    void onDone(const smpart::KernelHandle &) override { ++done; }
+  };
+  auto observer = std::make_shared<Done>();
+  smpart::setLaunchObserver(observer);
+  monitor_.hold = true;
+  smpart::KernelHandle h = launch(stream_);
+  ASSERT_TRUE(h.status().ok()) << h.status().message();
+  ASSERT_EQ(cudaDeviceReset(), cudaSuccess);
+  ASSERT_EQ(h.status().code(), smpart::Errc::kDeviceReset);
+  EXPECT_EQ(h.wait().code(), smpart::Errc::kDeviceReset);
+  for (int i = 0; i < 5000 && observer->done == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  smpart::setLaunchObserver(nullptr);
+  EXPECT_EQ(observer->done.load(), 1u);
+  EXPECT_TRUE(smpart::activeKernels().empty());
+}
+
 // An observer that throws, on the launching thread (onLaunch) and on the
 // notice thread (onDone, where an escaping exception is std::terminate):
 // one line each on stderr, and the kernel runs.
