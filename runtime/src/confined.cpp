@@ -45,23 +45,27 @@ ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
     (void)Partition::open(Name, PartitionOptions{}, P);
   if (!P || !P->confined())
     return;
-  // The launch boundary; the lane is this stream's alone.
-  const cudaStream_t Target = P->streamFor(user_);
-  if (Target == user_)
-    return;
+  // The launch boundary; the lane is this stream's alone, and leased
+  // until the join below.
+  const cudaStream_t Target = P->leaseLane(user_, lease_);
   Fences &F = fences();
-  if (!F.ok || cudaEventRecord(F.before, user_) != cudaSuccess ||
-      cudaStreamWaitEvent(Target, F.before, 0) != cudaSuccess)
+  if (Target == user_ || !F.ok ||
+      cudaEventRecord(F.before, user_) != cudaSuccess ||
+      cudaStreamWaitEvent(Target, F.before, 0) != cudaSuccess) {
+    Partition::returnLane(lease_);
+    lease_ = nullptr;
     return;
+  }
   launch_ = Target;
 }
 
 ConfinedStream::~ConfinedStream() {
-  if (launch_ == user_)
-    return;
-  Fences &F = fences();
-  if (cudaEventRecord(F.after, launch_) == cudaSuccess)
-    (void)cudaStreamWaitEvent(user_, F.after, 0);
+  if (launch_ != user_) {
+    Fences &F = fences();
+    if (cudaEventRecord(F.after, launch_) == cudaSuccess)
+      (void)cudaStreamWaitEvent(user_, F.after, 0);
+  }
+  Partition::returnLane(lease_);
 }
 
 } // namespace smpart

@@ -451,61 +451,72 @@ bool queued(cudaStream_t s) {
 
 } // namespace
 
-Status Pool::laneFor(Entry &e, cudaStream_t caller, cudaStream_t &out) {
+Status Pool::laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::thread::id thread = caller == cudaStreamPerThread
                                      ? std::this_thread::get_id()
                                      : std::thread::id();
   const unsigned long long use = ++e.lane_uses;
-  for (Lane &l : e.lanes)
-    if (l.caller == caller && l.thread == thread) {
-      l.last_use = use;
-      out = l.stream;
-      return Status();
-    }
   Lane *lane = nullptr;
-  if (e.lanes.size() < kMaxLanes) {
-    Lane made;
-    SMPART_RETURN_IF_ERROR(makeStreamLocked(e.ctx, made.stream));
+  for (auto &l : e.lanes)
+    if (l->caller == caller && l->thread == thread)
+      lane = l.get();
+  if (!lane && e.lanes.size() >= kMaxLanes) {
+    // Oldest first. Unleased and outside any capture under this lock, it
+    // cannot be joining one: only a lease holder forks into a lane.
+    for (auto &l : e.lanes)
+      if (l->leases == 0 && !l->retire_pending &&
+          (!lane || l->last_use < lane->last_use) &&
+          outsideCapture(l->stream) &&
+          cudaStreamQuery(l->stream) == cudaSuccess)
+        lane = l.get();
+  }
+  if (!lane) {
+    auto made = std::make_unique<Lane>();
+    SMPART_RETURN_IF_ERROR(makeStreamLocked(e.ctx, made->stream));
     SMPART_CUDA_CHECK(
-        cudaEventCreateWithFlags(&made.retired, cudaEventDisableTiming));
-    e.lanes.push_back(made);
-    lane = &e.lanes.back();
-  } else {
-    std::vector<Lane *> by_age;
-    for (Lane &l : e.lanes)
-      by_age.push_back(&l);
-    std::sort(by_age.begin(), by_age.end(), [](const Lane *a, const Lane *b) {
-      return a->last_use < b->last_use;
-    });
-    lane = by_age.front();
-    for (Lane *l : by_age)
-      if (outsideCapture(l->stream) &&
-          cudaStreamQuery(l->stream) == cudaSuccess) {
-        lane = l;
-        break;
-      }
+        cudaEventCreateWithFlags(&made->retired, cudaEventDisableTiming));
+    lane = made.get();
+    e.lanes.push_back(std::move(made));
   }
   lane->caller = caller;
   lane->thread = thread;
   lane->last_use = use;
-  out = lane->stream;
+  if (lease)
+    ++lane->leases;
+  out = lane;
   return Status();
+}
+
+void Pool::returnLane(Lane &lane) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (lane.leases > 0)
+    --lane.leases;
 }
 
 void Pool::retireLanes(Entry &e) {
   std::lock_guard<std::mutex> lock(mu_);
-  // A lane in a capture has queued nothing yet: its work runs when the
-  // graph is launched, wherever the partition is by then.
-  for (Lane &l : e.lanes)
-    if (outsideCapture(l.stream))
-      (void)cudaEventRecord(l.retired, l.stream);
+  for (auto &l : e.lanes)
+    l->retire_pending = true;
+  retireReadyLocked(e);
+}
+
+void Pool::retireReadyLocked(Entry &e) {
+  // A leased lane may be joining a capture right now, and a capturing one
+  // cannot be recorded outside it; their work (eager work queued before
+  // the capture included) is held until they are neither.
+  for (auto &l : e.lanes)
+    if (l->retire_pending && l->leases == 0 && outsideCapture(l->stream)) {
+      (void)cudaEventRecord(l->retired, l->stream);
+      l->retire_pending = false;
+    }
 }
 
 bool Pool::lanesRetiring(Entry &e) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (Lane &l : e.lanes)
-    if (queryEvent(l.retired) == cudaErrorNotReady)
+  retireReadyLocked(e);
+  for (auto &l : e.lanes)
+    if (l->retire_pending || queryEvent(l->retired) == cudaErrorNotReady)
       return true;
   return false;
 }
@@ -514,8 +525,8 @@ bool Pool::busy(Entry &e) {
   std::lock_guard<std::mutex> lock(mu_);
   if (queued(e.stream))
     return true;
-  for (Lane &l : e.lanes)
-    if (queued(l.stream))
+  for (auto &l : e.lanes)
+    if (queued(l->stream))
       return true;
   return false;
 }

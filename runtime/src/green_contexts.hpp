@@ -98,13 +98,18 @@ struct Probe {
 };
 
 /// A stream of a green context kept for the work of one caller's stream
-/// (Pool::laneFor).
+/// (Pool::laneFor). Never destroyed, like its context.
 struct Lane {
   cudaStream_t caller = nullptr;
   std::thread::id thread; ///< whose cudaStreamPerThread; else none
   cudaStream_t stream = nullptr;
-  /// Recorded on the lane when its partition leaves the context.
+  /// Launches between laneFor(lease) and returnLane: the lane is being
+  /// forked into, launched on or joined; it serves no other caller then.
+  unsigned leases = 0;
+  /// Recorded on the lane when its partition leaves the context; a lane
+  /// leased or capturing then is recorded once it is neither.
   cudaEvent_t retired = nullptr;
+  bool retire_pending = false;
   unsigned long long last_use = 0;
 };
 
@@ -112,8 +117,8 @@ struct Lane {
 struct Entry {
   std::uint64_t groups = 0; ///< bit i: group i
   CUgreenCtx ctx = nullptr;
-  cudaStream_t stream = nullptr; ///< Partition::stream()'s
-  std::vector<Lane> lanes;
+  cudaStream_t stream = nullptr;            ///< Partition::stream()'s
+  std::vector<std::unique_ptr<Lane>> lanes; // stable addresses: leases
   unsigned long long lane_uses = 0;
   unsigned sms = 0;             ///< SMs the driver provisioned
   std::vector<unsigned> sm_ids; ///< real %smid values, ascending
@@ -160,21 +165,24 @@ public:
   /// here, without waiting); false until then.
   bool smIds(Entry &e, std::vector<unsigned> &out);
 
-  /// Lanes a context keeps at most: past them, the least recently used
-  /// lane that is idle and outside any capture serves the new caller (and
-  /// when none is, the least recently used one is shared).
+  /// Lanes a context keeps for callers that come and go: past them, the
+  /// least recently used lane that is idle, unleased and outside any
+  /// capture serves a new caller; with none such, another lane is made.
+  /// A lane is never shared by two callers at once.
   static constexpr std::size_t kMaxLanes = 32;
-  /// The stream of `e` kept for work forked from `caller` (its lane), made
-  /// on first use. Confined work of two callers' streams never shares a
-  /// stream: one's launch never waits behind the other's, and one thread's
-  /// stream capture, which takes in every stream forked into it until it
-  /// ends, never takes in another caller's launch. cudaStreamPerThread is
-  /// a different caller on each thread.
-  Status laneFor(Entry &e, cudaStream_t caller, cudaStream_t &out);
-  /// Records every lane's retired event: its partition leaves `e`.
+  /// The lane of `e` kept for work forked from `caller`, made on first use.
+  /// Confined work of two callers' streams never shares a stream: one's
+  /// launch never waits behind the other's, and one thread's stream
+  /// capture, which takes in every stream forked into it until it ends,
+  /// never takes in another caller's launch. cudaStreamPerThread is a
+  /// different caller on each thread. `lease`: the caller forks, launches
+  /// and joins after this returns, and calls returnLane(out) once joined.
+  Status laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out);
+  void returnLane(Lane &lane);
+  /// Marks every lane of `e` retired: its partition leaves `e`.
   void retireLanes(Entry &e);
   /// Whether work queued on a lane of `e` before retireLanes() may still
-  /// run (an event a capture took in counts as done).
+  /// run (a lane still leased or capturing counts as running).
   bool lanesRetiring(Entry &e);
   /// Whether work queued on any stream of `e` may still run.
   bool busy(Entry &e);
@@ -189,6 +197,7 @@ private:
   Status entryForLocked(std::uint64_t groups, Entry *&out);
   Status makeEntryLocked(std::uint64_t groups, Entry &e);
   Status makeStreamLocked(CUgreenCtx ctx, cudaStream_t &out);
+  void retireReadyLocked(Entry &e);
   Status launchProbeLocked(Probe &p, cudaStream_t s, unsigned sms);
   /// Polls `p`; a run that saw fewer than `sms` ids is run again.
   void pollProbeLocked(Probe &p, cudaStream_t s, unsigned sms);

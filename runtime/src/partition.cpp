@@ -36,17 +36,22 @@ struct Partition::Impl {
   std::string why;              // why unconfined
   cudaStream_t plain = nullptr; // the stream of an unconfined partition
   Entry *cur = nullptr;         // the green context in use
-  Entry *prev = nullptr;        // the one before the last switch
   std::uint64_t groups = 0;     // its SM groups
   std::vector<unsigned> sm_ids; // its real SM ids, once known
-  /// The ids of the green context before the last switch: held too while
-  /// work queued there may still run (until the fence event completed).
-  std::vector<unsigned> prev_ids;
+  /// Green contexts the partition left, with their ids (where known): held
+  /// too while work queued there may still run, on the old stream (until
+  /// `retired` completed; the streams chain through the fences, so the
+  /// last record covers every earlier one) or on a lane.
+  struct Retiring {
+    Entry *entry;
+    std::vector<unsigned> ids;
+  };
+  std::vector<Retiring> retiring;
   bool sm_ids_known = false;
   unsigned requested = 0;      // SMs wanted without a plan
   cudaEvent_t fence = nullptr; // old stream -> new stream at a switch
-  /// Recorded on the old stream at the last switch: prev_ids are held
-  /// until it completed (the fence is re-recorded by failed switches).
+  /// Recorded on the old stream at the last switch (the fence is
+  /// re-recorded by failed switches).
   cudaEvent_t retired = nullptr;
   cudaEvent_t in = nullptr;  // launch(): caller's stream -> partition
   cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
@@ -61,9 +66,12 @@ struct Partition::Impl {
   std::vector<unsigned> timed_out_ids;
 
   cudaStream_t streamLocked() const { return cur ? cur->stream : plain; }
-  /// The lane of the context in use for `caller`'s work: the partition's
-  /// stream if no lane can be made; `caller` itself when unconfined.
-  cudaStream_t laneLocked(cudaStream_t caller);
+  /// The lane of the context in use for `caller`'s work (Pool::laneFor;
+  /// leased when `lease`); null when unconfined, or when no lane can be
+  /// made (said once).
+  detail::green::Lane *laneLocked(cudaStream_t caller, bool lease);
+  /// Its stream; else the partition's stream, or `caller` when unconfined.
+  cudaStream_t laneStreamLocked(cudaStream_t caller);
   Status boundaryLocked();
   void holdLocked();
   void warn(bool &once, const std::string &msg) {
@@ -132,10 +140,15 @@ Status Partition::Impl::boundaryLocked() {
     } else if (e != cur) {
       const bool marked = cudaEventRecord(retired, cur->stream) == cudaSuccess;
       pool.retireLanes(*cur);
-      prev = cur;
+      // Back on a context it left: its ids are its own again.
+      retiring.erase(
+          std::remove_if(retiring.begin(), retiring.end(),
+                         [&](const Retiring &r) { return r.entry == e; }),
+          retiring.end());
+      if (sm_ids_known && marked)
+        retiring.push_back({cur, sm_ids});
       cur = e;
       groups = next;
-      prev_ids = sm_ids_known && marked ? sm_ids : std::vector<unsigned>{};
       sm_ids.clear();
       sm_ids_known = false;
       held = false;
@@ -158,20 +171,23 @@ void Partition::Impl::holdLocked() {
     return;
   }
   std::vector<unsigned> ids = sm_ids;
-  if (!prev_ids.empty()) {
+  if (!retiring.empty()) {
     const cudaError_t before = cudaPeekAtLastError();
     const cudaError_t q = detail::queryEvent(retired);
     if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
       (void)cudaGetLastError(); // a captured event: no error of the caller's
-    if (q == cudaErrorNotReady ||
-        (prev && Pool::instance().lanesRetiring(*prev))) {
-      ids.insert(ids.end(), prev_ids.begin(), prev_ids.end());
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    } else {
-      prev_ids.clear();
-      prev = nullptr;
-    }
+    const bool old_stream_runs = q == cudaErrorNotReady;
+    retiring.erase(std::remove_if(retiring.begin(), retiring.end(),
+                                  [&](const Retiring &r) {
+                                    return !old_stream_runs &&
+                                           !Pool::instance().lanesRetiring(
+                                               *r.entry);
+                                  }),
+                   retiring.end());
+    for (const Retiring &r : retiring)
+      ids.insert(ids.end(), r.ids.begin(), r.ids.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
   // New launches keep off these SMs from now on, whatever the plan's
   // answer: a kernel queued behind other work may start before the planner
@@ -343,15 +359,23 @@ void Partition::close(const std::string &name) {
   // queued here drain first (bounded like a hold).
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(i.opts.drain_timeout_ms);
-  while (Pool::instance().busy(*i.cur) &&
-         std::chrono::steady_clock::now() < deadline)
+  auto busy = [&] {
+    if (Pool::instance().busy(*i.cur))
+      return true;
+    for (const Impl::Retiring &r : i.retiring)
+      if (Pool::instance().busy(*r.entry))
+        return true;
+    return false;
+  };
+  while (busy() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   if (i.planner)
     i.planner->remove(i.name);
   detail::releaseSms(&i);
   Pool::instance().release(i.groups);
   i.groups = 0;
-  i.cur = i.prev = nullptr;
+  i.cur = nullptr;
+  i.retiring.clear();
   i.confined = false;
   i.why = "closed";
 }
@@ -363,24 +387,46 @@ cudaStream_t Partition::stream() {
   return impl_->streamLocked();
 }
 
-cudaStream_t Partition::Impl::laneLocked(cudaStream_t caller) {
+detail::green::Lane *Partition::Impl::laneLocked(cudaStream_t caller,
+                                                 bool lease) {
   if (!confined)
-    return caller;
-  cudaStream_t lane = nullptr;
-  if (Status st = Pool::instance().laneFor(*cur, caller, lane); !st.ok()) {
+    return nullptr;
+  detail::green::Lane *lane = nullptr;
+  if (Status st = Pool::instance().laneFor(*cur, caller, lease, lane);
+      !st.ok()) {
     warn(warned_lane, "confined work of different streams shares one "
                       "stream: " +
                           st.message());
-    return cur->stream;
+    return nullptr;
   }
   return lane;
+}
+
+cudaStream_t Partition::Impl::laneStreamLocked(cudaStream_t caller) {
+  if (detail::green::Lane *lane = laneLocked(caller, false))
+    return lane->stream;
+  return confined ? cur->stream : caller;
 }
 
 cudaStream_t Partition::streamFor(cudaStream_t caller) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   detail::CaptureModeRelaxed relaxed;
   (void)impl_->boundaryLocked();
-  return impl_->laneLocked(caller);
+  return impl_->laneStreamLocked(caller);
+}
+
+cudaStream_t Partition::leaseLane(cudaStream_t caller, void *&lease) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  detail::CaptureModeRelaxed relaxed;
+  (void)impl_->boundaryLocked();
+  detail::green::Lane *lane = impl_->laneLocked(caller, true);
+  lease = lane;
+  return lane ? lane->stream : impl_->confined ? impl_->cur->stream : caller;
+}
+
+void Partition::returnLane(void *lease) {
+  if (lease)
+    Pool::instance().returnLane(*static_cast<detail::green::Lane *>(lease));
 }
 
 Status Partition::beginLaunch() {
@@ -440,11 +486,17 @@ KernelHandle Partition::launch(const KernelInfo &kernel, dim3 grid, dim3 block,
                                 std::move(launcher));
   }
   cudaStream_t ps = nullptr;
+  detail::green::Lane *lane = nullptr;
   {
     detail::CaptureModeRelaxed relaxed;
     (void)impl_->boundaryLocked();
-    ps = impl_->laneLocked(stream);
+    lane = impl_->laneLocked(stream, true);
+    ps = lane ? lane->stream : impl_->streamLocked();
   }
+  struct GiveBack {
+    detail::green::Lane *lane;
+    ~GiveBack() { returnLane(lane); }
+  } const give_back{lane};
   // Ordered with `stream` exactly like a launch on it: everything before
   // on `stream` first, everything after on `stream` behind it. Event
   // record and wait are legal under capture (a fork and a join).

@@ -597,22 +597,74 @@ TEST_F(PartitionTest, CaptureTakesInOnlyTheCapturingStreamsLane) {
   (void)cudaGraphDestroy(graph);
 }
 
-// Past the lanes a context keeps, an idle lane serves the new caller.
-TEST_F(PartitionTest, IdleLanesServeNewCallersPastTheCap) {
+// Past the lanes a context keeps, an idle lane serves a new caller; a
+// lane with work is never shared: another one is made.
+TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
+  Gate gate;
+  registerHeld(gate);
   smpart::PartitionOptions o;
   o.follow_plan = false;
-  auto part = open("many_streams", o);
+  auto part = open("refused_kernel", o);
   ASSERT_TRUE(part && part->confined());
-  std::vector<cudaStream_t> lanes;
+  auto distinct = [](std::vector<cudaStream_t> v) {
+    std::sort(v.begin(), v.end());
+    return static_cast<std::size_t>(std::unique(v.begin(), v.end()) -
+                                    v.begin());
+  };
+  std::vector<cudaStream_t> idle;
   for (std::size_t i = 0; i < 2 * green::Pool::kMaxLanes; ++i) {
     cudaStream_t s = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
               cudaSuccess);
-    lanes.push_back(part->streamFor(s));
+    idle.push_back(part->streamFor(s));
   }
-  std::sort(lanes.begin(), lanes.end());
-  lanes.erase(std::unique(lanes.begin(), lanes.end()), lanes.end());
-  EXPECT_EQ(lanes.size(), green::Pool::kMaxLanes);
+  EXPECT_EQ(distinct(idle), green::Pool::kMaxLanes);
+  gate.hold = true;
+  std::vector<cudaStream_t> busy;
+  for (std::size_t i = 0; i < green::Pool::kMaxLanes + 2; ++i) {
+    cudaStream_t s = nullptr, lane = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+              cudaSuccess);
+    ASSERT_TRUE(launchRefused("held", s, &lane).valid());
+    busy.push_back(lane);
+  }
+  EXPECT_EQ(distinct(busy), busy.size());
+  gate.hold = false;
+  fake_cuda::pump();
+}
+
+// The ids of every context left are held while work queued there may run:
+// across two switches, and for a lane that went into a capture after its
+// eager work (it cannot be marked until the capture ends).
+TEST_F(PartitionTest, EveryContextLeftIsHeldWhileItsLanesWorkRuns) {
+  auto plan = std::make_shared<FakePlanner>();
+  auto p = openPlanned("refused_kernel", plan, 12);
+  ASSERT_TRUE(p && p->confined());
+  Gate gate;
+  registerHeld(gate);
+  gate.hold = true;
+  cudaStream_t user = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
+            cudaSuccess);
+  ASSERT_TRUE(launchRefused("held", user).valid());
+  ASSERT_EQ(cudaStreamBeginCapture(user, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  ASSERT_TRUE(launchRefused("captured", user).valid());
+  plan->target_sms = 4;
+  (void)p->stream();
+  plan->target_sms = 8;
+  (void)p->stream();
+  EXPECT_EQ(p->state().sms, 8u);
+  EXPECT_EQ(plan->holds.back().size(), 12u); // the first context's work
+  gate.hold = false;
+  fake_cuda::pump();
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.back().size(), 12u) << "the lane is still capturing";
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(user, &graph), cudaSuccess);
+  (void)p->stream();
+  EXPECT_EQ(plan->holds.back(), fake::groupsIds(2, kGroup));
+  (void)cudaGraphDestroy(graph);
 }
 
 // A shrink holds the old SMs while work on any lane of the old context

@@ -43,6 +43,7 @@ public:
 private:
   cudaStream_t user_;
   cudaStream_t launch_;
+  void *lease_ = nullptr; // the lane, until joined (Partition::leaseLane)
 };
 
 /// Stream 0 is resolved in the caller's translation unit (per-thread

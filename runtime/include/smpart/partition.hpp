@@ -130,7 +130,10 @@ public:
   /// waits behind the other's, and a capture on one thread, which takes
   /// in every stream forked into it until it ends, never takes in another
   /// thread's launch. The caller orders the lane with `caller` (an event
-  /// each way), as launch() and smpart::confined do. Unconfined: `caller`.
+  /// each way), as launch() and smpart::confined do, before its next
+  /// boundary. The lane stays `caller`'s while it has work or is in a
+  /// capture; past 32 callers, a lane idle, unleased and outside
+  /// any capture may serve another one. Unconfined: `caller`.
   cudaStream_t streamFor(cudaStream_t caller);
   /// A launch boundary without taking the stream (e.g. before a call that
   /// finds it through a handle set earlier: then call stream() again).
@@ -162,6 +165,13 @@ public:
   Partition &operator=(const Partition &) = delete;
 
 private:
+  friend class ConfinedStream;
+  /// streamFor() for smpart::confined, which forks, launches and joins
+  /// after it returns: until returnLane(lease), the lane serves no other
+  /// caller stream and is not recorded on by a switch.
+  cudaStream_t leaseLane(cudaStream_t caller, void *&lease);
+  static void returnLane(void *lease);
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -61,10 +61,14 @@ struct Capture {
   bool ended = false;
   unsigned long long id = 0;
   CUstream_st *origin = nullptr; ///< the stream that began it
-  /// Per stream forked into the capture: the step of its last node, and
-  /// the step of its latest work the origin waited for (joined when the
-  /// second is not below the first).
-  std::map<CUstream_st *, unsigned long long> last_node, joined;
+  /// Per stream in the capture: the step of its last node, and what its
+  /// next node depends on (per stream, the step of the latest work of
+  /// that stream it waited for, directly or through other streams). The
+  /// capture ends joined when the origin depends on every stream's last
+  /// node.
+  using Steps = std::map<CUstream_st *, unsigned long long>;
+  Steps last_node;
+  std::map<CUstream_st *, Steps> depends;
   unsigned long long steps = 0;
 };
 
@@ -80,8 +84,7 @@ struct CUevent_st {
   /// Last recorded in a capturing stream: that capture, the stream and the
   /// capture's step at the record.
   std::shared_ptr<Capture> captured;
-  CUstream_st *captured_on = nullptr;
-  unsigned long long captured_step = 0;
+  Capture::Steps captured_deps; ///< what work after a wait depends on
 };
 
 namespace {
@@ -583,6 +586,10 @@ cudaError_t cudaStreamQuery(cudaStream_t st) {
       return e;
   if (cudaError_t e = unsafeCall(); e != cudaSuccess)
     return e;
+  if (s->capture) { // in every capture mode
+    s->capture->invalidated = true;
+    return cudaErrorStreamCaptureUnsupported;
+  }
   pumpLocked();
   return s->queue.empty() ? cudaSuccess : cudaErrorNotReady;
 }
@@ -606,8 +613,8 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t st) {
     if (s->capture->invalidated)
       return cudaErrorStreamCaptureInvalidated;
     e->captured = s->capture;
-    e->captured_on = s;
-    e->captured_step = s->capture->steps;
+    e->captured_deps = s->capture->depends[s];
+    e->captured_deps[s] = s->capture->steps;
     return cudaSuccess;
   }
   e->captured.reset();
@@ -622,6 +629,8 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   FAKE_LOCK;
   if (cudaError_t err = unsafeCall(); err != cudaSuccess)
     return err;
+  if (e->captured && !e->captured->ended)
+    return cudaErrorCapturedEvent;
   pumpLocked();
   return e->completed >= e->recorded ? cudaSuccess : cudaErrorNotReady;
 }
@@ -640,9 +649,9 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t st, cudaEvent_t e, unsigned int) {
       s->capture = c;
       c->last_node.emplace(s, 0);
     }
-    if (s == c->origin && e->captured_on != s) {
-      unsigned long long &j = c->joined[e->captured_on];
-      j = std::max(j, e->captured_step);
+    for (const auto &[from, step] : e->captured_deps) {
+      unsigned long long &d = c->depends[s][from];
+      d = std::max(d, step);
     }
     return cudaSuccess;
   }
@@ -689,10 +698,11 @@ cudaError_t cudaStreamEndCapture(cudaStream_t st, cudaGraph_t *graph) {
   for (CUstream_st *other : fake().streams)
     if (other->capture == c)
       other->capture.reset();
+  const Capture::Steps &joined = c->depends[s];
   for (const auto &[forked, last] : c->last_node) {
-    auto j = c->joined.find(forked);
+    auto j = joined.find(forked);
     if (forked != s && !c->invalidated && last > 0 &&
-        (j == c->joined.end() || j->second < last)) {
+        (j == joined.end() || j->second < last)) {
       c->invalidated = true;
       return cudaErrorStreamCaptureUnjoined;
     }

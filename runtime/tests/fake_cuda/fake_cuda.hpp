@@ -16,9 +16,12 @@
 //   fork and join as in CUDA: a stream that waits for an event recorded
 //   in a capture joins that capture (until its origin ends it, which fails
 //   with cudaErrorStreamCaptureUnjoined unless the origin waited for each
-//   forked stream's last work itself); a capturing stream that waits for
-//   work outside its capture, or another capture's event, fails with
-//   cudaErrorStreamCaptureIsolation and invalidates the capture.
+//   forked stream's last work, directly or through other streams); a
+//   capturing stream that waits for work outside its capture, or another
+//   capture's event, fails with cudaErrorStreamCaptureIsolation and
+//   invalidates the capture. Querying a capturing stream invalidates its
+//   capture, and querying an event recorded in a capture in progress is
+//   cudaErrorCapturedEvent, in every capture mode.
 // * Graphs: cudaMallocAsync/cudaFreeAsync under capture are allocation and
 //   free nodes (fresh, non-zero contents at every replay); a graph holding
 //   one can have only one executable graph at a time; launches of one

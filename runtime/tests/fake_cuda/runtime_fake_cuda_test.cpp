@@ -192,8 +192,9 @@ protected:
 // The stand-in's captures fork and join as CUDA's do, so that a test of
 // work forked into a capture can fail: a stream waiting for a captured
 // event joins the capture and leaves it with the origin; work of a fork
-// the origin never waited for fails the capture; a capturing stream may
-// not wait for work outside its capture.
+// the origin never waited for, directly or through another stream, fails
+// the capture; a capturing stream may not wait for work outside its
+// capture, nor be queried.
 TEST(FakeCapture, ForksJoinAndIsolateLikeCuda) {
   fake_cuda::reset();
   cudaStream_t origin = nullptr, fork = nullptr, outside = nullptr;
@@ -226,6 +227,26 @@ TEST(FakeCapture, ForksJoinAndIsolateLikeCuda) {
             cudaSuccess);
   forkWork();
   EXPECT_EQ(cudaStreamEndCapture(origin, &g), cudaErrorStreamCaptureUnjoined);
+  // Joined through another stream: the origin waits for a stream that
+  // waited for the fork's last work.
+  ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  forkWork();
+  ASSERT_EQ(cudaEventRecord(e, fork), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(outside, e, 0), cudaSuccess);
+  ASSERT_EQ(cudaEventRecord(e, outside), cudaSuccess);
+  ASSERT_EQ(cudaStreamWaitEvent(origin, e, 0), cudaSuccess);
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  ASSERT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  EXPECT_EQ(cudaEventQuery(e), cudaErrorCapturedEvent); // even relaxed
+  ASSERT_EQ(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
+  ASSERT_EQ(cudaStreamEndCapture(origin, &g), cudaSuccess);
+  // A query of a capturing stream ends its capture, in any mode.
+  ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeRelaxed),
+            cudaSuccess);
+  EXPECT_EQ(cudaStreamQuery(origin), cudaErrorStreamCaptureUnsupported);
+  EXPECT_EQ(cudaStreamEndCapture(origin, &g),
+            cudaErrorStreamCaptureInvalidated);
   // Waiting for work outside the capture.
   ASSERT_EQ(cudaEventRecord(e, outside), cudaSuccess);
   ASSERT_EQ(cudaStreamBeginCapture(origin, cudaStreamCaptureModeThreadLocal),
