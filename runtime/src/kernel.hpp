@@ -9,6 +9,7 @@
 #include "smpart/detail/cuda_check.hpp"
 #include "smpart/detail/relaunch.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -17,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace smpart {
@@ -51,6 +53,20 @@ struct Slot {
 
 constexpr unsigned kSlotsPerChunk = 64;
 
+/// A small pinned allocation of a device context that tells whether
+/// cudaDeviceReset destroyed the context (and with it every stream, event
+/// and allocation of the runtime's there): it is then no longer a
+/// registered host allocation or, where the driver tells buffer ids, a
+/// buffer of another id (a new allocation may take its address after the
+/// reset; buffer ids are never reused). Host-side lookups; the caller's
+/// last CUDA error is left as it was.
+struct Sentinel {
+  void *ptr = nullptr;
+  unsigned long long id = 0; ///< CU_POINTER_ATTRIBUTE_BUFFER_ID; 0: unknown
+  Status make();
+  bool gone() const;
+};
+
 struct DeviceCtx {
   DeviceInfo info;
   /// Relaunch streams (made on demand) and, per stream, an event recorded
@@ -64,7 +80,7 @@ struct DeviceCtx {
   /// (giveBackFromGraph): unique per process, so that a slot of a context
   /// that a reset replaced is never taken by the new one.
   unsigned long long serial = 0;
-  void *sentinel = nullptr; // pinned: gone after cudaDeviceReset
+  Sentinel sentinel;
   /// Stream-ordered allocation works (cudaMallocAsync): captured launches
   /// then give each graph a State of its own (launch.cpp).
   bool memory_pools = false;
@@ -87,10 +103,6 @@ struct FnInfo {
   /// above CUDA's default (48 KB less its static shared memory).
   bool opt_in = false;
 };
-
-/// cudaDeviceReset destroyed the context whose pinned sentinel this was
-/// (no longer a registered host allocation). Host-side; sets no CUDA error.
-bool sentinelGone(const void *sentinel);
 
 /// One launch. Owned by the registry until done and unreferenced.
 class Kernel {
@@ -115,7 +127,7 @@ public:
   DeviceCtx *ctx = nullptr;
   /// ctx->sentinel at launch: tells a reset without touching ctx (which
   /// the launch that finds the reset erases).
-  const void *sentinel = nullptr;
+  Sentinel sentinel;
   Slot *slot = nullptr;
   /// The State the kernel uses: the slot's, or for a captured launch the
   /// graph's own allocation (launch.cpp: captured launches).
@@ -141,7 +153,7 @@ public:
   /// most CUDA samples end) leaves the notice thread and any handle
   /// with events to ask about.
   bool deviceGone() const {
-    if (!reset && sentinel && sentinelGone(sentinel))
+    if (!reset && sentinel.ptr && sentinel.gone())
       reset = true;
     return reset;
   }
@@ -194,6 +206,31 @@ public:
   /// holds mu.
   Status launchInstance(unsigned long long ctas, cudaStream_t s, bool first);
   unsigned long long ctasToLaunch() const;
+};
+
+/// Kernel::deviceGone() for many kernels at once: one sentinel lookup per
+/// device (`alive`: a sentinel the caller just found registered).
+class ResetLookup {
+public:
+  explicit ResetLookup(const void *alive = nullptr) {
+    if (alive)
+      seen_.emplace_back(alive, false);
+  }
+  bool gone(const Kernel &k) {
+    if (k.reset || !k.sentinel.ptr)
+      return k.reset;
+    auto it = std::find_if(seen_.begin(), seen_.end(), [&](const auto &s) {
+      return s.first == k.sentinel.ptr;
+    });
+    if (it == seen_.end())
+      it = seen_.emplace(seen_.end(), k.sentinel.ptr, k.sentinel.gone());
+    if (it->second)
+      k.reset = true;
+    return it->second;
+  }
+
+private:
+  std::vector<std::pair<const void *, bool>> seen_; // sentinel, gone
 };
 
 /// The FIFO a launch went into, for ordering decisions made on another
@@ -268,7 +305,8 @@ SmMask reservedSms(int device);
 bool disabledByEnvironment();
 /// Returns finished, unreferenced kernels' slots to their pools: at most a
 /// few per call, or every kernel when `all` (the pool is empty).
-void reclaimLocked(Runtime &r, bool all);
+/// `checked`: the context the caller just found alive (deviceCtxLocked).
+void reclaimLocked(Runtime &r, bool all, const DeviceCtx *checked);
 /// Launches the SM-id probe for a new device context (asynchronous, on a
 /// runtime-owned non-blocking stream).
 Status startSmProbe(DeviceCtx &ctx);

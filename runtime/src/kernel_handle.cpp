@@ -200,7 +200,16 @@ Status KernelHandle::grow(unsigned long long ctas) {
   if (ctas == 0)
     ctas = k_->ctasToLaunch();
   // On the kernel's device, from whatever thread calls (a controller's).
-  detail::CurrentDevice device(k_->ctx->info.device);
+  // The context is read under the runtime's lock, checked for a reset
+  // there: a launch that finds the reset erases it under that lock.
+  int dev = -1;
+  {
+    std::lock_guard<std::mutex> rlock(detail::runtime().mu);
+    if (k_->deviceGone())
+      return k_->current();
+    dev = k_->ctx->info.device;
+  }
+  detail::CurrentDevice device(dev);
   // A stream of its own for this relaunch: it never queues behind another
   // kernel's relaunch (detail/relaunch.hpp).
   cudaStream_t s = nullptr;
@@ -208,6 +217,8 @@ Status KernelHandle::grow(unsigned long long ctas) {
   std::size_t index = detail::RelaunchStreamPool::kNone;
   {
     std::lock_guard<std::mutex> rlock(detail::runtime().mu);
+    if (k_->deviceGone())
+      return k_->current();
     SMPART_RETURN_IF_ERROR(
         detail::relaunchStreamLocked(*k_->ctx, k_->id, s, idle, index));
   }

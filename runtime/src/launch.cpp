@@ -397,9 +397,9 @@ static Status launchTransformedSteps(const std::shared_ptr<Kernel> &kp,
     CaptureModeRelaxed relaxed;
     std::lock_guard<std::mutex> lock(r.mu);
     pollSmProbeLocked(*k.ctx);
-    reclaimLocked(r, false);
+    reclaimLocked(r, false, k.ctx);
     if (k.ctx->free_slots.empty())
-      reclaimLocked(r, true);
+      reclaimLocked(r, true, k.ctx);
     SMPART_RETURN_IF_ERROR(acquireSlotLocked(*k.ctx, k.slot));
     k.generation = ++k.slot->generation;
     if (k.generation == 0) // 0 means "never finished" in Notices
@@ -536,7 +536,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
       std::lock_guard<std::mutex> lock(r.mu);
       SMPART_RETURN_IF_ERROR(deviceCtxLocked(r, k->ctx));
       k->sentinel = k->ctx->sentinel;
-      reclaimLocked(r, false);
+      reclaimLocked(r, false, k->ctx);
     }
     cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     SMPART_CUDA_CHECK(cudaStreamIsCapturing(stream, &cs));

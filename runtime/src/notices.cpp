@@ -91,18 +91,9 @@ bool done(const Kernel &k, bool events) {
 /// Marks the kernels whose device was reset (Kernel::deviceGone), one
 /// lookup per device: before this look queries any of their events.
 void markReset(const std::vector<std::shared_ptr<Kernel>> &kernels) {
-  std::vector<std::pair<const void *, bool>> gone; // sentinel, reset
-  for (const auto &k : kernels) {
-    if (k->reset || !k->sentinel)
-      continue;
-    auto it = std::find_if(gone.begin(), gone.end(), [&](const auto &g) {
-      return g.first == k->sentinel;
-    });
-    if (it == gone.end())
-      it = gone.emplace(gone.end(), k->sentinel, sentinelGone(k->sentinel));
-    if (it->second)
-      k->reset = true;
-  }
+  ResetLookup lookup;
+  for (const auto &k : kernels)
+    (void)lookup.gone(*k);
 }
 
 void loop() {

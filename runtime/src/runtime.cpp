@@ -1,6 +1,7 @@
 // libsmpart host runtime: the registry of device contexts, control-block
 // pools and live kernels. See smpart/runtime.hpp for the contract and
 // runtime/README.md for the design.
+#include "green_contexts.hpp"
 #include "kernel.hpp"
 
 #include <algorithm>
@@ -17,10 +18,46 @@ Runtime &runtime() {
   return *r;
 }
 
-bool sentinelGone(const void *sentinel) {
+namespace {
+
+/// cuPointerGetAttribute, resolved once (libsmpart does not link the
+/// driver); null where the driver does not give it.
+using PointerAttribute = CUresult(CUDAAPI *)(void *, CUpointer_attribute,
+                                             CUdeviceptr);
+PointerAttribute pointerAttribute() {
+  static const PointerAttribute f = reinterpret_cast<PointerAttribute>(
+      green::runtimeResolver()("cuPointerGetAttribute", 4000));
+  return f;
+}
+
+unsigned long long bufferId(const void *p) {
+  unsigned long long id = 0;
+  const PointerAttribute get = pointerAttribute();
+  if (!get || get(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                  reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS)
+    return 0;
+  return id;
+}
+
+} // namespace
+
+Status Sentinel::make() {
+  SMPART_CUDA_CHECK(cudaHostAlloc(&ptr, 64, cudaHostAllocDefault));
+  id = bufferId(ptr);
+  return Status();
+}
+
+bool Sentinel::gone() const {
+  const cudaError_t before = cudaPeekAtLastError();
   cudaPointerAttributes a{};
-  return cudaPointerGetAttributes(&a, sentinel) != cudaSuccess ||
-         a.type != cudaMemoryTypeHost;
+  const cudaError_t e = cudaPointerGetAttributes(&a, ptr);
+  if (e != cudaSuccess && before == cudaSuccess)
+    (void)cudaGetLastError(); // the lookup's, not the caller's
+  if (e != cudaSuccess || a.type != cudaMemoryTypeHost)
+    return true;
+  // Registered: this sentinel, or a new allocation at its address.
+  const unsigned long long now = id ? bufferId(ptr) : 0;
+  return now != 0 && now != id;
 }
 
 namespace {
@@ -44,7 +81,7 @@ Status initLocked(Runtime &r) {
 
 /// cudaDeviceReset destroys every stream, event and allocation of the
 /// device behind the runtime's back. The pinned sentinel tells.
-bool wasReset(const DeviceCtx &ctx) { return sentinelGone(ctx.sentinel); }
+bool wasReset(const DeviceCtx &ctx) { return ctx.sentinel.gone(); }
 
 /// Forgets a reset device: its handles are dead (never destroyed: they
 /// belong to a context that no longer exists), and its live kernels fail.
@@ -131,7 +168,7 @@ Status deviceCtxLocked(Runtime &r, DeviceCtx *&out) {
   SMPART_CUDA_CHECK(
       cudaDeviceGetAttribute(&v, cudaDevAttrMemoryPoolsSupported, dev));
   ctx.memory_pools = v != 0;
-  SMPART_CUDA_CHECK(cudaHostAlloc(&ctx.sentinel, 64, cudaHostAllocDefault));
+  SMPART_RETURN_IF_ERROR(ctx.sentinel.make());
   out = &r.devices.emplace(dev, std::move(ctx)).first->second;
   return startSmProbe(*out);
 }
@@ -275,7 +312,8 @@ void release(Kernel &k) {
 
 } // namespace
 
-void reclaimLocked(Runtime &r, bool all) {
+void reclaimLocked(Runtime &r, bool all, const DeviceCtx *checked) {
+  ResetLookup lookup(checked ? checked->sentinel.ptr : nullptr);
   // A few kernels per launch keep a loop of asynchronous launches linear;
   // a full pass only when the pool would otherwise grow.
   std::size_t budget = all ? r.live.size() : 4;
@@ -283,6 +321,14 @@ void reclaimLocked(Runtime &r, bool all) {
     if (r.reclaim_cursor >= r.live.size())
       r.reclaim_cursor = 0;
     std::shared_ptr<Kernel> &p = r.live[r.reclaim_cursor];
+    // Of a device reset meanwhile (another one than the caller's, which
+    // deviceCtxLocked forgot): its events, slot and context are gone with
+    // it, and nothing of it is touched.
+    if (lookup.gone(*p)) {
+      p = std::move(r.live.back());
+      r.live.pop_back();
+      continue;
+    }
     if (!reclaimable(p)) {
       ++r.reclaim_cursor;
       continue;
