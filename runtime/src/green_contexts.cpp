@@ -399,6 +399,10 @@ Status Pool::switchTo(std::uint64_t &have, unsigned want, Entry *&out) {
     free_ = free_before;
     return st;
   }
+  // Its new owner holds its SMs: what an owner before it left running
+  // there is no longer a reason to hold them apart.
+  for (auto &l : out->lanes)
+    l->retire_pending = false;
   have = next;
   return Status();
 }
@@ -465,7 +469,7 @@ Status Pool::laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out) {
     // Oldest first. Unleased and outside any capture under this lock, it
     // cannot be joining one: only a lease holder forks into a lane.
     for (auto &l : e.lanes)
-      if (l->leases == 0 && !l->retire_pending &&
+      if (l->leases == 0 && !l->pinned && !l->retire_pending &&
           (!lane || l->last_use < lane->last_use) &&
           outsideCapture(l->stream) &&
           cudaStreamQuery(l->stream) == cudaSuccess)
@@ -484,6 +488,8 @@ Status Pool::laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out) {
   lane->last_use = use;
   if (lease)
     ++lane->leases;
+  else
+    lane->pinned = true;
   out = lane;
   return Status();
 }

@@ -106,6 +106,9 @@ struct Lane {
   /// Launches between laneFor(lease) and returnLane: the lane is being
   /// forked into, launched on or joined; it serves no other caller then.
   unsigned leases = 0;
+  /// Handed out by Partition::streamFor(), whose caller forks into it
+  /// whenever it likes: it is that caller's for good, never rebound.
+  bool pinned = false;
   /// Recorded on the lane when its partition leaves the context; a lane
   /// leased or capturing then is recorded once it is neither.
   cudaEvent_t retired = nullptr;
@@ -168,7 +171,8 @@ public:
   /// Lanes a context keeps for callers that come and go: past them, the
   /// least recently used lane that is idle, unleased and outside any
   /// capture serves a new caller; with none such, another lane is made.
-  /// A lane is never shared by two callers at once.
+  /// A lane is never shared by two callers at once. A context handed out
+  /// again (switchTo) starts with no lane marked retired.
   static constexpr std::size_t kMaxLanes = 32;
   /// The lane of `e` kept for work forked from `caller`, made on first use.
   /// Confined work of two callers' streams never shares a stream: one's
@@ -176,7 +180,8 @@ public:
   /// capture, which takes in every stream forked into it until it ends,
   /// never takes in another caller's launch. cudaStreamPerThread is a
   /// different caller on each thread. `lease`: the caller forks, launches
-  /// and joins after this returns, and calls returnLane(out) once joined.
+  /// and joins after this returns, and calls returnLane(out) once joined;
+  /// without a lease the lane is pinned to `caller`.
   Status laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out);
   void returnLane(Lane &lane);
   /// Marks every lane of `e` retired: its partition leaves `e`.

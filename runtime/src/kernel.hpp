@@ -58,8 +58,9 @@ constexpr unsigned kSlotsPerChunk = 64;
 /// and allocation of the runtime's there): it is then no longer a
 /// registered host allocation or, where the driver tells buffer ids, a
 /// buffer of another id (a new allocation may take its address after the
-/// reset; buffer ids are never reused). Host-side lookups; the caller's
-/// last CUDA error is left as it was.
+/// reset; buffer ids are never reused). Host-side lookups, gone only on
+/// such evidence (a lookup that fails says nothing); the caller's last
+/// CUDA error is left as it was.
 struct Sentinel {
   void *ptr = nullptr;
   unsigned long long id = 0; ///< CU_POINTER_ATTRIBUTE_BUFFER_ID; 0: unknown
@@ -209,28 +210,34 @@ public:
 };
 
 /// Kernel::deviceGone() for many kernels at once: one sentinel lookup per
-/// device (`alive`: a sentinel the caller just found registered).
+/// context (`alive`: a sentinel the caller just found registered). Keyed
+/// by address and buffer id: a new context's sentinel may have the address
+/// of a reset one's.
 class ResetLookup {
 public:
-  explicit ResetLookup(const void *alive = nullptr) {
+  explicit ResetLookup(const Sentinel *alive = nullptr) {
     if (alive)
-      seen_.emplace_back(alive, false);
+      seen_.push_back({*alive, false});
   }
   bool gone(const Kernel &k) {
     if (k.reset || !k.sentinel.ptr)
       return k.reset;
-    auto it = std::find_if(seen_.begin(), seen_.end(), [&](const auto &s) {
-      return s.first == k.sentinel.ptr;
+    auto it = std::find_if(seen_.begin(), seen_.end(), [&](const Seen &s) {
+      return s.sentinel.ptr == k.sentinel.ptr && s.sentinel.id == k.sentinel.id;
     });
     if (it == seen_.end())
-      it = seen_.emplace(seen_.end(), k.sentinel.ptr, k.sentinel.gone());
-    if (it->second)
+      it = seen_.insert(seen_.end(), {k.sentinel, k.sentinel.gone()});
+    if (it->gone)
       k.reset = true;
-    return it->second;
+    return it->gone;
   }
 
 private:
-  std::vector<std::pair<const void *, bool>> seen_; // sentinel, gone
+  struct Seen {
+    Sentinel sentinel;
+    bool gone;
+  };
+  std::vector<Seen> seen_;
 };
 
 /// The FIFO a launch went into, for ordering decisions made on another

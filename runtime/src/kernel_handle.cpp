@@ -197,17 +197,19 @@ Status KernelHandle::grow(unsigned long long ctas) {
       !detail::relaunchUseful(n.started != 0, n.last_block_taken != 0,
                               k_->finished()))
     return Status();
-  if (ctas == 0)
-    ctas = k_->ctasToLaunch();
   // On the kernel's device, from whatever thread calls (a controller's).
   // The context is read under the runtime's lock, checked for a reset
   // there: a launch that finds the reset erases it under that lock.
   int dev = -1;
+  unsigned long long serial = 0;
   {
     std::lock_guard<std::mutex> rlock(detail::runtime().mu);
     if (k_->deviceGone())
       return k_->current();
     dev = k_->ctx->info.device;
+    serial = k_->ctx->serial;
+    if (ctas == 0)
+      ctas = k_->ctasToLaunch();
   }
   detail::CurrentDevice device(dev);
   // A stream of its own for this relaunch: it never queues behind another
@@ -224,17 +226,23 @@ Status KernelHandle::grow(unsigned long long ctas) {
   }
   // Lent until its idle event is recorded below (or this returns early):
   // no concurrent grow() may take the stream in between.
+  // To its context if that is still the device's (a reset found meanwhile
+  // erased it, streams and all).
   struct GiveBack {
-    detail::DeviceCtx &ctx;
+    int dev;
+    unsigned long long serial;
     std::size_t index;
     ~GiveBack() {
       if (index == detail::RelaunchStreamPool::kNone)
         return;
-      std::lock_guard<std::mutex> rlock(detail::runtime().mu);
-      ctx.relaunch_pool.returned(index);
+      detail::Runtime &r = detail::runtime();
+      std::lock_guard<std::mutex> rlock(r.mu);
+      auto it = r.devices.find(dev);
+      if (it != r.devices.end() && it->second.serial == serial)
+        it->second.relaunch_pool.returned(index);
     }
   };
-  const GiveBack give_back{*k_->ctx, index};
+  const GiveBack give_back{dev, serial, index};
   if (!s)
     return Status(Errc::kNotSupported,
                   "grow on kernel " + k_->name +

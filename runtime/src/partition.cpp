@@ -145,8 +145,10 @@ Status Partition::Impl::boundaryLocked() {
           std::remove_if(retiring.begin(), retiring.end(),
                          [&](const Retiring &r) { return r.entry == e; }),
           retiring.end());
-      if (sm_ids_known && marked)
-        retiring.push_back({cur, sm_ids});
+      // Its ids, where not probed yet, are looked up while it retires.
+      if (marked || !cur->lanes.empty())
+        retiring.push_back(
+            {cur, sm_ids_known ? sm_ids : std::vector<unsigned>{}});
       cur = e;
       groups = next;
       sm_ids.clear();
@@ -164,13 +166,7 @@ Status Partition::Impl::boundaryLocked() {
 void Partition::Impl::holdLocked() {
   if (!planner)
     return;
-  if (!sm_ids_known) {
-    detail::releaseSms(this); // the ids it had are not its ids now
-    warn(warned_ids, "its SM ids are not probed yet (a busy GPU): rewritten "
-                     "kernels may share its SMs until they are");
-    return;
-  }
-  std::vector<unsigned> ids = sm_ids;
+  std::vector<unsigned> ids = sm_ids_known ? sm_ids : std::vector<unsigned>{};
   if (!retiring.empty()) {
     const cudaError_t before = cudaPeekAtLastError();
     const cudaError_t q = detail::queryEvent(retired);
@@ -184,10 +180,24 @@ void Partition::Impl::holdLocked() {
                                                *r.entry);
                                   }),
                    retiring.end());
-    for (const Retiring &r : retiring)
+    for (Retiring &r : retiring) {
+      if (r.ids.empty())
+        (void)Pool::instance().smIds(*r.entry, r.ids);
       ids.insert(ids.end(), r.ids.begin(), r.ids.end());
+    }
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
+  if (!sm_ids_known) {
+    // The plan keeps the hold it was last told (the contexts left are in
+    // it); new launches keep off what is known to be still in use.
+    if (ids.empty())
+      detail::releaseSms(this);
+    else
+      detail::reserveSms(this, Pool::instance().device(), ids);
+    warn(warned_ids, "its SM ids are not probed yet (a busy GPU): rewritten "
+                     "kernels may share its SMs until they are");
+    return;
   }
   // New launches keep off these SMs from now on, whatever the plan's
   // answer: a kernel queued behind other work may start before the planner
@@ -359,11 +369,15 @@ void Partition::close(const std::string &name) {
   // queued here drain first (bounded like a hold).
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(i.opts.drain_timeout_ms);
+  // Every lane too: a leased one may be about to launch, a capturing one
+  // may have eager work queued before its capture.
+  Pool &pool = Pool::instance();
+  pool.retireLanes(*i.cur);
   auto busy = [&] {
-    if (Pool::instance().busy(*i.cur))
+    if (pool.busy(*i.cur) || pool.lanesRetiring(*i.cur))
       return true;
     for (const Impl::Retiring &r : i.retiring)
-      if (Pool::instance().busy(*r.entry))
+      if (pool.busy(*r.entry) || pool.lanesRetiring(*r.entry))
         return true;
     return false;
   };

@@ -53,7 +53,13 @@ bool Sentinel::gone() const {
   const cudaError_t e = cudaPointerGetAttributes(&a, ptr);
   if (e != cudaSuccess && before == cudaSuccess)
     (void)cudaGetLastError(); // the lookup's, not the caller's
-  if (e != cudaSuccess || a.type != cudaMemoryTypeHost)
+  // Gone only on evidence: an error says nothing (cudaErrorInvalidValue
+  // from a thread whose current device has no context yet, a sticky error
+  // of another context), and taking a healthy context for a reset one
+  // would fail every kernel on it.
+  if (e != cudaSuccess)
+    return false;
+  if (a.type != cudaMemoryTypeHost)
     return true;
   // Registered: this sentinel, or a new allocation at its address.
   const unsigned long long now = id ? bufferId(ptr) : 0;
@@ -313,7 +319,7 @@ void release(Kernel &k) {
 } // namespace
 
 void reclaimLocked(Runtime &r, bool all, const DeviceCtx *checked) {
-  ResetLookup lookup(checked ? checked->sentinel.ptr : nullptr);
+  ResetLookup lookup(checked ? &checked->sentinel : nullptr);
   // A few kernels per launch keep a loop of asynchronous launches linear;
   // a full pass only when the pool would otherwise grow.
   std::size_t budget = all ? r.live.size() : 4;

@@ -598,7 +598,8 @@ TEST_F(PartitionTest, CaptureTakesInOnlyTheCapturingStreamsLane) {
 }
 
 // Past the lanes a context keeps, an idle lane serves a new caller; a
-// lane with work is never shared: another one is made.
+// lane with work, or one streamFor() handed out, is never shared: another
+// one is made.
 TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
   Gate gate;
   registerHeld(gate);
@@ -611,14 +612,22 @@ TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
     return static_cast<std::size_t>(std::unique(v.begin(), v.end()) -
                                     v.begin());
   };
+  // A lane handed out by streamFor() is its caller's for good.
+  cudaStream_t mine = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking),
+            cudaSuccess);
+  const cudaStream_t pinned = part->streamFor(mine);
   std::vector<cudaStream_t> idle;
   for (std::size_t i = 0; i < 2 * green::Pool::kMaxLanes; ++i) {
-    cudaStream_t s = nullptr;
+    cudaStream_t s = nullptr, lane = nullptr;
     ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
               cudaSuccess);
-    idle.push_back(part->streamFor(s));
+    ASSERT_TRUE(launchRefused("done at once", s, &lane).valid());
+    idle.push_back(lane);
   }
-  EXPECT_EQ(distinct(idle), green::Pool::kMaxLanes);
+  EXPECT_EQ(distinct(idle), green::Pool::kMaxLanes - 1);
+  EXPECT_EQ(std::count(idle.begin(), idle.end(), pinned), 0);
+  EXPECT_EQ(part->streamFor(mine), pinned);
   gate.hold = true;
   std::vector<cudaStream_t> busy;
   for (std::size_t i = 0; i < green::Pool::kMaxLanes + 2; ++i) {

@@ -542,7 +542,8 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a,
     a->type = cudaMemoryTypeDevice;
     return cudaSuccess;
   }
-  return cudaErrorInvalidValue;
+  a->type = cudaMemoryTypeUnregistered; // CUDA 11 on: no error
+  return cudaSuccess;
 }
 
 cudaError_t cudaMemset(void *p, int v, size_t n) {
