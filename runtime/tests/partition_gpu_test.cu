@@ -2,8 +2,8 @@
 // partition's real SM ids; cuBLAS SGEMM confined to a partition while a
 // rewritten memory-bound kernel runs on the other SMs; a resize between
 // launches while work is in flight; a confined launch captured into a
-// graph while another stream's confined launch runs at once; the fallback
-// without green contexts.
+// graph while another stream's confined launch runs at once; confined
+// launches of two streams at once; the fallback without green contexts.
 // Every test skips, with the reason, without a GPU or (but the fallback
 // test) without green contexts; each fails within 45 s rather than hang.
 #include "bounded_wait.hpp"
@@ -52,6 +52,27 @@ __global__ void recordSms(unsigned *bitmap, unsigned long long spin_ns,
   __syncthreads();
   if (threadIdx.x == 0 && !after)
     atomicAdd(finished, 1);
+}
+
+/// Waits, at most `limit_ns`, for `*flag` and counts a timeout if it did
+/// not come; with `set`, sets it instead.
+__global__ void meet(unsigned *flag, unsigned set, unsigned long long limit_ns,
+                     unsigned *timeouts) {
+  if (threadIdx.x != 0)
+    return;
+  if (set) {
+    atomicExch(flag, 1u);
+    return;
+  }
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    if (atomicAdd(flag, 0) != 0)
+      return;
+    __nanosleep(1000);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < limit_ns);
+  atomicAdd(timeouts, 1);
 }
 
 /// Device buffers of one recordSms run and its result on the host.
@@ -278,6 +299,42 @@ TEST_F(PartitionGpu, ResizeBetweenLaunchesWhileWorkIsInFlight) {
   EXPECT_TRUE(outside(second_ids, big.sm_ids).empty())
       << str(outside(second_ids, big.sm_ids));
   smpart::Partition::close("gpu_resize");
+}
+
+// The refused kernel launched from two streams runs at once on the
+// partition: the first waits for the second, which a shared stream would
+// queue behind it (the first then times out).
+TEST_F(PartitionGpu, ConfinedLaunchesOfTwoStreamsRunAtOnce) {
+  auto p = openSized("gpu_two_streams", info_.num_sms / 4);
+  SKIP_UNLESS_CONFINED(p);
+  unsigned *dev = nullptr; // flag, timeouts
+  CHECK_CUDA(cudaMalloc(&dev, 2 * sizeof(unsigned)));
+  CHECK_CUDA(cudaMemset(dev, 0, 2 * sizeof(unsigned)));
+  CHECK_CUDA(syncStream(0));
+  cudaStream_t a, b;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking));
+  const smpart::KernelInfo info{"gpu_two_streams",
+                                reinterpret_cast<const void *>(&meet)};
+  smpart::KernelHandle waits = smpart::launchConfined(
+      info, dim3(1), dim3(32), 0, a,
+      [&](dim3 g, dim3 bl, std::size_t sm, cudaStream_t s) {
+        meet<<<g, bl, sm, s>>>(dev, 0, 5000000000ull, dev + 1);
+      });
+  smpart::KernelHandle sets = smpart::launchConfined(
+      info, dim3(1), dim3(32), 0, b,
+      [&](dim3 g, dim3 bl, std::size_t sm, cudaStream_t s) {
+        meet<<<g, bl, sm, s>>>(dev, 1, 0, dev + 1);
+      });
+  EXPECT_TRUE(waits.status().ok()) << waits.status().message();
+  EXPECT_TRUE(sets.status().ok()) << sets.status().message();
+  CHECK_CUDA(smpart_test::syncStreams({a, b}, 20));
+  unsigned timeouts = 0;
+  CHECK_CUDA(
+      cudaMemcpy(&timeouts, dev + 1, sizeof timeouts, cudaMemcpyDeviceToHost));
+  EXPECT_EQ(timeouts, 0u) << "the second stream's launch waited for the first";
+  cudaFree(dev);
+  smpart::Partition::close("gpu_two_streams");
 }
 
 TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
