@@ -94,6 +94,19 @@ struct SmRecord {
                                    earlier ? earlier->finished() : finished(),
                                    earlier_ctas, violations());
   }
+  /// A refused kernel's launch of recordSms, confined to the partition
+  /// `name` (smpart::launchConfined).
+  smpart::KernelHandle launchConfined(const char *name, cudaStream_t s,
+                                      unsigned ctas,
+                                      unsigned long long spin_ns) {
+    return smpart::launchConfined(
+        {name, reinterpret_cast<const void *>(&recordSms)}, dim3(ctas),
+        dim3(128), 0, s,
+        [this, spin_ns](dim3 g, dim3 b, std::size_t sm, cudaStream_t ps) {
+          recordSms<<<g, b, sm, ps>>>(dev, spin_ns, finished(), 0,
+                                      violations());
+        });
+  }
   std::vector<unsigned> ids(unsigned *violations_out = nullptr) const {
     std::vector<unsigned> host(smpart::kMaskWords + 2);
     EXPECT_EQ(cudaMemcpy(host.data(), dev, host.size() * sizeof(unsigned),
@@ -347,26 +360,16 @@ TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
   cudaStream_t user;
   CHECK_CUDA(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamBeginCapture(user, cudaStreamCaptureModeGlobal));
-  smpart::KernelHandle h = smpart::launchConfined(
-      {"gpu_captured", reinterpret_cast<const void *>(&recordSms)},
-      dim3(8 * info_.num_sms), dim3(128), 0, user,
-      [&](dim3 g, dim3 b, std::size_t sm, cudaStream_t s) {
-        recordSms<<<g, b, sm, s>>>(r.dev, 2000, r.finished(), 0,
-                                   r.violations());
-      });
+  smpart::KernelHandle h =
+      r.launchConfined("gpu_captured", user, 8 * info_.num_sms, 2000);
   // Another stream's confined launch meanwhile runs at once on its own
   // lane: the capture takes in only `user`'s.
   SmRecord eager;
   eager.alloc();
   cudaStream_t other;
   CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
-  smpart::KernelHandle e = smpart::launchConfined(
-      {"gpu_captured", reinterpret_cast<const void *>(&recordSms)},
-      dim3(8 * info_.num_sms), dim3(128), 0, other,
-      [&](dim3 g, dim3 b, std::size_t sm, cudaStream_t s) {
-        recordSms<<<g, b, sm, s>>>(eager.dev, 2000, eager.finished(), 0,
-                                   eager.violations());
-      });
+  smpart::KernelHandle e =
+      eager.launchConfined("gpu_captured", other, 8 * info_.num_sms, 2000);
   EXPECT_TRUE(e.status().ok()) << e.status().message();
   EXPECT_FALSE(e.captured());
   cudaGraph_t graph = nullptr;

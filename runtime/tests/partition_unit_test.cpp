@@ -137,6 +137,12 @@ protected:
     o.planner = plan;
     return open(name, o);
   }
+  /// Opens `name` without a plan, as a program opens a refused kernel's.
+  std::shared_ptr<smpart::Partition> openUnplanned(const std::string &name) {
+    smpart::PartitionOptions o;
+    o.follow_plan = false;
+    return open(name, o);
+  }
   std::vector<std::string> opened;
   std::size_t group_runs_ = 0; // probe runs before the first combination's
 };
@@ -462,9 +468,7 @@ TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
             cudaSuccess);
   // Without a plan a refused kernel is confined only to a partition the
   // program opened under its name.
-  smpart::PartitionOptions o;
-  o.follow_plan = false;
-  auto part = open("refused_kernel", o);
+  auto part = openUnplanned("refused_kernel");
   ASSERT_TRUE(part && part->confined());
   cudaStream_t unplanned_used = nullptr;
   smpart::launchConfined(
@@ -497,6 +501,13 @@ TEST_F(PartitionTest, ConfinedLaunchIsOrderedWithTheCallersStream) {
                             "end confined", "start later", "end later"}));
 }
 
+/// A new non-blocking stream.
+cudaStream_t newStream() {
+  cudaStream_t s = nullptr;
+  EXPECT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  return s;
+}
+
 /// A refused kernel's launch as launchConfined makes it, tagged.
 smpart::KernelHandle launchRefused(const char *tag, cudaStream_t s,
                                    cudaStream_t *used = nullptr) {
@@ -515,12 +526,8 @@ smpart::KernelHandle launchRefused(const char *tag, cudaStream_t s,
 TEST_F(PartitionTest, ConfinedLaunchesOfTwoStreamsNeverWaitForEachOther) {
   Gate gate;
   registerHeld(gate);
-  cudaStream_t a = nullptr, b = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking), cudaSuccess);
-  ASSERT_EQ(cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking), cudaSuccess);
-  smpart::PartitionOptions o;
-  o.follow_plan = false;
-  auto part = open("refused_kernel", o);
+  const cudaStream_t a = newStream(), b = newStream();
+  auto part = openUnplanned("refused_kernel");
   ASSERT_TRUE(part && part->confined());
   gate.hold = true;
   cudaStream_t lane_a = nullptr, lane_b = nullptr;
@@ -558,14 +565,8 @@ TEST_F(PartitionTest, ConfinedLaunchesOfTwoStreamsNeverWaitForEachOther) {
 TEST_F(PartitionTest, CaptureTakesInOnlyTheCapturingStreamsLane) {
   Gate gate;
   registerHeld(gate);
-  cudaStream_t cap = nullptr, eager = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&cap, cudaStreamNonBlocking),
-            cudaSuccess);
-  ASSERT_EQ(cudaStreamCreateWithFlags(&eager, cudaStreamNonBlocking),
-            cudaSuccess);
-  smpart::PartitionOptions o;
-  o.follow_plan = false;
-  auto part = open("refused_kernel", o);
+  const cudaStream_t cap = newStream(), eager = newStream();
+  auto part = openUnplanned("refused_kernel");
   ASSERT_TRUE(part && part->confined());
   ASSERT_EQ(cudaStreamBeginCapture(cap, cudaStreamCaptureModeThreadLocal),
             cudaSuccess);
@@ -603,9 +604,7 @@ TEST_F(PartitionTest, CaptureTakesInOnlyTheCapturingStreamsLane) {
 TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
   Gate gate;
   registerHeld(gate);
-  smpart::PartitionOptions o;
-  o.follow_plan = false;
-  auto part = open("refused_kernel", o);
+  auto part = openUnplanned("refused_kernel");
   ASSERT_TRUE(part && part->confined());
   auto distinct = [](std::vector<cudaStream_t> v) {
     std::sort(v.begin(), v.end());
@@ -613,15 +612,12 @@ TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
                                     v.begin());
   };
   // A lane handed out by streamFor() is its caller's for good.
-  cudaStream_t mine = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking),
-            cudaSuccess);
+  const cudaStream_t mine = newStream();
   const cudaStream_t pinned = part->streamFor(mine);
   std::vector<cudaStream_t> idle;
   for (std::size_t i = 0; i < 2 * green::Pool::kMaxLanes; ++i) {
-    cudaStream_t s = nullptr, lane = nullptr;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
-              cudaSuccess);
+    const cudaStream_t s = newStream();
+    cudaStream_t lane = nullptr;
     ASSERT_TRUE(launchRefused("done at once", s, &lane).valid());
     idle.push_back(lane);
   }
@@ -631,9 +627,8 @@ TEST_F(PartitionTest, LanesPastTheCapAreReboundOnlyWhenIdle) {
   gate.hold = true;
   std::vector<cudaStream_t> busy;
   for (std::size_t i = 0; i < green::Pool::kMaxLanes + 2; ++i) {
-    cudaStream_t s = nullptr, lane = nullptr;
-    ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
-              cudaSuccess);
+    const cudaStream_t s = newStream();
+    cudaStream_t lane = nullptr;
     ASSERT_TRUE(launchRefused("held", s, &lane).valid());
     busy.push_back(lane);
   }
@@ -652,9 +647,7 @@ TEST_F(PartitionTest, EveryContextLeftIsHeldWhileItsLanesWorkRuns) {
   Gate gate;
   registerHeld(gate);
   gate.hold = true;
-  cudaStream_t user = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
-            cudaSuccess);
+  const cudaStream_t user = newStream();
   ASSERT_TRUE(launchRefused("held", user).valid());
   ASSERT_EQ(cudaStreamBeginCapture(user, cudaStreamCaptureModeThreadLocal),
             cudaSuccess);
@@ -674,29 +667,6 @@ TEST_F(PartitionTest, EveryContextLeftIsHeldWhileItsLanesWorkRuns) {
   (void)p->stream();
   EXPECT_EQ(plan->holds.back(), fake::groupsIds(2, kGroup));
   (void)cudaGraphDestroy(graph);
-}
-
-// A shrink holds the old SMs while work on any lane of the old context
-// may still run.
-TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileALanesWorkRuns) {
-  auto plan = std::make_shared<FakePlanner>();
-  auto p = openPlanned("refused_kernel", plan, 12);
-  ASSERT_TRUE(p && p->confined());
-  Gate gate;
-  registerHeld(gate);
-  gate.hold = true;
-  cudaStream_t user = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking),
-            cudaSuccess);
-  ASSERT_TRUE(launchRefused("held", user).valid());
-  plan->target_sms = 4;
-  (void)p->stream();
-  EXPECT_EQ(p->state().sms, 4u);
-  EXPECT_EQ(plan->holds.back().size(), 12u); // the lane's work runs there
-  gate.hold = false;
-  fake_cuda::pump();
-  (void)p->stream();
-  EXPECT_EQ(plan->holds.back(), groupIds(0));
 }
 
 } // namespace
