@@ -13,7 +13,6 @@
 #include "smpart/detail/announce.hpp"
 #include "smpart/detail/notice_pace.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <exception>
