@@ -114,7 +114,13 @@ Status Partition::Impl::boundaryLocked() {
   const unsigned g = pool.groupSize();
   const unsigned size = detail::green::nearestAllowed(
       detail::green::allowedSizes(g, pool.groups()), want);
-  if (size / g != popcount(groups)) {
+  // A capture in progress on the partition's stream pins the context: the
+  // fence recorded there would be captured, and the new stream that waits
+  // for it would join that capture, taking in everyone's work after it.
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  if (size / g != popcount(groups) &&
+      cudaStreamIsCapturing(cur->stream, &capturing) == cudaSuccess &&
+      capturing == cudaStreamCaptureStatusNone) {
     // The fence first: work already on the old stream runs before any
     // work on the new one. Recorded before the switch, so that a failure
     // leaves everything as it was.

@@ -340,6 +340,31 @@ TEST_F(PartitionTest, ShareChangesOnlyAtALaunchBoundaryBehindAFence) {
   EXPECT_EQ(fake::driver().contexts, made);
 }
 
+// A capture on the partition's own stream keeps the partition where it
+// is until the capture ends: a switch's fence would pull the new stream
+// into that capture.
+TEST_F(PartitionTest, CaptureOnThePartitionsStreamDefersASwitch) {
+  auto plan = std::make_shared<FakePlanner>();
+  auto p = openPlanned("captured_stream", plan, 8);
+  ASSERT_TRUE(p && p->confined());
+  const cudaStream_t s = p->stream();
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  plan->target_sms = 16;
+  std::thread other([&] { EXPECT_TRUE(p->beginLaunch().ok()); });
+  other.join();
+  EXPECT_EQ(p->state().sms, 8u);
+  EXPECT_EQ(p->currentStream(), s);
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  const cudaStream_t grown = p->stream();
+  EXPECT_EQ(p->state().sms, 16u);
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusActive;
+  ASSERT_EQ(cudaStreamIsCapturing(grown, &cs), cudaSuccess);
+  EXPECT_EQ(cs, cudaStreamCaptureStatusNone);
+  (void)cudaGraphDestroy(graph);
+}
+
 TEST_F(PartitionTest, ShrinkHoldsTheOldSmsWhileOldWorkRuns) {
   auto plan = std::make_shared<FakePlanner>();
   auto p = openPlanned("shrinking", plan, 12);

@@ -120,8 +120,9 @@ public:
   /// after its boundary, so only another thread's boundary in between can
   /// put it on the previous SMs. One stream for every caller: work of
   /// several threads on it runs in one order, and a capture forked into it
-  /// takes in everything queued on it until the capture ends; streamFor()
-  /// gives each caller stream its own.
+  /// takes in everything queued on it until the capture ends (and keeps
+  /// the partition's share as it was until then); streamFor() gives each
+  /// caller stream its own.
   cudaStream_t stream();
   /// A launch boundary, then the partition's stream for work forked from
   /// `caller` (a lane of the green context in use, one per caller stream;
