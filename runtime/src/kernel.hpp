@@ -158,10 +158,18 @@ public:
       reset = true;
     return reset;
   }
+  /// current(), after deviceGone(): for calls about to touch the kernel's
+  /// CUDA events or streams (one or two host lookups).
+  Status currentForCuda() const {
+    (void)deviceGone();
+    return current();
+  }
 
-  /// status, or why the kernel became unusable later.
+  /// status, or why the kernel became unusable later (a reset that a
+  /// launch or a lookup found). Host-side only: knob writes and progress
+  /// touch registered host memory, which a reset leaves readable.
   Status current() const {
-    if (deviceGone())
+    if (reset)
       return Status(Errc::kDeviceReset,
                     "kernel " + name +
                         ": its device was "

@@ -65,7 +65,7 @@ private:
 
 unsigned long long KernelHandle::id() const { return k_ ? k_->id : 0; }
 Status KernelHandle::status() const {
-  return k_ ? k_->current() : emptyHandle();
+  return k_ ? k_->currentForCuda() : emptyHandle();
 }
 bool KernelHandle::opaque() const { return k_ && k_->opaque; }
 bool KernelHandle::captured() const { return k_ && k_->captured; }
@@ -330,6 +330,7 @@ Status KernelHandle::progress(Progress &out) const {
   out = Progress{};
   out.total = k_->total;
   if (k_->opaque) {
+    SMPART_RETURN_IF_ERROR(k_->currentForCuda());
     const bool done = detail::eventDone(k_->opaque_done);
     out.taken = out.done = done ? k_->total : 0;
     out.started = out.finished = done;
@@ -358,7 +359,7 @@ bool KernelHandle::lastBlockTaken() const {
   if (!k_ || !k_->current().ok())
     return false;
   if (k_->opaque)
-    return detail::eventDone(k_->opaque_done);
+    return !k_->deviceGone() && detail::eventDone(k_->opaque_done);
   // finished first: nothing orders another CTA's last_block_taken store
   // before the anchor's `finished` on the way to host memory.
   return k_->finished() || k_->notices().last_block_taken != 0;
@@ -412,7 +413,7 @@ Status KernelHandle::wait() {
                         "it was captured into a graph; synchronise the "
                         "stream the graph is launched on");
   for (Backoff b;; b.pause()) {
-    SMPART_RETURN_IF_ERROR(k_->current());
+    SMPART_RETURN_IF_ERROR(k_->currentForCuda());
     const cudaError_t q = detail::queryEvent(k_->doneEvent());
     if (q == cudaSuccess)
       return k_->opaque ? Status() : completed(*k_);
@@ -444,7 +445,7 @@ Status KernelHandle::drain() {
     return emptyHandle();
   SMPART_RETURN_IF_ERROR(k_->current());
   for (Backoff b;; b.pause()) {
-    SMPART_RETURN_IF_ERROR(k_->current());
+    SMPART_RETURN_IF_ERROR(k_->currentForCuda());
     const cudaError_t q = detail::queryEvent(k_->doneEvent());
     if (q == cudaSuccess || (!k_->opaque && drained(*k_)))
       return Status();
@@ -454,7 +455,7 @@ Status KernelHandle::drain() {
 }
 
 cudaEvent_t KernelHandle::doneEvent() const {
-  return k_ && k_->current().ok() ? k_->doneEvent() : nullptr;
+  return k_ && k_->currentForCuda().ok() ? k_->doneEvent() : nullptr;
 }
 
 } // namespace smpart
