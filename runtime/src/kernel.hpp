@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -143,6 +144,7 @@ public:
   /// nothing of it may be touched any more. Set by the next launch on the
   /// device, or by deviceGone().
   mutable std::atomic<bool> reset{false};
+  mutable std::atomic<long long> reset_looked_ns{0}; ///< deviceGoneLately
   /// Set (once) when the graph a captured launch belongs to was destroyed:
   /// its control block went back to the pool and may serve another launch.
   std::atomic<bool> graph_gone{false};
@@ -157,6 +159,20 @@ public:
     if (!reset && sentinel.ptr && sentinel.gone())
       reset = true;
     return reset;
+  }
+  /// deviceGone() at most once a millisecond, else what is known: for the
+  /// polls that read host memory only (progress, knobsApplied), which a
+  /// program may spin on and which must end after a reset too.
+  bool deviceGoneLately() const {
+    const long long now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    if (reset ||
+        now - reset_looked_ns.load(std::memory_order_relaxed) < 1000000)
+      return reset;
+    reset_looked_ns.store(now, std::memory_order_relaxed);
+    return deviceGone();
   }
   /// current(), after deviceGone(): for calls about to touch the kernel's
   /// CUDA events or streams (one or two host lookups).

@@ -81,10 +81,11 @@ unsigned long long KernelHandle::launchedCtas() const {
 }
 unsigned KernelHandle::occupancy() const { return k_ ? k_->occupancy : 0; }
 DeviceInfo KernelHandle::device() const {
-  if (!k_ || !k_->ctx || k_->reset)
+  if (!k_ || !k_->ctx)
     return DeviceInfo{};
+  // Under the lock: a launch that finds a reset erases the context there.
   std::lock_guard<std::mutex> lock(detail::runtime().mu);
-  return k_->ctx->info;
+  return k_->reset ? DeviceInfo{} : k_->ctx->info;
 }
 
 Status KernelHandle::setSmMask(const SmMask &mask) {
@@ -296,7 +297,7 @@ Knobs KernelHandle::knobs() const {
 }
 
 bool KernelHandle::knobsApplied() const {
-  if (!k_ || k_->opaque || k_->captured || k_->reset || !k_->slot)
+  if (!k_ || k_->opaque || k_->captured || !k_->slot || k_->deviceGoneLately())
     return true;
   std::uint32_t epoch;
   {
@@ -326,6 +327,8 @@ bool KernelHandle::publishedAt(std::uint32_t &epoch,
 Status KernelHandle::progress(Progress &out) const {
   if (!k_)
     return emptyHandle();
+  if (k_->deviceGoneLately()) // a poll loop must see a reset too
+    return k_->current();
   SMPART_RETURN_IF_ERROR(k_->current());
   out = Progress{};
   out.total = k_->total;

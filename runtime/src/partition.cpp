@@ -57,7 +57,7 @@ struct Partition::Impl {
   cudaEvent_t out = nullptr; // launch(): partition -> caller's stream
   unsigned long long boundaries = 0, switches = 0;
   bool held = false, warned_hold = false, warned_ids = false;
-  bool warned_lane = false;
+  bool warned_lane = false, warned_pinned = false;
   double hold_wait_ms = 0;
   unsigned long long hold_timeouts = 0;
   /// The ids a hold last timed out on: later boundaries with the same ids
@@ -114,13 +114,23 @@ Status Partition::Impl::boundaryLocked() {
   const unsigned g = pool.groupSize();
   const unsigned size = detail::green::nearestAllowed(
       detail::green::allowedSizes(g, pool.groups()), want);
-  // A capture in progress on the partition's stream pins the context: the
-  // fence recorded there would be captured, and the new stream that waits
-  // for it would join that capture, taking in everyone's work after it.
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  if (size / g != popcount(groups) &&
-      cudaStreamIsCapturing(cur->stream, &capturing) == cudaSuccess &&
-      capturing == cudaStreamCaptureStatusNone) {
+  // A capture in progress on the partition's stream (or on the stream of
+  // the context it would go back to) pins the context: the fence recorded
+  // there would be captured, and the new stream that waits for it would
+  // join that capture, taking in everyone's work after it.
+  auto captured = [](cudaStream_t s) {
+    const cudaError_t before = cudaPeekAtLastError();
+    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    const cudaError_t e = cudaStreamIsCapturing(s, &cs);
+    if (e != cudaSuccess && before == cudaSuccess)
+      (void)cudaGetLastError(); // the check's, not the caller's
+    return e != cudaSuccess || cs != cudaStreamCaptureStatusNone;
+  };
+  const bool pinned = size / g != popcount(groups) && captured(cur->stream);
+  if (pinned)
+    warn(warned_pinned, "keeps " + std::to_string(cur->sms) +
+                            " SMs while its stream is being captured");
+  if (size / g != popcount(groups) && !pinned) {
     // The fence first: work already on the old stream runs before any
     // work on the new one. Recorded before the switch, so that a failure
     // leaves everything as it was.
@@ -133,14 +143,22 @@ Status Partition::Impl::boundaryLocked() {
                                __FILE__, __LINE__);
     else
       st = pool.switchTo(next, size / g, e);
-    if (st.ok() && e != cur)
+    // A capture that began meanwhile on the old stream took the fence;
+    // one on the new stream would take everything after the switch.
+    bool deferred = false; // the next boundary tries again
+    if (st.ok() && e != cur && (captured(cur->stream) || captured(e->stream))) {
+      pool.restore(next, groups);
+      deferred = true;
+    }
+    if (st.ok() && e != cur && !deferred)
       if (const cudaError_t r = cudaStreamWaitEvent(e->stream, fence, 0);
           r != cudaSuccess) {
         pool.restore(next, groups);
         st = detail::cudaFailure(r, "cudaStreamWaitEvent(new stream, fence)",
                                  __FILE__, __LINE__);
       }
-    if (!st.ok()) {
+    if (deferred) {
+    } else if (!st.ok()) {
       bool once = false; // every failed switch is worth a line
       warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
     } else if (e != cur) {

@@ -527,8 +527,9 @@ TEST_F(FakeRuntime, LastBlockCallbackSetAfterTheKernelEndedRuns) {
 }
 
 // A device reset (cudaDeviceReset) under a running kernel is seen without
-// another launch on the device: the handle says so and wait() returns
-// rather than query the kernel's destroyed event, and the notice thread
+// another launch on the device: the handle says so (progress() too, which
+// a program may poll) and wait() returns rather than query the kernel's
+// destroyed event, and the notice thread
 // tells the observer the kernel is done instead of asking about its
 // events for ever.
 TEST_F(FakeRuntime, DeviceResetIsSeenWithoutAnotherLaunch) {
@@ -542,6 +543,9 @@ TEST_F(FakeRuntime, DeviceResetIsSeenWithoutAnotherLaunch) {
   smpart::KernelHandle h = launch(stream_);
   ASSERT_TRUE(h.status().ok()) << h.status().message();
   ASSERT_EQ(cudaDeviceReset(), cudaSuccess);
+  // A loop polling progress() (host memory only) ends too.
+  smpart::Progress p;
+  ASSERT_EQ(h.progress(p).code(), smpart::Errc::kDeviceReset);
   ASSERT_EQ(h.status().code(), smpart::Errc::kDeviceReset);
   EXPECT_EQ(h.wait().code(), smpart::Errc::kDeviceReset);
   for (int i = 0; i < 5000 && observer->done == 0; ++i)
