@@ -220,7 +220,7 @@ Status KernelHandle::grow(unsigned long long ctas) {
   std::size_t index = detail::RelaunchStreamPool::kNone;
   {
     std::lock_guard<std::mutex> rlock(detail::runtime().mu);
-    if (k_->deviceGone())
+    if (k_->reset) // found meanwhile: the context may be gone
       return k_->current();
     SMPART_RETURN_IF_ERROR(
         detail::relaunchStreamLocked(*k_->ctx, k_->id, s, idle, index));
@@ -327,8 +327,7 @@ bool KernelHandle::publishedAt(std::uint32_t &epoch,
 Status KernelHandle::progress(Progress &out) const {
   if (!k_)
     return emptyHandle();
-  if (k_->deviceGoneLately()) // a poll loop must see a reset too
-    return k_->current();
+  (void)k_->deviceGoneLately(); // a poll loop must see a reset too
   SMPART_RETURN_IF_ERROR(k_->current());
   out = Progress{};
   out.total = k_->total;
