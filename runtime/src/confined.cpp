@@ -3,6 +3,7 @@
 #include "smpart/confined.hpp"
 
 #include "kernel.hpp"
+#include "kernel_names.hpp"
 
 #include "smpart/controller_runtime.hpp"
 #include "smpart/partition.hpp"
@@ -35,8 +36,19 @@ Fences &fences() {
 
 ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
     : user_(Stream), launch_(Stream) {
-  if (detail::disabledByEnvironment())
-    return;
+  if (!detail::disabledByEnvironment())
+    enter(Kernel);
+}
+
+ConfinedStream::ConfinedStream(const void *KernelFn,
+                               cudaStream_t Stream) noexcept
+    : user_(Stream), launch_(Stream) {
+  std::string Name;
+  if (!detail::disabledByEnvironment() && detail::kernelNameOf(KernelFn, Name))
+    enter(Name.c_str());
+}
+
+void ConfinedStream::enter(const char *Kernel) noexcept {
   // As launchConfined: a partition the program opened under this name,
   // else one opened on first use under a plan.
   const std::string Name = Kernel ? Kernel : "";

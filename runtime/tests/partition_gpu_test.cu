@@ -3,16 +3,19 @@
 // rewritten memory-bound kernel runs on the other SMs; a resize between
 // launches while work is in flight; a confined launch captured into a
 // graph while another stream's confined launch runs at once; confined
-// launches of two streams at once; the fallback without green contexts.
+// launches of two streams at once; a launch through a kernel pointer; the
+// fallback without green contexts.
 // Every test skips, with the reason, without a GPU or (but the fallback
 // test) without green contexts; each fails within 45 s rather than hang.
 #include "bounded_wait.hpp"
 #include "gpu_test_checks.hpp"
 #include "green_contexts.hpp"
+#include "kernel_names.hpp"
 #if SMPART_PARTITION_INPUTS
 #include "gpu_inputs.hpp"
 #endif
 
+#include "smpart/confined.hpp"
 #include "smpart/partition.hpp"
 #include "smpart/runtime.hpp"
 
@@ -268,6 +271,37 @@ TEST_F(PartitionGpu, KernelRunsOnlyOnThePartitionsSms) {
   // Not vacuous: the same kernel on an ordinary stream reaches other SMs.
   EXPECT_FALSE(outside(plain.ids(), st.sm_ids).empty());
   smpart::Partition::close("gpu_only_its_sms");
+}
+
+// A launch through a kernel pointer, as smpart-transform writes it, runs
+// on the partition named after the kernel the pointer holds: the name
+// CUDA gives it (cudaFuncGetName), demangled as a direct launch names it.
+TEST_F(PartitionGpu, LaunchThroughAKernelPointerRunsOnItsKernelsPartition) {
+  const char *name = "(anonymous namespace)::recordSms";
+  auto p = openSized(name, info_.num_sms / 3);
+  SKIP_UNLESS_CONFINED(p);
+  const smpart::PartitionState st = p->state();
+  ASSERT_TRUE(st.sm_ids_known) << "the partition's probe did not answer";
+  std::string derived;
+  ASSERT_TRUE(smpart::detail::kernelNameOf(
+      reinterpret_cast<const void *>(&recordSms), derived));
+  EXPECT_EQ(derived, name);
+
+  SmRecord rec;
+  rec.alloc();
+  cudaStream_t s;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  auto *fp = recordSms;
+  fp<<<8 * info_.num_sms, 128, 0, smpart::confined(fp, s)>>>(
+      rec.dev, 20000, rec.finished(), 0, rec.violations());
+  CHECK_CUDA(cudaGetLastError());
+  CHECK_CUDA(syncStream(s));
+  const std::vector<unsigned> seen = rec.ids();
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(outside(seen, st.sm_ids).empty())
+      << "ran on " << str(outside(seen, st.sm_ids)) << " outside "
+      << str(st.sm_ids);
+  smpart::Partition::close(name);
 }
 
 TEST_F(PartitionGpu, ResizeBetweenLaunchesWhileWorkIsInFlight) {

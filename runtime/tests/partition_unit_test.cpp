@@ -9,7 +9,9 @@
 #include "fake_green_driver.hpp"
 #include "green_contexts.hpp"
 #include "kernel.hpp"
+#include "kernel_names.hpp"
 
+#include "smpart/confined.hpp"
 #include "smpart/partition.hpp"
 #include "smpart/runtime.hpp"
 
@@ -582,6 +584,59 @@ TEST_F(PartitionTest, ConfinedLaunchesOfTwoStreamsNeverWaitForEachOther) {
   EXPECT_EQ(
       std::count(gate.order.begin(), gate.order.end(), "end held per thread"),
       1);
+}
+
+// A launch through a kernel pointer (smpart-transform's `fp<<<..., s>>>`
+// -> `fp<<<..., smpart::confined(fp, s)>>>`) runs on the partition of the
+// kernel the pointer holds, named as a direct launch of it names it, and
+// is ordered with the caller's stream; a pointer CUDA does not know as a
+// kernel launches on the caller's stream, and leaves no error behind.
+TEST_F(PartitionTest, LaunchThroughAKernelPointerRunsOnItsKernelsPartition) {
+  Gate gate;
+  registerHeld(gate);
+  fake_cuda::nameKernel(reinterpret_cast<const void *>(&heldKernel),
+                        "_ZN3ops6scaledILi4EEEvv"); // void ops::scaled<4>()
+  const cudaStream_t s = newStream();
+  auto part = openUnplanned("ops::scaled");
+  ASSERT_TRUE(part && part->confined());
+  gate.hold = true;
+  ASSERT_EQ(launchTagged("held", s), cudaSuccess);
+  void (*fp)() = heldKernel;
+  cudaStream_t used = nullptr;
+  {
+    smpart::ConfinedStream c = smpart::confined(fp, s);
+    used = c;
+    ASSERT_EQ(launchTagged("through pointer", c), cudaSuccess);
+  }
+  ASSERT_EQ(launchTagged("later", s), cudaSuccess);
+  EXPECT_NE(used, s);
+  EXPECT_EQ(used, part->streamFor(s));
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start held"}));
+  gate.hold = false;
+  fake_cuda::pump();
+  EXPECT_EQ(gate.order, (std::vector<std::string>{"start held", "end held",
+                                                  "start through pointer",
+                                                  "end through pointer",
+                                                  "start later", "end later"}));
+
+  void (*unknown)(int) = [](int) {};
+  EXPECT_EQ(static_cast<cudaStream_t>(smpart::confined(unknown, s)), s);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+TEST(KernelNames, AreTheNamesADirectLaunchUses) {
+  using smpart::detail::qualifiedKernelName;
+  EXPECT_EQ(qualifiedKernelName("_Z5copyAPfPKfi"), "copyA");
+  EXPECT_EQ(qualifiedKernelName("_ZN3ops6scaledILi4EEEvPf"), "ops::scaled");
+  EXPECT_EQ(qualifiedKernelName("_ZN2ns1kINS_4PairIifEEEEvi"), "ns::k");
+  EXPECT_EQ(qualifiedKernelName("_Z1kILi3EEvPFviE"),
+            "k"); // k<3>(void (*)(int))
+  EXPECT_EQ(qualifiedKernelName("_Z1kIXgtLi1ELi2EEEvv"), "k"); // k<((1)>(2))>
+  EXPECT_EQ(qualifiedKernelName("_ZN12_GLOBAL__N_14stepEv"),
+            "(anonymous namespace)::step");
+  EXPECT_EQ(qualifiedKernelName("plain_c"), "plain_c"); // extern "C"
+  EXPECT_EQ(qualifiedKernelName(nullptr), "");
 }
 
 // A capture on one stream takes in that stream's lane only: another

@@ -5,6 +5,12 @@
 //   k<<<grid, block, smem, stream>>>(args)
 //   -> k<<<grid, block, smem, smpart::confined("k", stream)>>>(args)
 //
+// and into a launch through a kernel pointer (a table, a variable), where
+// the kernel is known only when the launch runs:
+//
+//   fp<<<grid, block, smem, stream>>>(args)
+//   -> fp<<<grid, block, smem, smpart::confined(fp, stream)>>>(args)
+//
 // The launch is otherwise unchanged. The temporary lives until the end of
 // the full expression: built before the launch, it orders the partition's
 // lane for `stream` (smpart::Partition::streamFor, of the partition named
@@ -14,7 +20,10 @@
 // from other streams never wait for it, and stream capture sees an
 // ordinary fork and join that takes in only this stream's lane.
 //
-// The partition: one the program opened under the kernel's name, else,
+// The partition: one the program opened under the kernel's name (for a
+// pointer, the name CUDA gives the kernel it points to, cudaFuncGetName,
+// demangled and without parameters or template arguments: the name a
+// direct launch of that kernel uses), else,
 // in a process with a plan (SMPART_POLICY, SMPART_SERVICE: see
 // smpart::processPlanner()), one opened on first use. Without a plan and
 // without such a partition the launch is unchanged: nothing would keep
@@ -32,6 +41,10 @@ namespace smpart {
 class ConfinedStream {
 public:
   ConfinedStream(const char *kernel, cudaStream_t stream) noexcept;
+  /// A launch through a pointer: the partition of the kernel at
+  /// `kernel_fn`. A pointer CUDA does not know as a kernel launches
+  /// unchanged (and the launch reports the error).
+  ConfinedStream(const void *kernel_fn, cudaStream_t stream) noexcept;
   ~ConfinedStream();
   ConfinedStream(const ConfinedStream &) = delete;
   ConfinedStream &operator=(const ConfinedStream &) = delete;
@@ -41,6 +54,8 @@ public:
   bool confined() const noexcept { return launch_ != user_; }
 
 private:
+  void enter(const char *kernel) noexcept;
+
   cudaStream_t user_;
   cudaStream_t launch_;
   void *lease_ = nullptr; // the lane, until joined (Partition::leaseLane)
@@ -51,6 +66,15 @@ private:
 inline ConfinedStream confined(const char *kernel,
                                cudaStream_t stream) noexcept {
   return ConfinedStream(kernel, detail::callerStream(stream));
+}
+
+/// A launch through a kernel pointer. (A template, not `const void *`: the
+/// tool passes the launch's callee as written, of whatever function type.)
+template <class... Params>
+ConfinedStream confined(void (*kernel)(Params...),
+                        cudaStream_t stream) noexcept {
+  return ConfinedStream(reinterpret_cast<const void *>(kernel),
+                        detail::callerStream(stream));
 }
 
 } // namespace smpart

@@ -100,6 +100,7 @@ struct Fake {
   /// cudaStreamPerThread: one blocking stream per host thread.
   std::map<std::thread::id, CUstream_st *> per_thread;
   std::map<const void *, fake_cuda::KernelMaker> kernels;
+  std::map<const void *, std::string> symbols; // cudaFuncGetName's
   std::vector<std::vector<unsigned>> probe_runs{{0, 1, 2, 3}};
   unsigned probes = 0;
   /// Kernels cudaFuncGetAttributes was asked about (what loads a kernel
@@ -315,6 +316,7 @@ void reset(unsigned num_sms, bool memory_pools) {
       s->capture.reset();
     }
     f.kernels.clear();
+    f.symbols.clear();
     f.smem_limit.clear();
     f.loaded.clear();
     f.on_load = nullptr;
@@ -330,6 +332,11 @@ void reset(unsigned num_sms, bool memory_pools) {
 void registerKernel(const void *fn, KernelMaker make) {
   FAKE_LOCK;
   fake().kernels[fn] = std::move(make);
+}
+
+void nameKernel(const void *fn, const char *symbol) {
+  FAKE_LOCK;
+  fake().symbols[fn] = symbol;
 }
 
 void setProbeRuns(std::vector<std::vector<unsigned>> runs) {
@@ -412,6 +419,17 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
   }
   if (hook)
     hook(fn);
+  return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *fn) {
+  FAKE_LOCK;
+  if (!name)
+    return cudaErrorInvalidValue;
+  auto it = fake().symbols.find(fn);
+  if (it == fake().symbols.end())
+    return t_last_error = cudaErrorInvalidDeviceFunction;
+  *name = it->second.c_str();
   return cudaSuccess;
 }
 

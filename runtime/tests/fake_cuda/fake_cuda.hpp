@@ -34,6 +34,8 @@
 //   for libsmpart's SM-id probe, which sets the configured %smid bits.
 //   Kernels and probes can be held (not finished) until released.
 //   cudaFuncGetAttributes records the kernel as loaded (loaded()).
+//   cudaFuncGetName answers the symbol nameKernel() gave, else
+//   cudaErrorInvalidDeviceFunction.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -61,6 +63,8 @@ void reset(unsigned num_sms = 4, bool memory_pools = true);
 /// cudaSetDevice accepts ordinals below `count` (one GPU under each).
 void setDeviceCount(int count);
 void registerKernel(const void *fn, KernelMaker make);
+/// The symbol cudaFuncGetName gives for `fn` (mangled, as the driver's).
+void nameKernel(const void *fn, const char *symbol);
 /// %smid values the probe sees, run by run (the last entry repeats).
 void setProbeRuns(std::vector<std::vector<unsigned>> runs);
 /// Probes stay unfinished while held.
