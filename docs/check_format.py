@@ -147,6 +147,14 @@ MANIFEST = Field(dict, sub={
             "confinement": opt(str, choices=["confined", "free"]),
             "free_because": opt(str),
         })),
+        "pointer_launches": Field(list, each=Field(dict, sub={
+            "callee": Field(str),
+            "location": Field(dict, sub={"file": Field(str),
+                                         "line": Field(int, minimum=1),
+                                         "column": Field(int, minimum=1)}),
+            "confinement": Field(str, choices=["confined", "free"]),
+            "free_because": opt(str),
+        })),
     })),
 })
 

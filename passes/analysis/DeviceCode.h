@@ -232,6 +232,18 @@ AST_MATCHER(clang::FunctionDecl, runsOnDevice) {
   return smpart::runsOnDevice(Node);
 }
 
+/// Host-side `<<<>>>` launches, bound to "launch", with the function they
+/// are in bound to "fn" (device-side launches are refusals, KernelHazards);
+/// in template patterns only: instantiations share the pattern's text.
+inline clang::ast_matchers::StatementMatcher hostLaunch() {
+  using namespace clang::ast_matchers;
+  return cudaKernelCallExpr(
+             forFunction(functionDecl(unless(anyOf(runsOnDevice(),
+                                                   isTemplateInstantiation())))
+                             .bind("fn")))
+      .bind("launch");
+}
+
 } // namespace smpart
 
 #endif // SMPART_ANALYSIS_DEVICECODE_H

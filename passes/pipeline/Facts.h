@@ -161,10 +161,24 @@ struct LaunchFacts {
   std::optional<std::set<Edit>> Confined;
 };
 
+/// A host-side `<<<>>>` launch through a kernel pointer (a variable, a
+/// table) in a rewritten file: the kernel is known only when it runs.
+struct PointerLaunchFacts {
+  Place Where;
+  std::string Callee; ///< as written, e.g. `kernels[i]`
+  /// Its stream made `smpart::confined(<callee>, stream)`, applied with
+  /// --confine-refused; nullopt when the launch cannot be edited, and then
+  /// why.
+  std::optional<std::set<Edit>> Confined;
+  std::string FreeBecause;
+};
+
 /// Everything learnt from the parses of one main file.
 struct FileFacts {
   std::map<std::string, FunctionFacts> Functions;
   std::vector<LaunchFacts> Launches;
+  /// By place: both parses see a host launch.
+  std::map<Place, PointerLaunchFacts> PointerLaunches;
 
   FunctionFacts &function(const std::string &Key) {
     FunctionFacts &F = Functions[Key];

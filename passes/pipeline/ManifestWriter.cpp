@@ -64,6 +64,22 @@ void writeManifest(llvm::raw_ostream &OS,
               });
             }
           });
+          // Launches through a kernel pointer: whichever kernel the
+          // pointer holds runs on its partition's SMs, or free.
+          J.attributeArray("pointer_launches", [&] {
+            for (const PointerLaunchDecision &D : O.Plan.PointerLaunches)
+              J.object([&] {
+                J.attribute("callee", D.Launch->Callee);
+                J.attributeObject("location", [&] {
+                  J.attribute("file", D.Launch->Where.File);
+                  J.attribute("line", D.Launch->Where.Line);
+                  J.attribute("column", D.Launch->Where.Col);
+                });
+                J.attribute("confinement", D.Confined ? "confined" : "free");
+                if (!D.Confined)
+                  J.attribute("free_because", D.FreeBecause);
+              });
+          });
         });
     });
   });

@@ -15,6 +15,7 @@
 #include "rewrite/KernelQueryRewrite.h"
 #include "rewrite/LaunchRewrite.h"
 #include "rewrite/PersistentKernelRewrite.h"
+#include "rewrite/PointerLaunchRewrite.h"
 
 #include "clang/ASTMatchers/ASTMatchFinder.h"
 #include "clang/Basic/DiagnosticOptions.h"
@@ -336,6 +337,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   BypassLoadRewrite Loads(Ctx);
   DeviceBlockIdRewrite DeviceFunctions(Ctx);
   LaunchRewrite Launches(Ctx);
+  PointerLaunchRewrite PointerLaunches(Ctx);
   KernelHazards Hazards(Ctx);
   HeaderKernelLaunches HeaderLaunches(Filter ? &*Filter : nullptr,
                                       Outcome.UnrewrittenHeaderKernels);
@@ -346,6 +348,7 @@ bool TransformPipeline::parse(const std::string &File, bool DeviceSide,
   Loads.registerMatchers(Finder);
   DeviceFunctions.registerMatchers(Finder);
   Launches.registerMatchers(Finder);
+  PointerLaunches.registerMatchers(Finder);
   Queries.registerMatchers(Finder);
   Addresses.registerMatchers(Finder);
   Hazards.registerMatchers(Finder);
@@ -539,6 +542,14 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
         printDiag(llvm::errs(), Where, "note", Note);
     }
   }
+  if (Options.ConfineRefused)
+    for (const PointerLaunchDecision &D : Outcome.Plan.PointerLaunches)
+      if (!D.Confined)
+        printDiag(
+            llvm::errs(), D.Launch->Where, "warning",
+            "smpart: the launch through the kernel pointer '" +
+                D.Launch->Callee +
+                "' runs on every SM, outside smpart's plan: " + D.FreeBecause);
   // A --kernels pattern that names nothing is most likely a typo.
   const auto &Kernels = Outcome.Plan.Kernels;
   if (!Options.Kernels.empty() && !Kernels.empty() &&

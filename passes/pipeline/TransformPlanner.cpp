@@ -347,7 +347,11 @@ TransformPlan TransformPlanner::plan() const {
                List +
                " (a graph node, a launch API, a function pointer or table): "
                "what launches it there runs the original, unchanged and "
-               "outside smpart's plan",
+               "outside smpart's plan" +
+               (ConfineRefused ? ", but for a <<<>>> launch through a "
+                                 "pointer, which runs on the kernel's "
+                                 "partition"
+                               : ""),
            K.OriginalUses.begin()->first,
            {}});
     }
@@ -397,8 +401,19 @@ TransformPlan TransformPlanner::plan() const {
     for (const LaunchFacts &L : Facts.Launches)
       if (L.KernelKey == Key)
         Launches.push_back(&L);
-    if (D.FreeBecause.empty() && Launches.empty())
-      D.FreeBecause = "no <<<>>> launch of it in the rewritten files";
+    if (D.FreeBecause.empty() && Launches.empty()) {
+      D.FreeBecause = "no <<<>>> launch of it by name in the rewritten files";
+      std::string Lines;
+      for (const auto &[Where, L] : Facts.PointerLaunches)
+        if (L.Confined)
+          Lines += (Lines.empty() ? "" : ", ") + std::to_string(Where.Line);
+      if (!Lines.empty())
+        D.FreeBecause += " (the launches through a kernel pointer, at "
+                         "line(s) " +
+                         Lines +
+                         ", run on the partition of the kernel the pointer "
+                         "holds)";
+    }
     if (D.FreeBecause.empty())
       for (const LaunchFacts *L : Launches)
         if (!L->Confined)
@@ -412,6 +427,19 @@ TransformPlan TransformPlanner::plan() const {
     for (const LaunchFacts *L : Launches)
       for (const Edit &E : *L->Confined)
         Plan.EditsByFile[E.File].insert(E);
+  }
+
+  // Launches through kernel pointers: whatever kernel the pointer holds
+  // runs on that kernel's partition.
+  for (const auto &[Where, L] : Facts.PointerLaunches) {
+    PointerLaunchDecision D{
+        &L, false, ConfineRefused ? L.FreeBecause : "--confine-refused=false"};
+    if (D.FreeBecause.empty() && L.Confined) {
+      D.Confined = true;
+      for (const Edit &E : *L.Confined)
+        Plan.EditsByFile[E.File].insert(E);
+    }
+    Plan.PointerLaunches.push_back(std::move(D));
   }
 
   for (auto &[Key, D] : Decisions)

@@ -11,7 +11,8 @@
 // calls read blockIdx/gridDim; its launches can then run the original too.
 // With --confine-refused, the `<<<>>>` launches of a refused kernel stay
 // as written but run on its partition's SMs (smpart/confined.hpp,
-// smpart::confined), unless it needs the whole GPU.
+// smpart::confined), unless it needs the whole GPU; so do launches through
+// a kernel pointer, which may launch any kernel.
 #pragma once
 
 #include "pipeline/Facts.h"
@@ -45,8 +46,17 @@ struct KernelDecision {
   std::string FreeBecause;
 };
 
+/// A launch through a kernel pointer: on its kernel's partition, or free
+/// on every SM (and why).
+struct PointerLaunchDecision {
+  const PointerLaunchFacts *Launch = nullptr;
+  bool Confined = false;
+  std::string FreeBecause;
+};
+
 struct TransformPlan {
-  std::vector<KernelDecision> Kernels; ///< in source order
+  std::vector<KernelDecision> Kernels;                ///< in source order
+  std::vector<PointerLaunchDecision> PointerLaunches; ///< in source order
   std::map<std::string, std::set<Edit>> EditsByFile;
   /// Code of transformed kernels written once per bypass tag, by file.
   std::map<std::string, std::set<TagSwitchedText>> TagSwitchedByFile;

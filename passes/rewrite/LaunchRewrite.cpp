@@ -2,6 +2,7 @@
 #include "rewrite/TemplateArgSpelling.h"
 
 #include "analysis/DeviceCode.h"
+#include "rewrite/ConfinedStreamEdit.h"
 #include "rewrite/LaunchSyntax.h"
 
 #include "clang/AST/ASTContext.h"
@@ -19,15 +20,7 @@ using namespace clang::ast_matchers;
 namespace smpart {
 
 void LaunchRewrite::registerMatchers(MatchFinder &Finder) {
-  // Device-side launches are refusals (KernelHazards), not rewrites.
-  // Launches in template instantiations are rewritten once, in the pattern.
-  Finder.addMatcher(
-      cudaKernelCallExpr(
-          forFunction(functionDecl(unless(anyOf(runsOnDevice(),
-                                                isTemplateInstantiation())))
-                          .bind("fn")))
-          .bind("launch"),
-      this);
+  Finder.addMatcher(hostLaunch(), this);
 }
 
 /// The kernel a launch calls, also when the call is dependent.
@@ -179,40 +172,6 @@ static std::string convertingCapture(const CUDAKernelCallExpr &Call,
   return Out + ">(";
 }
 
-/// The launch unchanged but for its stream, `smpart::confined("k", st)`:
-/// a temporary that orders the kernel's partition stream after `st`, is
-/// that stream for the launch, and orders `st` after the kernel when the
-/// full expression ends (confined.hpp). No edit when the stream is
-/// `smpart::confined(...)` already; nullopt if the stream argument is not
-/// spelled in the file.
-static std::optional<std::set<Edit>>
-confinedEdits(const CUDAKernelCallExpr &Call, const LaunchSyntax &S,
-              const std::string &Name, const SourceManager &SM,
-              const LangOptions &LO) {
-  const std::string Open = "smpart::confined(\"" + Name + "\", ";
-  std::optional<Edit> E;
-  if (S.WrittenConfigArgs == 4) {
-    const CharSourceRange Stream = Lexer::makeFileCharRange(
-        CharSourceRange::getTokenRange(
-            Call.getConfig()->getArg(3)->getSourceRange()),
-        SM, LO);
-    const llvm::StringRef Text = Lexer::getSourceText(Stream, SM, LO);
-    if (Text.starts_with("smpart::confined("))
-      return std::set<Edit>{};
-    if (Stream.isValid() && !Text.empty())
-      E = RewriteContext::replace(SM, Stream.getBegin(), Stream.getEnd(),
-                                  Open + Text.str() + ")");
-  } else {
-    E = RewriteContext::insert(
-        SM, S.ConfigClose,
-        std::string(S.WrittenConfigArgs == 2 ? ", 0" : "") + ", " + Open +
-            "0)");
-  }
-  if (!E)
-    return std::nullopt;
-  return std::set<Edit>{*E};
-}
-
 void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
   const SourceManager &SM = *Result.SourceManager;
@@ -336,8 +295,9 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                   "(smpart_a...); else " + Rewritten + Close
             : Open + Rewritten + Close);
   if (S->MacroName.empty())
-    L.Confined = confinedEdits(*Call, *S, Pattern->getQualifiedNameAsString(),
-                               SM, Result.Context->getLangOpts());
+    L.Confined = confinedStreamEdits(
+        *Call, *S, "\"" + Pattern->getQualifiedNameAsString() + "\"", SM,
+        Result.Context->getLangOpts());
   Ctx.facts().Launches.push_back(std::move(L));
 }
 

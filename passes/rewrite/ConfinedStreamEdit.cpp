@@ -1,0 +1,39 @@
+#include "rewrite/ConfinedStreamEdit.h"
+
+#include "pipeline/RewriteContext.h"
+
+#include "clang/Lex/Lexer.h"
+
+using namespace clang;
+
+namespace smpart {
+
+std::optional<std::set<Edit>>
+confinedStreamEdits(const CUDAKernelCallExpr &Call, const LaunchSyntax &S,
+                    llvm::StringRef Partition, const SourceManager &SM,
+                    const LangOptions &LO) {
+  const std::string Open = "smpart::confined(" + Partition.str() + ", ";
+  std::optional<Edit> E;
+  if (S.WrittenConfigArgs == 4) {
+    const CharSourceRange Stream = Lexer::makeFileCharRange(
+        CharSourceRange::getTokenRange(
+            Call.getConfig()->getArg(3)->getSourceRange()),
+        SM, LO);
+    const llvm::StringRef Text = Lexer::getSourceText(Stream, SM, LO);
+    if (Text.starts_with("smpart::confined("))
+      return std::set<Edit>{};
+    if (Stream.isValid() && !Text.empty())
+      E = RewriteContext::replace(SM, Stream.getBegin(), Stream.getEnd(),
+                                  Open + Text.str() + ")");
+  } else {
+    E = RewriteContext::insert(
+        SM, S.ConfigClose,
+        std::string(S.WrittenConfigArgs == 2 ? ", 0" : "") + ", " + Open +
+            "0)");
+  }
+  if (!E)
+    return std::nullopt;
+  return std::set<Edit>{*E};
+}
+
+} // namespace smpart

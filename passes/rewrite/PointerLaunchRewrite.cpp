@@ -1,0 +1,89 @@
+#include "rewrite/PointerLaunchRewrite.h"
+
+#include "analysis/DeviceCode.h"
+#include "rewrite/ConfinedStreamEdit.h"
+#include "rewrite/LaunchSyntax.h"
+
+#include "clang/AST/ExprCXX.h"
+
+using namespace clang;
+using namespace clang::ast_matchers;
+
+namespace smpart {
+
+void PointerLaunchRewrite::registerMatchers(MatchFinder &Finder) {
+  Finder.addMatcher(hostLaunch(), this);
+}
+
+/// `E` without parentheses, implicit casts, `*` and `&`.
+static const Expr *stripped(const Expr *E) {
+  for (;;) {
+    E = E->IgnoreParenImpCasts();
+    const auto *U = dyn_cast<UnaryOperator>(E);
+    if (!U || (U->getOpcode() != UO_Deref && U->getOpcode() != UO_AddrOf))
+      return E;
+    E = U->getSubExpr();
+  }
+}
+
+/// The launch names its kernel (`k`, `ns::k<T>`, an overload set, `*k`):
+/// LaunchRewrite's, not a launch through a pointer.
+static bool namesItsKernel(const CUDAKernelCallExpr &Call) {
+  const Expr *E = stripped(Call.getCallee());
+  if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
+    return isa<FunctionDecl>(Ref->getDecl());
+  return isa<OverloadExpr>(E);
+}
+
+/// Evaluating `E` once more changes nothing: it only reads variables,
+/// members and elements (also in a template, where clang cannot tell).
+static bool readsOnly(const Expr *E) {
+  E = stripped(E);
+  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, IntegerLiteral,
+          CXXThisExpr>(E))
+    return true;
+  if (const auto *M = dyn_cast<MemberExpr>(E))
+    return readsOnly(M->getBase());
+  if (const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(E))
+    return M->isImplicitAccess() || readsOnly(M->getBase());
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(E))
+    return readsOnly(A->getBase()) && readsOnly(A->getIdx());
+  // `table[i]` of a container: its operator[] only reads.
+  if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E))
+    return Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
+           readsOnly(Op->getArg(0)) && readsOnly(Op->getArg(1));
+  return false;
+}
+
+void PointerLaunchRewrite::run(const MatchFinder::MatchResult &Result) {
+  const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
+  if (!Call || namesItsKernel(*Call))
+    return;
+  // A host lambda's launch, typed device-side by the device parse
+  // (LaunchRewrite): the host parse sees it.
+  const auto *Fn = Result.Nodes.getNodeAs<FunctionDecl>("fn");
+  if (Result.Context->getLangOpts().CUDAIsDevice && Fn &&
+      Fn->hasAttr<CUDADeviceAttr>())
+    return;
+  const SourceManager &SM = *Result.SourceManager;
+  if (!Ctx.isRewritable(SM, Call->getBeginLoc()))
+    return;
+  const Place Where = RewriteContext::placeOf(SM, Call->getBeginLoc());
+  PointerLaunchFacts L;
+  L.Where = Where;
+  std::optional<LaunchSyntax> S =
+      parseLaunch(*Call, SM, Result.Context->getLangOpts());
+  if (S)
+    L.Callee = S->CalleeText;
+  if (!S || !S->MacroName.empty())
+    L.FreeBecause = "it is spelled in a macro or across files";
+  else if (!readsOnly(Call->getCallee()))
+    L.FreeBecause = "its callee does more than read a pointer, and would "
+                    "be evaluated twice";
+  else if (!(L.Confined = confinedStreamEdits(*Call, *S, L.Callee, SM,
+                                              Result.Context->getLangOpts())))
+    L.FreeBecause = "its stream argument is not spelled in the file";
+  Ctx.facts().PointerLaunches[Where] = std::move(L);
+}
+
+} // namespace smpart
