@@ -43,9 +43,11 @@ ConfinedStream::ConfinedStream(const char *Kernel, cudaStream_t Stream) noexcept
 ConfinedStream::ConfinedStream(const void *KernelFn,
                                cudaStream_t Stream) noexcept
     : user_(Stream), launch_(Stream) {
-  std::string Name;
-  if (!detail::disabledByEnvironment() && detail::kernelNameOf(KernelFn, Name))
-    enter(Name.c_str());
+  if (detail::disabledByEnvironment())
+    return;
+  const detail::PointedKernel &K = detail::pointedKernel(KernelFn);
+  if (K.known && !K.clustered)
+    enter(K.name.c_str());
 }
 
 void ConfinedStream::enter(const char *Kernel) noexcept {

@@ -6,7 +6,10 @@
 #include <cxxabi.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <unordered_map>
 
 namespace smpart {
@@ -43,12 +46,21 @@ std::string dropTrailing(const std::string &text, char open, char close) {
 std::string qualifiedKernelName(const char *symbol) {
   if (!symbol)
     return "";
+  // With separate compilation nvcc prefixes the symbol of a kernel of
+  // internal linkage (`__nv_static_<id>__Z...`).
+  if (std::strncmp(symbol, "__nv_static_", 12) == 0)
+    if (const char *z = std::strstr(symbol + 12, "_Z"))
+      symbol = z;
+  // Only a mangled name is demangled: given `f` (an extern "C" kernel),
+  // the demangler would answer `float`, the type that letter encodes.
+  if (std::strncmp(symbol, "_Z", 2) != 0)
+    return symbol;
   int status = -1;
   char *demangled = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
   std::string name = status == 0 && demangled ? demangled : symbol;
   std::free(demangled);
   if (status != 0)
-    return name; // extern "C", or not a C++ symbol: the name as it is
+    return name;
   // `void ns::k<int, 4>(float*, int)`: a kernel returns void, and only a
   // template instance's mangled name carries its return type.
   name = dropTrailing(name, '(', ')');
@@ -57,26 +69,44 @@ std::string qualifiedKernelName(const char *symbol) {
   return dropTrailing(name, '<', '>');
 }
 
-bool kernelNameOf(const void *fn, std::string &out) {
-  static std::mutex mu;
-  static auto *known = new std::unordered_map<const void *, std::string>;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = known->find(fn);
-  if (it == known->end()) {
-    // Not a stream operation, but a launch under a global-mode capture
-    // must not be the call that breaks it.
-    CaptureModeRelaxed relaxed;
-    const cudaError_t before = cudaPeekAtLastError();
-    const char *symbol = nullptr;
-    if (cudaFuncGetName(&symbol, fn) != cudaSuccess || !symbol) {
-      if (before == cudaSuccess)
-        (void)cudaGetLastError(); // the lookup's error, not the caller's
-      return false;
-    }
-    it = known->emplace(fn, qualifiedKernelName(symbol)).first;
+namespace {
+
+PointedKernel askCuda(const void *fn) {
+  PointedKernel k;
+  // Not stream operations, but a launch under a global-mode capture must
+  // not be the call that breaks it.
+  CaptureModeRelaxed relaxed;
+  const cudaError_t before = cudaPeekAtLastError();
+#if CUDART_VERSION >= 12030
+  const char *symbol = nullptr;
+  k.known = cudaFuncGetName(&symbol, fn) == cudaSuccess && symbol;
+  if (k.known)
+    k.name = qualifiedKernelName(symbol);
+#endif // older toolkits: no name, the launch runs unconfined
+  cudaFuncAttributes attr{};
+  if (k.known && cudaFuncGetAttributes(&attr, fn) == cudaSuccess)
+    k.clustered = attr.clusterDimMustBeSet || attr.requiredClusterWidth > 0;
+  if (before == cudaSuccess)
+    (void)cudaGetLastError(); // the lookup's error, not the caller's
+  return k;
+}
+
+} // namespace
+
+const PointedKernel &pointedKernel(const void *fn) {
+  // Never destroyed: launches may run during static destruction. Entries
+  // are never erased, so a reference stays valid.
+  static std::shared_mutex mu;
+  static auto *known =
+      new std::unordered_map<const void *, std::unique_ptr<PointedKernel>>;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu);
+    if (auto it = known->find(fn); it != known->end())
+      return *it->second;
   }
-  out = it->second;
-  return true;
+  auto k = std::make_unique<PointedKernel>(askCuda(fn));
+  std::unique_lock<std::shared_mutex> lock(mu);
+  return *known->emplace(fn, std::move(k)).first->second;
 }
 
 } // namespace detail

@@ -14,10 +14,20 @@ namespace detail {
 /// both kinds of launch share its partition.
 std::string qualifiedKernelName(const char *symbol);
 
-/// The qualified name of the kernel at `fn` (cudaFuncGetName), looked up
-/// once per address. False, and `out` unchanged, when CUDA does not know
-/// it as a kernel.
-bool kernelNameOf(const void *fn, std::string &out);
+/// What a launch through a pointer needs to know of the kernel at `fn`.
+struct PointedKernel {
+  bool known = false; ///< CUDA names it (cudaFuncGetName)
+  std::string name;   ///< qualifiedKernelName of its symbol
+  /// Its CTAs form clusters (a required cluster size): the hardware
+  /// co-schedules them, which a partition smaller than the GPU may not
+  /// allow, so its launches run on every SM, as the tool leaves a
+  /// direct launch of it.
+  bool clustered = false;
+};
+
+/// The kernel at `fn`, asked of CUDA once per address (also when CUDA does
+/// not know it: `known` is false then). Leaves no error behind.
+const PointedKernel &pointedKernel(const void *fn);
 
 } // namespace detail
 } // namespace smpart

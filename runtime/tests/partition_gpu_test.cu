@@ -282,10 +282,11 @@ TEST_F(PartitionGpu, LaunchThroughAKernelPointerRunsOnItsKernelsPartition) {
   SKIP_UNLESS_CONFINED(p);
   const smpart::PartitionState st = p->state();
   ASSERT_TRUE(st.sm_ids_known) << "the partition's probe did not answer";
-  std::string derived;
-  ASSERT_TRUE(smpart::detail::kernelNameOf(
-      reinterpret_cast<const void *>(&recordSms), derived));
-  EXPECT_EQ(derived, name);
+  const smpart::detail::PointedKernel &k =
+      smpart::detail::pointedKernel(reinterpret_cast<const void *>(&recordSms));
+  ASSERT_TRUE(k.known);
+  EXPECT_EQ(k.name, name);
+  EXPECT_FALSE(k.clustered);
 
   SmRecord rec;
   rec.alloc();

@@ -625,6 +625,20 @@ TEST_F(PartitionTest, LaunchThroughAKernelPointerRunsOnItsKernelsPartition) {
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
+// A kernel whose CTAs form clusters runs on every SM through a pointer
+// too, as the tool leaves its direct launches: a partition smaller than
+// the GPU may not hold its clusters.
+TEST_F(PartitionTest, LaunchThroughAPointerToAClusteredKernelRunsFree) {
+  void (*clustered)(float) = [](float) {};
+  const void *fn = reinterpret_cast<const void *>(clustered);
+  fake_cuda::nameKernel(fn, "_Z9clusteredf");
+  fake_cuda::requireCluster(fn, 2);
+  auto part = openUnplanned("clustered");
+  ASSERT_TRUE(part && part->confined());
+  const cudaStream_t s = newStream();
+  EXPECT_EQ(static_cast<cudaStream_t>(smpart::confined(clustered, s)), s);
+}
+
 TEST(KernelNames, AreTheNamesADirectLaunchUses) {
   using smpart::detail::qualifiedKernelName;
   EXPECT_EQ(qualifiedKernelName("_Z5copyAPfPKfi"), "copyA");
@@ -636,6 +650,9 @@ TEST(KernelNames, AreTheNamesADirectLaunchUses) {
   EXPECT_EQ(qualifiedKernelName("_ZN12_GLOBAL__N_14stepEv"),
             "(anonymous namespace)::step");
   EXPECT_EQ(qualifiedKernelName("plain_c"), "plain_c"); // extern "C"
+  EXPECT_EQ(qualifiedKernelName("f"), "f"); // not the type `f` encodes
+  EXPECT_EQ(qualifiedKernelName("__nv_static_51__8f2a_k_cu__Z4stepPf"),
+            "step"); // internal linkage under separate compilation
   EXPECT_EQ(qualifiedKernelName(nullptr), "");
 }
 

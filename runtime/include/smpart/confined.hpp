@@ -43,7 +43,8 @@ public:
   ConfinedStream(const char *kernel, cudaStream_t stream) noexcept;
   /// A launch through a pointer: the partition of the kernel at
   /// `kernel_fn`. A pointer CUDA does not know as a kernel launches
-  /// unchanged (and the launch reports the error).
+  /// unchanged (and the launch reports the error), and so does a kernel
+  /// whose CTAs form clusters (a partition may not hold them).
   ConfinedStream(const void *kernel_fn, cudaStream_t stream) noexcept;
   ~ConfinedStream();
   ConfinedStream(const ConfinedStream &) = delete;

@@ -101,6 +101,7 @@ struct Fake {
   std::map<std::thread::id, CUstream_st *> per_thread;
   std::map<const void *, fake_cuda::KernelMaker> kernels;
   std::map<const void *, std::string> symbols; // cudaFuncGetName's
+  std::map<const void *, int> cluster_width;   // cudaFuncGetAttributes'
   std::vector<std::vector<unsigned>> probe_runs{{0, 1, 2, 3}};
   unsigned probes = 0;
   /// Kernels cudaFuncGetAttributes was asked about (what loads a kernel
@@ -317,6 +318,7 @@ void reset(unsigned num_sms, bool memory_pools) {
     }
     f.kernels.clear();
     f.symbols.clear();
+    f.cluster_width.clear();
     f.smem_limit.clear();
     f.loaded.clear();
     f.on_load = nullptr;
@@ -337,6 +339,11 @@ void registerKernel(const void *fn, KernelMaker make) {
 void nameKernel(const void *fn, const char *symbol) {
   FAKE_LOCK;
   fake().symbols[fn] = symbol;
+}
+
+void requireCluster(const void *fn, int width) {
+  FAKE_LOCK;
+  fake().cluster_width[fn] = width;
 }
 
 void setProbeRuns(std::vector<std::vector<unsigned>> runs) {
@@ -416,6 +423,9 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
     *attr = cudaFuncAttributes{};
     attr->maxThreadsPerBlock = 1024;
     attr->maxDynamicSharedSizeBytes = smemLimit(fn);
+    if (auto it = fake().cluster_width.find(fn);
+        it != fake().cluster_width.end())
+      attr->requiredClusterWidth = it->second;
   }
   if (hook)
     hook(fn);

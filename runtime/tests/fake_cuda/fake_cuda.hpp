@@ -35,7 +35,8 @@
 //   Kernels and probes can be held (not finished) until released.
 //   cudaFuncGetAttributes records the kernel as loaded (loaded()).
 //   cudaFuncGetName answers the symbol nameKernel() gave, else
-//   cudaErrorInvalidDeviceFunction.
+//   cudaErrorInvalidDeviceFunction; cudaFuncGetAttributes reports the
+//   cluster width requireCluster() gave.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -65,6 +66,8 @@ void setDeviceCount(int count);
 void registerKernel(const void *fn, KernelMaker make);
 /// The symbol cudaFuncGetName gives for `fn` (mangled, as the driver's).
 void nameKernel(const void *fn, const char *symbol);
+/// cudaFuncGetAttributes reports a required cluster width for `fn`.
+void requireCluster(const void *fn, int width);
 /// %smid values the probe sees, run by run (the last entry repeats).
 void setProbeRuns(std::vector<std::vector<unsigned>> runs);
 /// Probes stay unfinished while held.
