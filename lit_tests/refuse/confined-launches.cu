@@ -10,7 +10,8 @@
 // smpart::confined, which orders it with the launch's own stream. A kernel
 // whose CTAs must all be resident at once (grid-wide sync), and a launch in
 // a macro body that cannot be edited, run free on every SM; the manifest
-// says which and why.
+// says which and why. The partition is named as CUDA names the kernel: an
+// extern "C" kernel by its symbol, without its namespace.
 #include "cuda.h"
 
 extern "C" __global__ void plain_c(float *p) { p[threadIdx.x] = 1; }
@@ -38,7 +39,7 @@ void run(float *p, cudaStream_t s) {
   plain_c<<<dim3(1), dim3(32), 16, s>>>(p);
   // CHECK: {{^}}  plain_c<<<dim3(1), dim3(32), 16, smpart::confined("plain_c", s)>>>(p);
   ops::scoped<<<1, 1>>>(p);
-  // CHECK: {{^}}  ops::scoped<<<1, 1, 0, smpart::confined("ops::scoped", 0)>>>(p);
+  // CHECK: {{^}}  ops::scoped<<<1, 1, 0, smpart::confined("scoped", 0)>>>(p);
   gsync<<<1, 32>>>(p);
   // CHECK: {{^}}  gsync<<<1, 32>>>(p);
   LAUNCH(in_macro, p);

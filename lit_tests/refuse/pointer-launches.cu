@@ -43,7 +43,7 @@ void run(float *p, int i, cudaStream_t s, Ops &ops) {
   // CHECK: {{^}}  ops.table[i]<<<1, 32, 0, smpart::confined(ops.table[i], 0)>>>(p);
   pick(i)<<<1, 32>>>(p);
   // CHECK: {{^}}  pick(i)<<<1, 32>>>(p);
-  // WARN: pointer-launches.cu:[[@LINE-2]]:3: warning: smpart: the launch through the kernel pointer 'pick(i)' runs on every SM, outside smpart's plan: its callee does more than read a pointer, and would be evaluated twice
+  // WARN: pointer-launches.cu:[[@LINE-2]]:3: warning: smpart: the launch through the kernel pointer 'pick(i)' runs on every SM, outside smpart's plan: its callee is more than a read of a variable, member or element, and would be evaluated twice
   THROUGH(k);
   // CHECK: {{^}}  THROUGH(k);
   // WARN: pointer-launches.cu:[[@LINE-2]]:11: warning: smpart: the launch through the kernel pointer 'k' runs on every SM, outside smpart's plan: it is spelled in a macro or across files
@@ -54,7 +54,7 @@ void run(float *p, int i, cudaStream_t s, Ops &ops) {
 
 // MANIFEST:      "name": "shift",
 // MANIFEST:      "confinement": "free",
-// MANIFEST-NEXT: "free_because": "no <<<>>> launch of it by name in the rewritten files (the launches through a kernel pointer, at line(s) {{[0-9]+(, [0-9]+)*}}, run on the partition of the kernel the pointer holds)"
+// MANIFEST-NEXT: "free_because": "no <<<>>> launch of it by name in the rewritten files (the launches through a kernel pointer, at {{.*}}pointer-launches.cu:{{[0-9]+}}, {{.*}}, run on the partition of the kernel the pointer holds)"
 // MANIFEST:      "pointer_launches": [
 // MANIFEST:        "callee": "f",
 // MANIFEST:        "confinement": "confined"
@@ -62,7 +62,7 @@ void run(float *p, int i, cudaStream_t s, Ops &ops) {
 // MANIFEST:        "confinement": "confined"
 // MANIFEST:        "callee": "pick(i)",
 // MANIFEST:        "confinement": "free",
-// MANIFEST-NEXT:   "free_because": "its callee does more than read a pointer, and would be evaluated twice"
+// MANIFEST-NEXT:   "free_because": "its callee is more than a read of a variable, member or element, and would be evaluated twice"
 
 // FREE:      {{^}}    k<<<1, 32>>>(p);
 // FREE:      {{^}}  (*k)<<<2, 64, 128>>>(p);

@@ -232,6 +232,24 @@ AST_MATCHER(clang::FunctionDecl, runsOnDevice) {
   return smpart::runsOnDevice(Node);
 }
 
+/// The kernel a launch names (`k`, `ns::k<T>`, `*k`, an overload set),
+/// also when the call is dependent; null for a launch through a pointer.
+inline const clang::FunctionDecl *
+launchedKernel(const clang::CUDAKernelCallExpr &Call) {
+  if (const clang::FunctionDecl *FD = Call.getDirectCallee())
+    return FD;
+  const clang::Expr *Callee = Call.getCallee()->IgnoreParenImpCasts();
+  if (const auto *ULE = llvm::dyn_cast<clang::UnresolvedLookupExpr>(Callee))
+    for (const clang::NamedDecl *D : ULE->decls()) {
+      const clang::NamedDecl *Under = D->getUnderlyingDecl();
+      if (const auto *FTD = llvm::dyn_cast<clang::FunctionTemplateDecl>(Under))
+        return FTD->getTemplatedDecl();
+      if (const auto *FD = llvm::dyn_cast<clang::FunctionDecl>(Under))
+        return FD;
+    }
+  return nullptr;
+}
+
 /// Host-side `<<<>>>` launches, bound to "launch", with the function they
 /// are in bound to "fn" (device-side launches are refusals, KernelHazards);
 /// in template patterns only: instantiations share the pattern's text.

@@ -136,6 +136,9 @@ struct FunctionFacts {
   /// original argument list: the original must then be kept. With how the
   /// use consumes the address (KernelAddressRewrite).
   std::set<std::pair<Place, std::string>> OriginalUses;
+  /// Kernels: its address is used as above, so a launch through a pointer
+  /// in the file may launch it.
+  bool AddressTaken = false;
   /// What refuses the kernel instead when nothing in its file launches it
   /// with <<<>>> and no other file needs it: then the rewrite would only
   /// add a kernel nothing launches.

@@ -547,9 +547,11 @@ void TransformPipeline::report(const FileOutcome &Outcome, bool &Failed) const {
       if (!D.Confined)
         printDiag(
             llvm::errs(), D.Launch->Where, "warning",
-            "smpart: the launch through the kernel pointer '" +
-                D.Launch->Callee +
-                "' runs on every SM, outside smpart's plan: " + D.FreeBecause);
+            "smpart: the launch through " +
+                (D.Launch->Callee.empty()
+                     ? std::string("a kernel pointer")
+                     : "the kernel pointer '" + D.Launch->Callee + "'") +
+                " runs on every SM, outside smpart's plan: " + D.FreeBecause);
   // A --kernels pattern that names nothing is most likely a typo.
   const auto &Kernels = Outcome.Plan.Kernels;
   if (!Options.Kernels.empty() && !Kernels.empty() &&

@@ -391,6 +391,29 @@ TransformPlan TransformPlanner::plan() const {
       Plan.EditsByFile[E.File].insert(E);
   }
 
+  // A launch through a pointer may launch any kernel whose address the
+  // file takes: it runs free if one of them must (or is left alone).
+  std::string PointerMayHoldFree;
+  for (const auto &[Key, D] : Decisions) {
+    if (!D.Kernel->AddressTaken || !PointerMayHoldFree.empty())
+      continue;
+    const std::string Who = "the pointer may hold kernel '" + D.Kernel->Name;
+    if (D.Status == KernelStatus::Excluded)
+      PointerMayHoldFree = Who + "', which --kernels/--exclude-kernels leave "
+                                 "unchanged";
+    else if (D.Status == KernelStatus::Refused)
+      if (std::string Why = confinementObstacle(D); !Why.empty())
+        PointerMayHoldFree = Who + "', which runs on every SM: " + Why;
+  }
+  // Where launches through a pointer run on partitions, for the kernels
+  // whose address is taken.
+  std::string ConfinedPointerLines;
+  if (ConfineRefused && PointerMayHoldFree.empty())
+    for (const auto &[Where, L] : Facts.PointerLaunches)
+      if (L.Confined)
+        ConfinedPointerLines += (ConfinedPointerLines.empty() ? "" : ", ") +
+                                Where.File + ":" + std::to_string(Where.Line);
+
   // Refused kernels held to a partition: all their launches or none.
   for (auto &[Key, D] : Decisions) {
     if (D.Status != KernelStatus::Refused)
@@ -403,14 +426,9 @@ TransformPlan TransformPlanner::plan() const {
         Launches.push_back(&L);
     if (D.FreeBecause.empty() && Launches.empty()) {
       D.FreeBecause = "no <<<>>> launch of it by name in the rewritten files";
-      std::string Lines;
-      for (const auto &[Where, L] : Facts.PointerLaunches)
-        if (L.Confined)
-          Lines += (Lines.empty() ? "" : ", ") + std::to_string(Where.Line);
-      if (!Lines.empty())
-        D.FreeBecause += " (the launches through a kernel pointer, at "
-                         "line(s) " +
-                         Lines +
+      if (D.Kernel->AddressTaken && !ConfinedPointerLines.empty())
+        D.FreeBecause += " (the launches through a kernel pointer, at " +
+                         ConfinedPointerLines +
                          ", run on the partition of the kernel the pointer "
                          "holds)";
     }
@@ -434,6 +452,8 @@ TransformPlan TransformPlanner::plan() const {
   for (const auto &[Where, L] : Facts.PointerLaunches) {
     PointerLaunchDecision D{
         &L, false, ConfineRefused ? L.FreeBecause : "--confine-refused=false"};
+    if (D.FreeBecause.empty())
+      D.FreeBecause = PointerMayHoldFree;
     if (D.FreeBecause.empty() && L.Confined) {
       D.Confined = true;
       for (const Edit &E : *L.Confined)

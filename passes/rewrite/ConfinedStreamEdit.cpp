@@ -2,11 +2,26 @@
 
 #include "pipeline/RewriteContext.h"
 
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace clang;
 
 namespace smpart {
+
+std::string partitionName(const FunctionDecl &Kernel) {
+  if (Kernel.isExternC())
+    return Kernel.getNameAsString();
+  PrintingPolicy Policy(Kernel.getASTContext().getLangOpts());
+  Policy.SuppressInlineNamespace =
+      llvm::to_underlying(PrintingPolicy::SuppressInlineNamespaceMode::None);
+  std::string Name;
+  llvm::raw_string_ostream OS(Name);
+  Kernel.printQualifiedName(OS, Policy);
+  return Name;
+}
 
 std::optional<std::set<Edit>>
 confinedStreamEdits(const CUDAKernelCallExpr &Call, const LaunchSyntax &S,

@@ -11,8 +11,15 @@
 
 #include <optional>
 #include <set>
+#include <string>
 
 namespace smpart {
+
+/// The partition a kernel's launches run on, named as CUDA names the kernel
+/// (what `smpart::confined` of a pointer to it finds at run time): an
+/// extern "C" kernel by its symbol, any other by its qualified name with
+/// inline namespaces and without template arguments (`ns::v1::k`).
+std::string partitionName(const clang::FunctionDecl &Kernel);
 
 /// The edit, or none when the stream is `smpart::confined(...)` already
 /// (a header an earlier run rewrote); nullopt when the stream argument is

@@ -120,6 +120,7 @@ void KernelAddressRewrite::run(const MatchFinder::MatchResult &Result) {
             "function pointer or table launches it with its original "
             "argument list)";
   FunctionFacts &F = Ctx.functionFacts(SM, Pattern);
+  F.AddressTaken = true;
 
   // Whether the use can name the original overload.
   const auto *In = Result.Nodes.getNodeAs<FunctionDecl>("in");

@@ -23,22 +23,6 @@ void LaunchRewrite::registerMatchers(MatchFinder &Finder) {
   Finder.addMatcher(hostLaunch(), this);
 }
 
-/// The kernel a launch calls, also when the call is dependent.
-static const FunctionDecl *launchedKernel(const CUDAKernelCallExpr &Call) {
-  if (const FunctionDecl *FD = Call.getDirectCallee())
-    return FD;
-  const Expr *Callee = Call.getCallee()->IgnoreParenImpCasts();
-  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Callee))
-    for (const NamedDecl *D : ULE->decls()) {
-      const NamedDecl *Under = D->getUnderlyingDecl();
-      if (const auto *FTD = dyn_cast<FunctionTemplateDecl>(Under))
-        return FTD->getTemplatedDecl();
-      if (const auto *FD = dyn_cast<FunctionDecl>(Under))
-        return FD;
-    }
-  return nullptr;
-}
-
 /// `Callee` without the template argument list it ends with
 /// (`ns::k<N>` -> `ns::k`), or "" when it does not end with one that can be
 /// matched (a `>` inside parentheses is not a bracket).
@@ -295,9 +279,9 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
                   "(smpart_a...); else " + Rewritten + Close
             : Open + Rewritten + Close);
   if (S->MacroName.empty())
-    L.Confined = confinedStreamEdits(
-        *Call, *S, "\"" + Pattern->getQualifiedNameAsString() + "\"", SM,
-        Result.Context->getLangOpts());
+    L.Confined =
+        confinedStreamEdits(*Call, *S, "\"" + partitionName(*Pattern) + "\"",
+                            SM, Result.Context->getLangOpts());
   Ctx.facts().Launches.push_back(std::move(L));
 }
 

@@ -26,21 +26,29 @@ static const Expr *stripped(const Expr *E) {
   }
 }
 
-/// The launch names its kernel (`k`, `ns::k<T>`, an overload set, `*k`):
-/// LaunchRewrite's, not a launch through a pointer.
-static bool namesItsKernel(const CUDAKernelCallExpr &Call) {
-  const Expr *E = stripped(Call.getCallee());
-  if (const auto *Ref = dyn_cast<DeclRefExpr>(E))
-    return isa<FunctionDecl>(Ref->getDecl());
-  return isa<OverloadExpr>(E);
+/// A subscript of a standard container whose operator[] only reads (a
+/// map's inserts, and a user-defined one may do anything).
+static bool readingSubscript(const CXXOperatorCallExpr &Op) {
+  const auto *Method = dyn_cast_or_null<CXXMethodDecl>(Op.getCalleeDecl());
+  if (!Method)
+    return false;
+  if (Method->isConst())
+    return true;
+  const CXXRecordDecl *Class = Method->getParent();
+  return Class->isInStdNamespace() &&
+         llvm::is_contained({"vector", "array", "span", "deque"},
+                            Class->getName());
 }
 
 /// Evaluating `E` once more changes nothing: it only reads variables,
-/// members and elements (also in a template, where clang cannot tell).
+/// members and elements (also in a template, where clang cannot tell),
+/// none of them volatile.
 static bool readsOnly(const Expr *E) {
   E = stripped(E);
-  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, IntegerLiteral,
-          CXXThisExpr>(E))
+  if (!E->getType().isNull() && E->getType().isVolatileQualified())
+    return false;
+  if (isa<DeclRefExpr, DependentScopeDeclRefExpr, IntegerLiteral, CXXThisExpr>(
+          E))
     return true;
   if (const auto *M = dyn_cast<MemberExpr>(E))
     return readsOnly(M->getBase());
@@ -48,16 +56,17 @@ static bool readsOnly(const Expr *E) {
     return M->isImplicitAccess() || readsOnly(M->getBase());
   if (const auto *A = dyn_cast<ArraySubscriptExpr>(E))
     return readsOnly(A->getBase()) && readsOnly(A->getIdx());
-  // `table[i]` of a container: its operator[] only reads.
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E))
     return Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
-           readsOnly(Op->getArg(0)) && readsOnly(Op->getArg(1));
+           readingSubscript(*Op) && readsOnly(Op->getArg(0)) &&
+           readsOnly(Op->getArg(1));
   return false;
 }
 
 void PointerLaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   const auto *Call = Result.Nodes.getNodeAs<CUDAKernelCallExpr>("launch");
-  if (!Call || namesItsKernel(*Call))
+  // A launch that names its kernel is LaunchRewrite's.
+  if (!Call || launchedKernel(*Call))
     return;
   // A host lambda's launch, typed device-side by the device parse
   // (LaunchRewrite): the host parse sees it.
@@ -78,8 +87,8 @@ void PointerLaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   if (!S || !S->MacroName.empty())
     L.FreeBecause = "it is spelled in a macro or across files";
   else if (!readsOnly(Call->getCallee()))
-    L.FreeBecause = "its callee does more than read a pointer, and would "
-                    "be evaluated twice";
+    L.FreeBecause = "its callee is more than a read of a variable, member "
+                    "or element, and would be evaluated twice";
   else if (!(L.Confined = confinedStreamEdits(*Call, *S, L.Callee, SM,
                                               Result.Context->getLangOpts())))
     L.FreeBecause = "its stream argument is not spelled in the file";
