@@ -7,8 +7,9 @@
 // file takes; where one of them must run on every SM (its CTAs form
 // clusters), or is left alone (--exclude-kernels), the pointer launches
 // run free too, and say which kernel. A callee that a second evaluation
-// could change (a map's operator[] inserts, a volatile pointer) is not
-// written twice. A launch that names its kernel (`(+k)`) is not a launch
+// could change (a map's operator[] inserts, also through a template's
+// dependent subscript; a volatile pointer, also behind `*`) is not written
+// twice. A launch that names its kernel (`(+k)`) is not a launch
 // through a pointer. The partition of a direct launch is named as CUDA
 // names the kernel: with its inline namespace.
 #include "cuda.h"
@@ -34,6 +35,12 @@ __global__ void fixed(float *p) {
 } // namespace lib
 typedef void (*kfn)(float *);
 
+template <class M> void viaTemplate(M &m, float *p) {
+  m[3]<<<1, 32>>>(p);
+  // CHECK: {{^}}  m[3]<<<1, 32>>>(p);
+  // WARN: pointer-launches-free.cu:[[@LINE-2]]:3: warning: smpart: the launch through the kernel pointer 'm[3]' runs on every SM, outside smpart's plan: its callee is more than a read
+}
+
 void run(float *p, std::map<int, kfn> &by_id, kfn volatile &shared) {
   kfn table[] = {paired, plain};
   table[1]<<<1, 32>>>(p);
@@ -46,6 +53,10 @@ void run(float *p, std::map<int, kfn> &by_id, kfn volatile &shared) {
   shared<<<1, 32>>>(p);
   // CHECK: {{^}}  shared<<<1, 32>>>(p);
   // WARN: pointer-launches-free.cu:[[@LINE-2]]:3: warning: smpart: the launch through the kernel pointer 'shared' runs on every SM, outside smpart's plan: its callee is more than a read
+  kfn volatile *pp = &shared;
+  (*pp)<<<1, 32>>>(p);
+  // CHECK: {{^}}  (*pp)<<<1, 32>>>(p);
+  // WARN: pointer-launches-free.cu:[[@LINE-2]]:3: warning: smpart: the launch through the kernel pointer '(*pp)' runs on every SM, outside smpart's plan: its callee is more than a read
   (+plain)<<<1, 32>>>(p);
   // WARN-NOT: kernel pointer '(+plain)'
   lib::step<<<1, 32>>>(p);

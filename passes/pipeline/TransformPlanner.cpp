@@ -391,30 +391,9 @@ TransformPlan TransformPlanner::plan() const {
       Plan.EditsByFile[E.File].insert(E);
   }
 
-  // A launch through a pointer may launch any kernel whose address the
-  // file takes: it runs free if one of them must (or is left alone).
-  std::string PointerMayHoldFree;
-  for (const auto &[Key, D] : Decisions) {
-    if (!D.Kernel->AddressTaken || !PointerMayHoldFree.empty())
-      continue;
-    const std::string Who = "the pointer may hold kernel '" + D.Kernel->Name;
-    if (D.Status == KernelStatus::Excluded)
-      PointerMayHoldFree = Who + "', which --kernels/--exclude-kernels leave "
-                                 "unchanged";
-    else if (D.Status == KernelStatus::Refused)
-      if (std::string Why = confinementObstacle(D); !Why.empty())
-        PointerMayHoldFree = Who + "', which runs on every SM: " + Why;
-  }
-  // Where launches through a pointer run on partitions, for the kernels
-  // whose address is taken.
-  std::string ConfinedPointerLines;
-  if (ConfineRefused && PointerMayHoldFree.empty())
-    for (const auto &[Where, L] : Facts.PointerLaunches)
-      if (L.Confined)
-        ConfinedPointerLines += (ConfinedPointerLines.empty() ? "" : ", ") +
-                                Where.File + ":" + std::to_string(Where.Line);
-
   // Refused kernels held to a partition: all their launches or none.
+  const std::string NoLaunchByName =
+      "no <<<>>> launch of it by name in the rewritten files";
   for (auto &[Key, D] : Decisions) {
     if (D.Status != KernelStatus::Refused)
       continue;
@@ -424,14 +403,8 @@ TransformPlan TransformPlanner::plan() const {
     for (const LaunchFacts &L : Facts.Launches)
       if (L.KernelKey == Key)
         Launches.push_back(&L);
-    if (D.FreeBecause.empty() && Launches.empty()) {
-      D.FreeBecause = "no <<<>>> launch of it by name in the rewritten files";
-      if (D.Kernel->AddressTaken && !ConfinedPointerLines.empty())
-        D.FreeBecause += " (the launches through a kernel pointer, at " +
-                         ConfinedPointerLines +
-                         ", run on the partition of the kernel the pointer "
-                         "holds)";
-    }
+    if (D.FreeBecause.empty() && Launches.empty())
+      D.FreeBecause = NoLaunchByName;
     if (D.FreeBecause.empty())
       for (const LaunchFacts *L : Launches)
         if (!L->Confined)
@@ -447,8 +420,23 @@ TransformPlan TransformPlanner::plan() const {
         Plan.EditsByFile[E.File].insert(E);
   }
 
-  // Launches through kernel pointers: whatever kernel the pointer holds
-  // runs on that kernel's partition.
+  // A launch through a pointer may launch any kernel whose address the
+  // file takes. All of a kernel's launches or none: the pointer launches
+  // run free if one of those kernels runs free where it is launched by
+  // name, must run free, or is left alone by the user.
+  std::string PointerMayHoldFree;
+  for (const auto &[Key, D] : Decisions) {
+    if (!D.Kernel->AddressTaken || !PointerMayHoldFree.empty())
+      continue;
+    const std::string Who = "the pointer may hold kernel '" + D.Kernel->Name;
+    if (D.Status == KernelStatus::Excluded)
+      PointerMayHoldFree = Who + "', which --kernels/--exclude-kernels leave "
+                                 "unchanged";
+    else if (D.Status == KernelStatus::Refused && !D.Confined &&
+             D.FreeBecause != NoLaunchByName)
+      PointerMayHoldFree = Who + "', which runs on every SM: " + D.FreeBecause;
+  }
+  std::string ConfinedPointerLines;
   for (const auto &[Where, L] : Facts.PointerLaunches) {
     PointerLaunchDecision D{
         &L, false, ConfineRefused ? L.FreeBecause : "--confine-refused=false"};
@@ -458,9 +446,20 @@ TransformPlan TransformPlanner::plan() const {
       D.Confined = true;
       for (const Edit &E : *L.Confined)
         Plan.EditsByFile[E.File].insert(E);
+      ConfinedPointerLines += (ConfinedPointerLines.empty() ? "" : ", ") +
+                              Where.File + ":" + std::to_string(Where.Line);
     }
     Plan.PointerLaunches.push_back(std::move(D));
   }
+  // A refused kernel launched only through pointers runs on its partition
+  // wherever a confined pointer launch launches it.
+  if (!ConfinedPointerLines.empty())
+    for (auto &[Key, D] : Decisions)
+      if (D.FreeBecause == NoLaunchByName && D.Kernel->AddressTaken)
+        D.FreeBecause += " (the launches through a kernel pointer, at " +
+                         ConfinedPointerLines +
+                         ", run on the partition of the kernel the pointer "
+                         "holds)";
 
   for (auto &[Key, D] : Decisions)
     Plan.Kernels.push_back(std::move(D));

@@ -15,10 +15,17 @@ void PointerLaunchRewrite::registerMatchers(MatchFinder &Finder) {
   Finder.addMatcher(hostLaunch(), this);
 }
 
-/// `E` without parentheses, implicit casts, `*` and `&`.
+static bool isVolatile(const Expr *E) {
+  return !E->getType().isNull() && E->getType().isVolatileQualified();
+}
+
+/// `E` without parentheses, implicit casts, `*` and `&`; null if a level
+/// on the way is volatile (`*pp` of a `kfn volatile *pp`).
 static const Expr *stripped(const Expr *E) {
   for (;;) {
     E = E->IgnoreParenImpCasts();
+    if (isVolatile(E))
+      return nullptr;
     const auto *U = dyn_cast<UnaryOperator>(E);
     if (!U || (U->getOpcode() != UO_Deref && U->getOpcode() != UO_AddrOf))
       return E;
@@ -45,7 +52,7 @@ static bool readingSubscript(const CXXOperatorCallExpr &Op) {
 /// none of them volatile.
 static bool readsOnly(const Expr *E) {
   E = stripped(E);
-  if (!E->getType().isNull() && E->getType().isVolatileQualified())
+  if (!E)
     return false;
   if (isa<DeclRefExpr, DependentScopeDeclRefExpr, IntegerLiteral, CXXThisExpr>(
           E))
@@ -54,8 +61,16 @@ static bool readsOnly(const Expr *E) {
     return readsOnly(M->getBase());
   if (const auto *M = dyn_cast<CXXDependentScopeMemberExpr>(E))
     return M->isImplicitAccess() || readsOnly(M->getBase());
-  if (const auto *A = dyn_cast<ArraySubscriptExpr>(E))
+  if (const auto *A = dyn_cast<ArraySubscriptExpr>(E)) {
+    // In a template, `m[i]` of a dependent type may become any class's
+    // operator[] (a map's inserts): only a pointer or an array is known
+    // to be read.
+    const Expr *Base = A->getBase()->IgnoreParenImpCasts();
+    if (Base->isTypeDependent() && !Base->getType()->isPointerType() &&
+        !Base->getType()->isArrayType())
+      return false;
     return readsOnly(A->getBase()) && readsOnly(A->getIdx());
+  }
   if (const auto *Op = dyn_cast<CXXOperatorCallExpr>(E))
     return Op->getOperator() == OO_Subscript && Op->getNumArgs() == 2 &&
            readingSubscript(*Op) && readsOnly(Op->getArg(0)) &&

@@ -17,28 +17,42 @@ namespace detail {
 
 namespace {
 
-/// `text` without the bracketed list it ends with (`open`...`close`,
-/// nested), or unchanged when it does not end with one. For template
-/// arguments, brackets inside parentheses do not count: `k<(1 > 2)>`.
-std::string dropTrailing(const std::string &text, char open, char close) {
-  if (text.empty() || text.back() != close)
-    return text;
-  const bool skip_parens = open != '(';
+/// `name` without the parameter list it ends with (`k(float*, int)`,
+/// nested parentheses: `k(void (*)(int))`), or unchanged.
+std::string withoutParameters(const std::string &name) {
+  if (name.empty() || name.back() != ')')
+    return name;
+  int depth = 0;
+  for (std::size_t i = name.size(); i-- > 0;)
+    if (name[i] == ')')
+      ++depth;
+    else if (name[i] == '(' && --depth == 0)
+      return name.substr(0, i);
+  return name;
+}
+
+/// `name` without any template argument list (`Ops<float>::k<4>` ->
+/// `Ops::k`), as smpart-transform names a template's kernels. Inside an
+/// argument list, brackets in parentheses do not count: `k<(1 > 2)>`.
+std::string withoutTemplateArgs(const std::string &name) {
+  std::string out;
   int depth = 0, parens = 0;
-  for (std::size_t i = text.size(); i-- > 0;) {
-    const char c = text[i];
-    if (skip_parens && (c == ')' || c == '(')) {
-      parens += c == ')' ? 1 : -1;
+  for (const char c : name) {
+    if (depth == 0) {
+      if (c == '<')
+        depth = 1;
+      else
+        out += c;
       continue;
     }
-    if (parens > 0)
-      continue;
-    if (c == close)
+    if (c == '(' || c == ')')
+      parens += c == '(' ? 1 : -1;
+    else if (parens == 0 && c == '<')
       ++depth;
-    else if (c == open && --depth == 0)
-      return text.substr(0, i);
+    else if (parens == 0 && c == '>')
+      --depth;
   }
-  return text;
+  return out;
 }
 
 } // namespace
@@ -46,27 +60,30 @@ std::string dropTrailing(const std::string &text, char open, char close) {
 std::string qualifiedKernelName(const char *symbol) {
   if (!symbol)
     return "";
-  // With separate compilation nvcc prefixes the symbol of a kernel of
-  // internal linkage (`__nv_static_<id>__Z...`).
-  if (std::strncmp(symbol, "__nv_static_", 12) == 0)
-    if (const char *z = std::strstr(symbol + 12, "_Z"))
-      symbol = z;
   // Only a mangled name is demangled: given `f` (an extern "C" kernel),
   // the demangler would answer `float`, the type that letter encodes.
-  if (std::strncmp(symbol, "_Z", 2) != 0)
+  // With separate compilation nvcc prefixes the symbol of a kernel of
+  // internal linkage (`__nv_static_<id>_<file>__Z...`, where the file name
+  // may hold a `_Z` too): the first `_Z` from which the rest demangles.
+  const bool prefixed = std::strncmp(symbol, "__nv_static_", 12) == 0;
+  std::string name;
+  for (const char *z = prefixed ? std::strstr(symbol + 12, "_Z") : symbol;
+       z && std::strncmp(z, "_Z", 2) == 0 && name.empty();
+       z = prefixed ? std::strstr(z + 2, "_Z") : nullptr) {
+    int status = -1;
+    char *demangled = abi::__cxa_demangle(z, nullptr, nullptr, &status);
+    if (status == 0 && demangled)
+      name = demangled;
+    std::free(demangled);
+  }
+  if (name.empty())
     return symbol;
-  int status = -1;
-  char *demangled = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
-  std::string name = status == 0 && demangled ? demangled : symbol;
-  std::free(demangled);
-  if (status != 0)
-    return name;
   // `void ns::k<int, 4>(float*, int)`: a kernel returns void, and only a
   // template instance's mangled name carries its return type.
-  name = dropTrailing(name, '(', ')');
+  name = withoutParameters(name);
   if (name.rfind("void ", 0) == 0)
     name.erase(0, 5);
-  return dropTrailing(name, '<', '>');
+  return withoutTemplateArgs(name);
 }
 
 namespace {
@@ -96,16 +113,16 @@ PointedKernel askCuda(const void *fn) {
 const PointedKernel &pointedKernel(const void *fn) {
   // Never destroyed: launches may run during static destruction. Entries
   // are never erased, so a reference stays valid.
-  static std::shared_mutex mu;
+  static auto *mu = new std::shared_mutex;
   static auto *known =
       new std::unordered_map<const void *, std::unique_ptr<PointedKernel>>;
   {
-    std::shared_lock<std::shared_mutex> lock(mu);
+    std::shared_lock<std::shared_mutex> lock(*mu);
     if (auto it = known->find(fn); it != known->end())
       return *it->second;
   }
   auto k = std::make_unique<PointedKernel>(askCuda(fn));
-  std::unique_lock<std::shared_mutex> lock(mu);
+  std::unique_lock<std::shared_mutex> lock(*mu);
   return *known->emplace(fn, std::move(k)).first->second;
 }
 

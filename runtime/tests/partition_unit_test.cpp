@@ -649,10 +649,14 @@ TEST(KernelNames, AreTheNamesADirectLaunchUses) {
   EXPECT_EQ(qualifiedKernelName("_Z1kIXgtLi1ELi2EEEvv"), "k"); // k<((1)>(2))>
   EXPECT_EQ(qualifiedKernelName("_ZN12_GLOBAL__N_14stepEv"),
             "(anonymous namespace)::step");
-  EXPECT_EQ(qualifiedKernelName("plain_c"), "plain_c"); // extern "C"
+  EXPECT_EQ(qualifiedKernelName("plain_c"), "plain_c");        // extern "C"
+  EXPECT_EQ(qualifiedKernelName("_ZN3OpsIfE1kEPf"), "Ops::k"); // Ops<float>
   EXPECT_EQ(qualifiedKernelName("f"), "f"); // not the type `f` encodes
-  EXPECT_EQ(qualifiedKernelName("__nv_static_51__8f2a_k_cu__Z4stepPf"),
-            "step"); // internal linkage under separate compilation
+  // Internal linkage under separate compilation; the file name may hold
+  // a `_Z` (Zgemm.cu) before the symbol's.
+  EXPECT_EQ(qualifiedKernelName("__nv_static_51__8f2a_k_cu__Z4stepPf"), "step");
+  EXPECT_EQ(qualifiedKernelName("__nv_static_53__8f2a_Zgemm_cu__Z4stepPf"),
+            "step");
   EXPECT_EQ(qualifiedKernelName(nullptr), "");
 }
 
