@@ -1,4 +1,5 @@
-// Scopes for the runtime's own CUDA calls: capture mode, current device.
+// Scopes for the runtime's own CUDA calls: capture mode, current device,
+// the caller's last error.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -22,6 +23,34 @@ public:
 private:
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
+
+/// Leaves the calling thread's last CUDA error as the scope found it,
+/// where it was cudaSuccess: a lookup the runtime makes on its own behalf
+/// (a pointer, a stream's capture state, a kernel's name) that fails is no
+/// error of the caller's next cudaGetLastError. (An error already pending
+/// stays pending, unless a failing lookup replaced it: CUDA keeps one.)
+class KeepLastError {
+public:
+  KeepLastError() : before_(cudaPeekAtLastError()) {}
+  ~KeepLastError() {
+    if (before_ == cudaSuccess)
+      (void)cudaGetLastError();
+  }
+  KeepLastError(const KeepLastError &) = delete;
+  KeepLastError &operator=(const KeepLastError &) = delete;
+
+private:
+  cudaError_t before_;
+};
+
+/// Whether `s` is being captured; a stream whose capture state cannot be
+/// read counts as captured (nothing is recorded on it or queried then).
+inline bool capturing(cudaStream_t s) {
+  KeepLastError keep;
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(s, &cs) != cudaSuccess ||
+         cs != cudaStreamCaptureStatusNone;
+}
 
 /// Makes `device` the calling thread's current device for one scope, then
 /// restores the one before. For the runtime's calls on helper threads (the

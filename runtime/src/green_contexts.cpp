@@ -47,7 +47,7 @@ Resolver runtimeResolver() {
   return [](const char *symbol, unsigned version) -> void * {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    const cudaError_t before = cudaPeekAtLastError();
+    KeepLastError keep; // a missing symbol is no error of the caller's
 #if CUDART_VERSION >= 12050
     const cudaError_t e = cudaGetDriverEntryPointByVersion(
         symbol, &fn, version, cudaEnableDefault, &q);
@@ -56,8 +56,6 @@ Resolver runtimeResolver() {
     const cudaError_t e =
         cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault, &q);
 #endif
-    if (e != cudaSuccess && before == cudaSuccess)
-      (void)cudaGetLastError(); // a missing symbol is no error of the caller's
     return e == cudaSuccess && q == cudaDriverEntryPointSuccess ? fn : nullptr;
   };
 }
@@ -443,14 +441,8 @@ namespace {
 
 /// Whether `s` is outside any capture: querying a capturing stream, or an
 /// event recorded in one, is an error that may invalidate the capture.
-bool outsideCapture(cudaStream_t s) {
-  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(s, &cs) == cudaSuccess &&
-         cs == cudaStreamCaptureStatusNone;
-}
-
 bool queued(cudaStream_t s) {
-  return outsideCapture(s) && cudaStreamQuery(s) == cudaErrorNotReady;
+  return !capturing(s) && cudaStreamQuery(s) == cudaErrorNotReady;
 }
 
 } // namespace
@@ -470,8 +462,7 @@ Status Pool::laneFor(Entry &e, cudaStream_t caller, bool lease, Lane *&out) {
     // cannot be joining one: only a lease holder forks into a lane.
     for (auto &l : e.lanes)
       if (l->leases == 0 && !l->pinned && !l->retire_pending &&
-          (!lane || l->last_use < lane->last_use) &&
-          outsideCapture(l->stream) &&
+          (!lane || l->last_use < lane->last_use) && !capturing(l->stream) &&
           cudaStreamQuery(l->stream) == cudaSuccess)
         lane = l.get();
   }
@@ -512,7 +503,7 @@ void Pool::retireReadyLocked(Entry &e) {
   // cannot be recorded outside it; their work (eager work queued before
   // the capture included) is held until they are neither.
   for (auto &l : e.lanes)
-    if (l->retire_pending && l->leases == 0 && outsideCapture(l->stream)) {
+    if (l->retire_pending && l->leases == 0 && !capturing(l->stream)) {
       (void)cudaEventRecord(l->retired, l->stream);
       l->retire_pending = false;
     }

@@ -93,7 +93,7 @@ PointedKernel askCuda(const void *fn) {
   // Not stream operations, but a launch under a global-mode capture must
   // not be the call that breaks it.
   CaptureModeRelaxed relaxed;
-  const cudaError_t before = cudaPeekAtLastError();
+  KeepLastError keep; // the lookup's errors are not the caller's
 #if CUDART_VERSION >= 12030
   const char *symbol = nullptr;
   k.known = cudaFuncGetName(&symbol, fn) == cudaSuccess && symbol;
@@ -103,8 +103,6 @@ PointedKernel askCuda(const void *fn) {
   cudaFuncAttributes attr{};
   if (k.known && cudaFuncGetAttributes(&attr, fn) == cudaSuccess)
     k.clustered = attr.clusterDimMustBeSet || attr.requiredClusterWidth > 0;
-  if (before == cudaSuccess)
-    (void)cudaGetLastError(); // the lookup's error, not the caller's
   return k;
 }
 

@@ -45,11 +45,9 @@ void load(ContextLoads &c, const std::vector<const void *> &fns) {
     return;
   CaptureModeRelaxed relaxed;
   for (const void *fn : fns) {
-    const cudaError_t before = cudaPeekAtLastError();
+    KeepLastError keep;
     cudaFuncAttributes attr{};
-    if (cudaFuncGetAttributes(&attr, fn) != cudaSuccess &&
-        before == cudaSuccess)
-      cudaGetLastError();
+    (void)cudaFuncGetAttributes(&attr, fn);
     c.preload.loaded(fn);
   }
 }

@@ -70,8 +70,10 @@ struct Partition::Impl {
   /// leased when `lease`); null when unconfined, or when no lane can be
   /// made (said once).
   detail::green::Lane *laneLocked(cudaStream_t caller, bool lease);
-  /// Its stream; else the partition's stream, or `caller` when unconfined.
-  cudaStream_t laneStreamLocked(cudaStream_t caller);
+  /// The stream of `lane`; without one, the partition's stream, or
+  /// `caller` when unconfined.
+  cudaStream_t streamOfLocked(detail::green::Lane *lane,
+                              cudaStream_t caller) const;
   Status boundaryLocked();
   void holdLocked();
   void warn(bool &once, const std::string &msg) {
@@ -118,15 +120,8 @@ Status Partition::Impl::boundaryLocked() {
   // the context it would go back to) pins the context: the fence recorded
   // there would be captured, and the new stream that waits for it would
   // join that capture, taking in everyone's work after it.
-  auto captured = [](cudaStream_t s) {
-    const cudaError_t before = cudaPeekAtLastError();
-    cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    const cudaError_t e = cudaStreamIsCapturing(s, &cs);
-    if (e != cudaSuccess && before == cudaSuccess)
-      (void)cudaGetLastError(); // the check's, not the caller's
-    return e != cudaSuccess || cs != cudaStreamCaptureStatusNone;
-  };
-  const bool pinned = size / g != popcount(groups) && captured(cur->stream);
+  const bool pinned =
+      size / g != popcount(groups) && detail::capturing(cur->stream);
   if (pinned)
     warn(warned_pinned, "keeps " + std::to_string(cur->sms) +
                             " SMs while its stream is being captured");
@@ -144,21 +139,21 @@ Status Partition::Impl::boundaryLocked() {
     else
       st = pool.switchTo(next, size / g, e);
     // A capture that began meanwhile on the old stream took the fence;
-    // one on the new stream would take everything after the switch.
-    bool deferred = false; // the next boundary tries again
-    if (st.ok() && e != cur && (captured(cur->stream) || captured(e->stream))) {
+    // one on the new stream would take everything after the switch: the
+    // partition stays where it is, and the next boundary tries again.
+    if (st.ok() && e != cur &&
+        (detail::capturing(cur->stream) || detail::capturing(e->stream))) {
       pool.restore(next, groups);
-      deferred = true;
+      e = cur;
     }
-    if (st.ok() && e != cur && !deferred)
+    if (st.ok() && e != cur)
       if (const cudaError_t r = cudaStreamWaitEvent(e->stream, fence, 0);
           r != cudaSuccess) {
         pool.restore(next, groups);
         st = detail::cudaFailure(r, "cudaStreamWaitEvent(new stream, fence)",
                                  __FILE__, __LINE__);
       }
-    if (deferred) {
-    } else if (!st.ok()) {
+    if (!st.ok()) {
       bool once = false; // every failed switch is worth a line
       warn(once, "keeps " + std::to_string(cur->sms) + " SMs: " + st.message());
     } else if (e != cur) {
@@ -192,11 +187,11 @@ void Partition::Impl::holdLocked() {
     return;
   std::vector<unsigned> ids = sm_ids_known ? sm_ids : std::vector<unsigned>{};
   if (!retiring.empty()) {
-    const cudaError_t before = cudaPeekAtLastError();
-    const cudaError_t q = detail::queryEvent(retired);
-    if (q != cudaSuccess && q != cudaErrorNotReady && before == cudaSuccess)
-      (void)cudaGetLastError(); // a captured event: no error of the caller's
-    const bool old_stream_runs = q == cudaErrorNotReady;
+    bool old_stream_runs;
+    {
+      detail::KeepLastError keep; // a captured event: no error of the caller's
+      old_stream_runs = detail::queryEvent(retired) == cudaErrorNotReady;
+    }
     retiring.erase(std::remove_if(retiring.begin(), retiring.end(),
                                   [&](const Retiring &r) {
                                     return !old_stream_runs &&
@@ -440,17 +435,16 @@ detail::green::Lane *Partition::Impl::laneLocked(cudaStream_t caller,
   return lane;
 }
 
-cudaStream_t Partition::Impl::laneStreamLocked(cudaStream_t caller) {
-  if (detail::green::Lane *lane = laneLocked(caller, false))
-    return lane->stream;
-  return confined ? cur->stream : caller;
+cudaStream_t Partition::Impl::streamOfLocked(detail::green::Lane *lane,
+                                             cudaStream_t caller) const {
+  return lane ? lane->stream : confined ? cur->stream : caller;
 }
 
 cudaStream_t Partition::streamFor(cudaStream_t caller) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   detail::CaptureModeRelaxed relaxed;
   (void)impl_->boundaryLocked();
-  return impl_->laneStreamLocked(caller);
+  return impl_->streamOfLocked(impl_->laneLocked(caller, false), caller);
 }
 
 cudaStream_t Partition::leaseLane(cudaStream_t caller, void *&lease) {
@@ -459,7 +453,7 @@ cudaStream_t Partition::leaseLane(cudaStream_t caller, void *&lease) {
   (void)impl_->boundaryLocked();
   detail::green::Lane *lane = impl_->laneLocked(caller, true);
   lease = lane;
-  return lane ? lane->stream : impl_->confined ? impl_->cur->stream : caller;
+  return impl_->streamOfLocked(lane, caller);
 }
 
 void Partition::returnLane(void *lease) {
@@ -529,7 +523,7 @@ KernelHandle Partition::launch(const KernelInfo &kernel, dim3 grid, dim3 block,
     detail::CaptureModeRelaxed relaxed;
     (void)impl_->boundaryLocked();
     lane = impl_->laneLocked(stream, true);
-    ps = lane ? lane->stream : impl_->streamLocked();
+    ps = impl_->streamOfLocked(lane, stream);
   }
   struct GiveBack {
     detail::green::Lane *lane;

@@ -48,11 +48,9 @@ Status Sentinel::make() {
 }
 
 bool Sentinel::gone() const {
-  const cudaError_t before = cudaPeekAtLastError();
+  KeepLastError keep;
   cudaPointerAttributes a{};
   const cudaError_t e = cudaPointerGetAttributes(&a, ptr);
-  if (e != cudaSuccess && before == cudaSuccess)
-    (void)cudaGetLastError(); // the lookup's, not the caller's
   // Gone only on evidence: an error says nothing (cudaErrorInvalidValue
   // from a thread whose current device has no context yet, a sticky error
   // of another context), and taking a healthy context for a reset one
