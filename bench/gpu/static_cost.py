@@ -71,7 +71,8 @@ exit reaches it; the original's size is static (all its instructions once),
 not a per-block dynamic count. Occupancy assumes the block size of
 __launch_bounds__ (.maxntid) or --block (256), no user dynamic shared
 memory, and adds the protocol's tail (kTailBytes) to rewritten
-kernels. Kernels nvcc cannot compile (static member kernels) are absent.
+kernels; a rewritten kernel is taken at its original's block size.
+Kernels nvcc cannot compile (static member kernels) are absent.
 """
 import argparse
 import json
@@ -875,7 +876,10 @@ def analyse(args):
                     continue  # not a transformed kernel
                 pretty = key(names[xn])
                 on = by_key.get(pretty)
-                block = k.block or args.block
+                # The original's bound: the rewritten kernel may state a
+                # wider one (the same register cap, LaunchBoundsEdit.h),
+                # and is launched with the original's blocks.
+                block = (o_kern[on].block if on else None) or k.block or args.block
                 row = {"file": src.name, "kernel": pretty, "block": block}
                 if on:
                     ok = o_kern[on]

@@ -32,6 +32,14 @@ __global__ void __launch_bounds__(256, 2) scale(T *x, T a, int n = 8) {
 }
 template __global__ void scale<float>(float *, float, int);
 
+// A bound that depends on a template parameter.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK, 2) clampBlock(float *x) {
+  const int i = blockIdx.x * BLOCK + threadIdx.x;
+  x[i] = fminf(x[i], 1.0f);
+}
+template __global__ void clampBlock<512>(float *);
+
 // A loop of tagged loads, written once per bypass tag.
 __global__ void rowSum(int n, const float *a, float *out) {
   float sum = 0.0f;
@@ -61,7 +69,8 @@ __global__ void vec(const float4 *v, float *out) {
 // CHECK-DAG: {{^}}__global__ void early(smpart::LaunchControl smpart_ctl, int n, const float *x, float *y) {
 // CHECK-DAG: {{^}}__global__ void empty(smpart::LaunchControl smpart_ctl) {
 // CHECK-DAG: {{^}}__global__ void noArgs(smpart::LaunchControl smpart_ctl) {
-// CHECK-DAG: {{^}}__global__ void __launch_bounds__(256, 2) scale(smpart::LaunchControl smpart_ctl, T *x, T a, int n = 8) {
+// CHECK-DAG: {{^}}__global__ void __launch_bounds__(512) scale(smpart::LaunchControl smpart_ctl, T *x, T a, int n = 8) {
+// CHECK-DAG: {{^}}__global__ void __launch_bounds__({{.*}}(BLOCK){{.*}} ? 0 : (2)) clampBlock(smpart::LaunchControl smpart_ctl, float *x) {
 // CHECK-DAG: {{^}}template __global__ void scale<float>(smpart::LaunchControl smpart_ctl, float *, float, int);
 // CHECK-DAG: {{^}}__global__ void vec(smpart::LaunchControl smpart_ctl, const float4 *v, float *out) {
 // CHECK-DAG: {{^}} y[i] = smpart::load(&x[i], true) + smpart::load(&*p, true) + smpart::load(&y[i], true);

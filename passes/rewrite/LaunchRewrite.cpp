@@ -3,6 +3,7 @@
 
 #include "analysis/DeviceCode.h"
 #include "rewrite/ConfinedStreamEdit.h"
+#include "rewrite/LaunchBoundsEdit.h"
 #include "rewrite/LaunchSyntax.h"
 
 #include "clang/AST/ASTContext.h"
@@ -229,11 +230,22 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // in a void function still compiles. With the original kept, the closure
   // can launch it too (SMPART_DISABLE, KernelInfo::has_original); a launch
   // in a macro body serves kernels that may differ in that, and never does.
+  // A kernel whose rewritten __launch_bounds__ allows larger blocks than
+  // the original's (LaunchBoundsEdit.h) carries the original's limit.
+  std::optional<unsigned> MaxThreads;
+  if (S->MacroName.empty() && !Call->isInstantiationDependent())
+    MaxThreads = widenedMaxThreads(*Kernel, *Result.Context);
+  auto Tail = [&](bool BesideOriginal) -> std::string {
+    if (MaxThreads)
+      return (BesideOriginal ? ", true, " : ", false, ") +
+             std::to_string(*MaxThreads) + "}, ";
+    return BesideOriginal && S->MacroName.empty() ? ", true}, " : "}, ";
+  };
   const std::string Info = "smpart::launchRewritten({" + Name + ", ";
   AddTo(L.WithoutOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-        Info + Address(false) + "}, ");
+        Info + Address(false) + Tail(false));
   AddTo(L.WithOriginal, S->CalleeBegin, S->ConfigOpen.getLocWithOffset(3),
-        Info + Address(true) + (S->MacroName.empty() ? ", true}, " : "}, "));
+        Info + Address(true) + Tail(true));
   // A null pointer constant (NULL, 0) would be captured as an integer and
   // no longer convert to the pointer parameter: capture nullptr instead.
   if (const FunctionDecl *Direct = Call->getDirectCallee())

@@ -1,6 +1,7 @@
 #include "rewrite/PersistentKernelRewrite.h"
 
 #include "analysis/BarrierHazard.h"
+#include "rewrite/LaunchBoundsEdit.h"
 #include "rewrite/OriginalKernel.h"
 #include "rewrite/TemplateArgSpelling.h"
 
@@ -232,13 +233,15 @@ void PersistentKernelRewrite::keepForeignDeclaration(const FunctionDecl &Kernel,
 }
 
 /// Every declaration in the kernel's own file gets the control parameter,
-/// so that all of them still declare the same function; each also gets a
-/// copy of itself, used if the original is kept, so that code between a
+/// so that all of them still declare the same function, and its
+/// __launch_bounds__ as a cap without padding (LaunchBoundsEdit.h); each also
+/// gets a copy of itself, used if the original is kept, so that code between a
 /// declaration and the definition can still name the original.
 void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
-                                                  const SourceManager &SM,
-                                                  const LangOptions &LO,
+                                                  ASTContext &AST,
                                                   FunctionFacts &F) {
+  const SourceManager &SM = AST.getSourceManager();
+  const LangOptions &LO = AST.getLangOpts();
   for (const FunctionDecl *D : Kernel.redecls()) {
     if (!Ctx.isRewritable(SM, D->getLocation()) ||
         fileOfDecl(*D, SM) != fileOfDecl(Kernel, SM)) {
@@ -251,6 +254,8 @@ void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
       F.Hazards.insert({"parameter list spelled inside a macro",
                         RewriteContext::placeOf(SM, D->getLocation()),
                         {}});
+    if (std::optional<Edit> E = launchBoundsEdit(*D, AST))
+      F.Edits.insert(*E);
     if (D == &Kernel)
       continue;
     if (std::optional<Edit> Copy = copyOfDeclaration(*D, SM, LO))
@@ -471,7 +476,7 @@ void PersistentKernelRewrite::recordKernel(const FunctionDecl &Kernel,
   recordSignature(Kernel, AST, F);
   recordResourceHints(Kernel, AST, F);
   refuseExternC(Kernel, SM, F);
-  rewriteDeclarations(Kernel, SM, AST.getLangOpts(), F);
+  rewriteDeclarations(Kernel, AST, F);
   rewriteExplicitInstantiations(Kernel, SM, AST.getLangOpts(), F);
 
   const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel.getBody());

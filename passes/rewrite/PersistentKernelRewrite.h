@@ -27,8 +27,7 @@ private:
   void recordKernel(const clang::FunctionDecl &Kernel,
                     const clang::ast_matchers::MatchFinder::MatchResult &R);
   void rewriteDeclarations(const clang::FunctionDecl &Kernel,
-                           const clang::SourceManager &SM,
-                           const clang::LangOptions &LO, FunctionFacts &F);
+                           clang::ASTContext &AST, FunctionFacts &F);
   void keepForeignDeclaration(const clang::FunctionDecl &Kernel,
                               const clang::FunctionDecl &D,
                               const clang::SourceManager &SM, FunctionFacts &F);

@@ -83,7 +83,8 @@ KernelHandle failedTransformed(std::shared_ptr<Kernel> k, Status st,
   return failed(std::move(k), std::move(st));
 }
 
-Status validate(dim3 grid, unsigned long long &total) {
+Status validate(const KernelInfo &kernel, dim3 grid, dim3 block,
+                unsigned long long &total) {
   total = static_cast<unsigned long long>(grid.x) * grid.y * grid.z;
   if (total == 0)
     return Status(Errc::kInvalidArgument,
@@ -91,6 +92,16 @@ Status validate(dim3 grid, unsigned long long &total) {
                       ", " + std::to_string(grid.y) + ", " +
                       std::to_string(grid.z) + ")",
                   static_cast<int>(cudaErrorInvalidConfiguration));
+  const unsigned long long threads =
+      static_cast<unsigned long long>(block.x) * block.y * block.z;
+  if (kernel.max_threads_per_block != 0 &&
+      threads > kernel.max_threads_per_block)
+    return Status(Errc::kInvalidArgument,
+                  "launch of " + std::to_string(threads) +
+                      " threads per block; the kernel's __launch_bounds__ "
+                      "allows at most " +
+                      std::to_string(kernel.max_threads_per_block),
+                  static_cast<int>(cudaErrorLaunchOutOfResources));
   return Status();
 }
 
@@ -481,7 +492,7 @@ KernelHandle launchTransformed(const KernelInfo &kernel, dim3 grid, dim3 block,
   configureFromEnvironmentOnce();
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->relaunch = std::move(relaunch);
-  if (Status st = validate(grid, k->total); !st.ok())
+  if (Status st = validate(kernel, grid, block, k->total); !st.ok())
     return failedTransformed(std::move(k), std::move(st), kernel.has_original,
                              false);
   bool enqueued = false, announced = false;
@@ -525,7 +536,7 @@ KernelHandle launchOpaque(const KernelInfo &kernel, dim3 grid, dim3 block,
   configureFromEnvironmentOnce();
   std::shared_ptr<Kernel> k = newKernel(kernel, grid, block, smem, stream);
   k->opaque = true;
-  if (Status st = validate(grid, k->total); !st.ok()) {
+  if (Status st = validate(kernel, grid, block, k->total); !st.ok()) {
     reportFirstFailure(*k, st, false);
     return failed(std::move(k), std::move(st));
   }

@@ -360,4 +360,29 @@ TEST(Errors, EmptyGridAndEmptyHandle) {
   EXPECT_EQ(none.wait().code(), smpart::Errc::kInvalidArgument);
 }
 
+// A rewritten kernel whose __launch_bounds__ the tool widened carries the
+// original's limit: a larger block is refused before anything is
+// enqueued, as CUDA refuses it for the original kernel.
+TEST(Errors, BlockLargerThanTheOriginalLaunchBounds) {
+  unsigned called = 0;
+  auto closure = [&](const smpart::LaunchParams &) { ++called; };
+  smpart::KernelHandle h = smpart::launch({"k", nullptr, false, 256}, dim3(4),
+                                          dim3(16, 16, 2), 0, nullptr, closure);
+  EXPECT_EQ(h.status().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_NE(h.status().message().find("512 threads per block"),
+            std::string::npos)
+      << h.status().message();
+  EXPECT_NE(h.status().message().find("at most 256"), std::string::npos);
+  EXPECT_EQ(called, 0u);
+  // At the limit, and without one, the check lets the launch through.
+  for (unsigned limit : {256u, 0u}) {
+    smpart::KernelHandle at =
+        smpart::launch({"k", nullptr, false, limit}, dim3(4), dim3(16, 16), 0,
+                       nullptr, [](const smpart::LaunchParams &) {});
+    EXPECT_EQ(at.status().message().find("threads per block"),
+              std::string::npos)
+        << at.status().message();
+  }
+}
+
 } // namespace

@@ -23,11 +23,16 @@ namespace smpart {
 /// address when the tool could name it (for occupancy queries), else null.
 /// `has_original`: smpart-transform kept the kernel's original definition
 /// beside the rewritten one, and the launch's closure can launch it
-/// (LaunchParams::original).
+/// (LaunchParams::original). `max_threads_per_block`: the largest block the
+/// kernel's `__launch_bounds__` allows, where the rewritten kernel states
+/// a wider bound (the same register cap without ptxas' padding, tool
+/// README); a launch of larger blocks fails as CUDA fails it for the
+/// original. 0: no limit beyond the kernel's own.
 struct KernelInfo {
   const char *name;
   const void *fn;
   bool has_original = false;
+  unsigned max_threads_per_block = 0;
 };
 
 /// The physical launch the runtime asks a relaunch closure to perform.
