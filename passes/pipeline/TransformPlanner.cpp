@@ -293,6 +293,9 @@ TransformPlan TransformPlanner::plan() const {
   // Edits: transformed kernels, the device functions they reach, their
   // launches.
   std::set<std::string> RewrittenFunctions;
+  // The warnings of originals kept for the uses of their addresses: what
+  // pointer launches do is decided below.
+  std::vector<std::pair<KernelDecision *, std::size_t>> KeptForAddressUses;
   for (auto &[Key, D] : Decisions) {
     if (D.Status != KernelStatus::Transformed)
       continue;
@@ -347,13 +350,10 @@ TransformPlan TransformPlanner::plan() const {
                List +
                " (a graph node, a launch API, a function pointer or table): "
                "what launches it there runs the original, unchanged and "
-               "outside smpart's plan" +
-               (ConfineRefused ? ", but for a <<<>>> launch through a "
-                                 "pointer, which runs on the kernel's "
-                                 "partition"
-                               : ""),
+               "outside smpart's plan",
            K.OriginalUses.begin()->first,
            {}});
+      KeptForAddressUses.push_back({&D, D.Warnings.size() - 1});
     }
     if (D.KeepsOriginal)
       for (const Edit &E : K.OriginalEdits)
@@ -452,7 +452,15 @@ TransformPlan TransformPlanner::plan() const {
     Plan.PointerLaunches.push_back(std::move(D));
   }
   // A refused kernel launched only through pointers runs on its partition
-  // wherever a confined pointer launch launches it.
+  // wherever a confined pointer launch launches it, and so does an
+  // original kept for the uses of its address.
+  if (!ConfinedPointerLines.empty())
+    for (const auto &[D, Warning] : KeptForAddressUses)
+      D->Warnings[Warning].Reason +=
+          ", but for the <<<>>> launches through a kernel pointer at " +
+          ConfinedPointerLines +
+          ", which run on the partition of the kernel the pointer "
+          "holds";
   if (!ConfinedPointerLines.empty())
     for (auto &[Key, D] : Decisions)
       if (D.FreeBecause == NoLaunchByName && D.Kernel->AddressTaken)

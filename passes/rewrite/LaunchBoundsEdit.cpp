@@ -57,8 +57,7 @@ std::optional<Edit> launchBoundsEdit(const FunctionDecl &D,
   const LangOptions &LO = AST.getLangOpts();
   auto Range = [&](const Expr *First, const Expr *Last) {
     return Lexer::makeFileCharRange(
-        CharSourceRange::getTokenRange(First->getBeginLoc(),
-                                       Last->getEndLoc()),
+        CharSourceRange::getTokenRange(First->getBeginLoc(), Last->getEndLoc()),
         SM, LO);
   };
   const Expr *T = LB->getMaxThreads(), *M = LB->getMinBlocks();
