@@ -36,10 +36,41 @@ __global__ void __launch_bounds__(256, 2) declared(float *y);
 __global__ void __launch_bounds__(256, 2) declared(float *y) { y[0] = 0; }
 // CHECK: {{^}}__global__ void __launch_bounds__(512) declared(smpart::LaunchControl smpart_ctl, float *y) {
 
-// Dependent bounds: the same choice, made for each instance.
+// Bounds that are not literals (a template parameter, a constant, a macro
+// that may depend on __CUDA_ARCH__): the same choice, made by nvcc for
+// each instance and architecture.
 template <int B>
 __global__ void __launch_bounds__(B, 2) tiled(float *y) { y[threadIdx.x] = 0; }
 // CHECK: {{^}}__global__ void __launch_bounds__(((2) >= 1 && ((B) + 31) / 32 * 32 * (2) <= 1024) ? ((B) + 31) / 32 * 32 * (2) : (B), ((2) >= 1 && ((B) + 31) / 32 * 32 * (2) <= 1024) ? 0 : (2)) tiled(smpart::LaunchControl smpart_ctl, float *y) {
+constexpr int kThreads = 128;
+__global__ void __launch_bounds__(kThreads, 2) named(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(((2) >= 1 && ((kThreads) + 31) / 32 * 32 * (2) <= 1024) ? ((kThreads) + 31) / 32 * 32 * (2) : (kThreads), ((2) >= 1 && ((kThreads) + 31) / 32 * 32 * (2) <= 1024) ? 0 : (2)) named(smpart::LaunchControl smpart_ctl, float *y) {
+
+// A declaration that inherits the bound is left alone; one of two
+// declarations spelled in a macro's body leaves both as written.
+__global__ void __launch_bounds__(256, 2) inherits(float *y);
+__global__ void inherits(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(512) inherits(smpart::LaunchControl smpart_ctl, float *y);
+// CHECK: {{^}}__global__ void inherits(smpart::LaunchControl smpart_ctl, float *y) {
+#define HALF_BOUNDS __launch_bounds__(256, 2)
+__global__ void HALF_BOUNDS mixed(float *y);
+__global__ void __launch_bounds__(256, 2) mixed(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void HALF_BOUNDS mixed(smpart::LaunchControl smpart_ctl, float *y);
+// CHECK: {{^}}__global__ void __launch_bounds__(256, 2) mixed(smpart::LaunchControl smpart_ctl, float *y) {
+
+// A query that answers with the largest block would ask the rewritten
+// kernel, and a program may choose its blocks by it: left as written. A
+// query that does not, keeps nothing.
+extern "C" int cudaFuncGetAttributes(void *attr, const void *func);
+extern "C" int cudaFuncSetAttribute(const void *func, int attr, int value);
+__global__ void __launch_bounds__(256, 2) queried(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(256, 2) queried(smpart::LaunchControl smpart_ctl, float *y) {
+__global__ void __launch_bounds__(256, 2) configured(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(512) configured(smpart::LaunchControl smpart_ctl, float *y) {
+void query(void *attr) {
+  cudaFuncGetAttributes(attr, (const void *)queried);
+  cudaFuncSetAttribute((const void *)configured, 8, 1024);
+}
 
 // Spelled in a macro's body: left as written.
 #define BOUNDS __launch_bounds__(256, 2)
@@ -50,14 +81,20 @@ void host(float *y) {
   bounded<<<1, 256>>>(y);
   tiled<512><<<1, 512>>>(y);
   tiled<1024><<<1, 1024>>>(y);
-  single<<<1, 128>>>(y);
   wide<<<1, 512>>>(y);
+  named<<<1, 128>>>(y);
+  clustered<<<1, 256>>>(y);
+  plain<<<1, 256>>>(y);
 }
-// Launches of a kernel whose bound got wider carry the original's T.
+// Launches carry the original's T wherever it is a literal or a template
+// argument and M is written, whether or not the bound got wider (CUDA
+// refuses the same blocks where it did not).
 // CHECK-LABEL: void host(float *y) {
 // CHECK-NEXT: smpart::launchRewritten({"bounded", {{.*}}(&bounded)), true, 256}, 1, 256,
 // CHECK-NEXT: smpart::launchRewritten({"tiled", {{.*}}(&tiled<512>)), true, 512}, 1, 512,
-// CHECK-NEXT: smpart::launchRewritten({"tiled", {{[^}]*}}}, 1, 1024,
-// CHECK-NEXT: smpart::launchRewritten({"single", {{[^}]*}}}, 1, 128,
-// CHECK-NEXT: smpart::launchRewritten({"wide", {{[^}]*}}}, 1, 512,
+// CHECK-NEXT: smpart::launchRewritten({"tiled", {{.*}}(&tiled<1024>)), true, 1024}, 1, 1024,
+// CHECK-NEXT: smpart::launchRewritten({"wide", {{.*}}(&wide)), true, 512}, 1, 512,
+// CHECK-NEXT: smpart::launchRewritten({"named", {{.*}}(&named)), true}, 1, 128,
+// CHECK-NEXT: smpart::launchRewritten({"clustered", {{.*}}(&clustered)), true}, 1, 256,
+// CHECK-NEXT: smpart::launchRewritten({"plain", {{.*}}(&plain)), true}, 1, 256,
 // ALONE: smpart::launchRewritten({"bounded", {{.*}}(&bounded)), false, 256}, 1, 256,

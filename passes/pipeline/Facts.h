@@ -100,8 +100,16 @@ struct FunctionFacts {
   bool IsKernel = false;
   std::vector<std::string> Params; ///< "type name" as written
   std::map<std::string, std::string> ResourceHints;
-  std::set<Hazard> Hazards;      ///< refusals found in this function
-  std::set<Edit> Edits;          ///< applied only if transformed
+  std::set<Hazard> Hazards; ///< refusals found in this function
+  std::set<Edit> Edits;     ///< applied only if transformed
+  /// Kernels: __launch_bounds__ as a register cap without padding
+  /// (LaunchBoundsEdit.h), applied if transformed and not MaxBlockSizeRead.
+  std::set<Edit> LaunchBoundsEdits;
+  /// Kernels: named in a query that answers with its largest block
+  /// (cudaFuncGetAttributes, cudaOccupancyMaxPotentialBlockSize), which
+  /// KernelQueryRewrite makes ask the rewritten kernel: that answer must
+  /// stay the original's, which the program may choose its blocks by.
+  bool MaxBlockSizeRead = false;
   std::set<std::string> Callees; ///< keys of called functions
   bool ReadsBlockId = false;     ///< device fn: reads blockIdx/gridDim
   /// Calls a device function this run does not rewrite that reads

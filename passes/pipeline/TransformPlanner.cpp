@@ -368,6 +368,9 @@ TransformPlan TransformPlanner::plan() const {
     }
     for (const Edit &E : K.Edits)
       Plan.EditsByFile[E.File].insert(E);
+    if (!K.MaxBlockSizeRead)
+      for (const Edit &E : K.LaunchBoundsEdits)
+        Plan.EditsByFile[E.File].insert(E);
     for (const TagSwitchedText &L : K.TagSwitchedTexts) {
       // Taken by one parse, refused (at or inside it) by the other: kept.
       const auto Refused = K.UnswitchRefused.lower_bound({L.File, L.Begin});

@@ -25,27 +25,29 @@ void KernelQueryRewrite::registerMatchers(MatchFinder &Finder) {
 
 /// The expression to replace when \p Child (the name, or a cast or `&`
 /// around it) is an argument of a kernel query, through parentheses and
-/// casts: \p Operand, or `&name` for the address; else null.
+/// casts: \p Operand, or `&name` for the address; else null. \p Query:
+/// the query's name.
 static const Expr *queriedKernelExpr(const Stmt &Child, const Expr &Operand,
-                                     ASTContext &AST) {
+                                     ASTContext &AST, StringRef &Query) {
   return agreedOverParents(
       Child, AST, static_cast<const Expr *>(nullptr),
       [&](const Stmt *P) -> const Expr * {
         if (const auto *Call = dyn_cast_or_null<CallExpr>(P)) {
           const FunctionDecl *Callee = Call->getDirectCallee();
-          return Callee && Callee->getIdentifier() &&
-                         Call->getCallee() != &Child &&
-                         KernelHazards::isKernelQuery(Callee->getName())
-                     ? &Operand
-                     : nullptr;
+          if (!Callee || !Callee->getIdentifier() ||
+              Call->getCallee() == &Child ||
+              !KernelHazards::isKernelQuery(Callee->getName()))
+            return nullptr;
+          Query = Callee->getName();
+          return &Operand;
         }
         if (const auto *Unary = dyn_cast_or_null<UnaryOperator>(P))
           return Unary->getOpcode() == UO_AddrOf && &Child == &Operand
-                     ? queriedKernelExpr(*P, *Unary, AST)
+                     ? queriedKernelExpr(*P, *Unary, AST, Query)
                      : nullptr;
         if (isa_and_nonnull<ImplicitCastExpr, ParenExpr, CStyleCastExpr,
                             CXXNamedCastExpr, CXXFunctionalCastExpr>(P))
-          return queriedKernelExpr(*P, Operand, AST);
+          return queriedKernelExpr(*P, Operand, AST, Query);
         return nullptr;
       });
 }
@@ -58,9 +60,15 @@ void KernelQueryRewrite::run(const MatchFinder::MatchResult &Result) {
   if (!Pattern->hasBody() || !Ctx.isRewritable(SM, Pattern->getLocation()) ||
       RewriteContext::isGeneratedKernel(*Pattern))
     return;
-  const Expr *Operand = queriedKernelExpr(*Ref, *Ref, *Result.Context);
+  StringRef Query;
+  const Expr *Operand = queriedKernelExpr(*Ref, *Ref, *Result.Context, Query);
   if (!Operand)
     return;
+  // The answers that hold the largest block the kernel takes, which a
+  // program may choose its blocks by.
+  if (Query.starts_with("cudaFuncGetAttributes") ||
+      Query.starts_with("cudaOccupancyMaxPotentialBlockSize"))
+    Ctx.functionFacts(SM, Pattern).MaxBlockSizeRead = true;
   // checkCudaErrors(cudaFuncSetAttribute(k, ...)): edited in the macro
   // argument, where it is written.
   if (std::optional<Edit> E =

@@ -3,6 +3,7 @@
 #include "pipeline/RewriteContext.h"
 
 #include "clang/AST/Attr.h"
+#include "clang/AST/ExprCXX.h"
 #include "clang/Lex/Lexer.h"
 
 #include <string>
@@ -15,92 +16,113 @@ namespace smpart {
 static constexpr unsigned kMaxBlockThreads = 1024;
 
 namespace {
-struct Bounds {
-  unsigned Threads;
-  unsigned MinBlocks;
+/// The attribute's (T, M) arguments and their text in the file.
+struct WrittenBounds {
+  const Expr *Threads;
+  const Expr *MinBlocks;
+  CharSourceRange Args;
 };
 } // namespace
 
-/// The attribute's T and M as numbers, when both are written and neither
-/// depends on a template parameter.
-static std::optional<Bounds> evaluate(const CUDALaunchBoundsAttr &LB,
-                                      const ASTContext &AST) {
-  if (!LB.getMinBlocks() || LB.getMaxBlocks() ||
-      LB.getMaxThreads()->isValueDependent() ||
-      LB.getMinBlocks()->isValueDependent())
+/// \p LB's arguments when it has exactly two, written in the file (not in
+/// a macro's body). A third argument (a cluster's maximum blocks) is
+/// dropped from the AST where the parse's architecture predates clusters:
+/// the text says whether there is one.
+static std::optional<WrittenBounds> written(const CUDALaunchBoundsAttr &LB,
+                                            const SourceManager &SM,
+                                            const LangOptions &LO) {
+  if (!LB.getMinBlocks() || LB.getMaxBlocks())
     return std::nullopt;
-  std::optional<llvm::APSInt> T =
-      LB.getMaxThreads()->getIntegerConstantExpr(AST);
-  std::optional<llvm::APSInt> M =
-      LB.getMinBlocks()->getIntegerConstantExpr(AST);
-  if (!T || !M || T->isNegative() || M->isNegative() ||
-      T->getActiveBits() > 16 || M->getActiveBits() > 16)
-    return std::nullopt;
-  return Bounds{static_cast<unsigned>(T->getZExtValue()),
-                static_cast<unsigned>(M->getZExtValue())};
-}
-
-/// M x T rounded up to a warp: the threads of one block that cap registers
-/// as M blocks of T threads do; 0 when that is no block CUDA launches.
-static unsigned widened(Bounds B) {
-  const unsigned Threads = (B.Threads + 31) / 32 * 32 * B.MinBlocks;
-  return B.MinBlocks == 0 || Threads > kMaxBlockThreads ? 0 : Threads;
-}
-
-std::optional<Edit> launchBoundsEdit(const FunctionDecl &D,
-                                     const ASTContext &AST) {
-  const auto *LB = D.getAttr<CUDALaunchBoundsAttr>();
-  // Inherited: written on another declaration, which gets its own edit.
-  if (!LB || LB->isInherited() || !LB->getMinBlocks() || LB->getMaxBlocks())
-    return std::nullopt;
-  const SourceManager &SM = AST.getSourceManager();
-  const LangOptions &LO = AST.getLangOpts();
-  auto Range = [&](const Expr *First, const Expr *Last) {
-    return Lexer::makeFileCharRange(
-        CharSourceRange::getTokenRange(First->getBeginLoc(), Last->getEndLoc()),
-        SM, LO);
-  };
-  const Expr *T = LB->getMaxThreads(), *M = LB->getMinBlocks();
-  const CharSourceRange Args = Range(T, M);
+  const CharSourceRange Args = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(LB.getMaxThreads()->getBeginLoc(),
+                                     LB.getMinBlocks()->getEndLoc()),
+      SM, LO);
   if (Args.isInvalid())
     return std::nullopt;
-  // A third argument (a cluster's maximum blocks) is dropped from the AST
-  // when the parse's architecture predates clusters: look at the text.
   const std::pair<FileID, unsigned> End = SM.getDecomposedLoc(Args.getEnd());
   if (SM.getBufferData(End.first).substr(End.second).ltrim().starts_with(","))
     return std::nullopt;
-  std::string Text;
-  if (std::optional<Bounds> B = evaluate(*LB, AST)) {
-    const unsigned Threads = widened(*B);
-    if (Threads == 0)
-      return std::nullopt;
-    Text = std::to_string(Threads);
-  } else {
-    const CharSourceRange TR = Range(T, T), MR = Range(M, M);
-    if (TR.isInvalid() || MR.isInvalid())
-      return std::nullopt;
-    const std::string TS = "(" + Lexer::getSourceText(TR, SM, LO).str() + ")",
-                      MS = "(" + Lexer::getSourceText(MR, SM, LO).str() + ")";
-    // A minimum of 0 blocks is no .minnctapersm at all (1 would still be
-    // a budget to fill).
-    const std::string Threads = "(" + TS + " + 31) / 32 * 32 * " + MS;
-    const std::string Wider = "(" + MS + " >= 1 && " + Threads +
-                              " <= " + std::to_string(kMaxBlockThreads) + ")";
-    Text = Wider + " ? " + Threads + " : " + TS + ", " + Wider + " ? 0 : " + MS;
-  }
-  return RewriteContext::replace(SM, Args.getBegin(), Args.getEnd(), Text,
-                                 /*AllowMacro=*/true);
+  return WrittenBounds{LB.getMaxThreads(), LB.getMinBlocks(), Args};
 }
 
-std::optional<unsigned> widenedMaxThreads(const FunctionDecl &Kernel,
-                                          const ASTContext &AST) {
-  const auto *LB = Kernel.getAttr<CUDALaunchBoundsAttr>();
-  if (!LB)
+/// The value of an integer literal (in parentheses or not) below 65536.
+static std::optional<unsigned> literal(const Expr *E) {
+  const auto *L = dyn_cast<IntegerLiteral>(E->IgnoreParens());
+  if (!L || L->getValue().getActiveBits() > 16)
     return std::nullopt;
-  std::optional<Bounds> B = evaluate(*LB, AST);
-  if (!B || widened(*B) <= B->Threads)
+  return static_cast<unsigned>(L->getValue().getZExtValue());
+}
+
+static std::string text(const Expr *E, const SourceManager &SM,
+                        const LangOptions &LO) {
+  const CharSourceRange R = Lexer::makeFileCharRange(
+      CharSourceRange::getTokenRange(E->getSourceRange()), SM, LO);
+  return R.isValid() ? Lexer::getSourceText(R, SM, LO).str() : std::string();
+}
+
+/// The new arguments for \p B; empty for none.
+static std::string widenedArgs(const WrittenBounds &B, const SourceManager &SM,
+                               const LangOptions &LO) {
+  const std::optional<unsigned> T = literal(B.Threads),
+                                M = literal(B.MinBlocks);
+  if (T && M) {
+    const unsigned Threads = (*T + 31) / 32 * 32 * *M;
+    return *M == 0 || Threads > kMaxBlockThreads ? std::string()
+                                                 : std::to_string(Threads);
+  }
+  // Anything else may depend on a template parameter, or on the
+  // architecture (a macro of __CUDA_ARCH__): nvcc decides for each. A
+  // minimum of 0 blocks is no .minnctapersm at all (1 would still be a
+  // budget to fill).
+  const std::string TS = text(B.Threads, SM, LO),
+                    MS = text(B.MinBlocks, SM, LO);
+  if (TS.empty() || MS.empty())
+    return std::string();
+  const std::string Threads = "((" + TS + ") + 31) / 32 * 32 * (" + MS + ")";
+  const std::string Wider = "((" + MS + ") >= 1 && " + Threads +
+                            " <= " + std::to_string(kMaxBlockThreads) + ")";
+  return Wider + " ? " + Threads + " : (" + TS + "), " + Wider + " ? 0 : (" +
+         MS + ")";
+}
+
+std::set<Edit> launchBoundsEdits(const FunctionDecl &Kernel,
+                                 const ASTContext &AST) {
+  const SourceManager &SM = AST.getSourceManager();
+  const LangOptions &LO = AST.getLangOpts();
+  const FileID File = SM.getFileID(SM.getExpansionLoc(Kernel.getLocation()));
+  std::set<Edit> Edits;
+  for (const FunctionDecl *D : Kernel.redecls()) {
+    if (SM.getFileID(SM.getExpansionLoc(D->getLocation())) != File)
+      continue; // another file's declaration names the original
+    const auto *LB = D->getAttr<CUDALaunchBoundsAttr>();
+    if (!LB || LB->isInherited())
+      continue; // written on another declaration
+    std::optional<WrittenBounds> B = written(*LB, SM, LO);
+    if (!B)
+      return {};
+    const std::string Args = widenedArgs(*B, SM, LO);
+    if (Args.empty())
+      return {};
+    std::optional<Edit> E = RewriteContext::replace(
+        SM, B->Args.getBegin(), B->Args.getEnd(), Args, /*AllowMacro=*/true);
+    if (!E)
+      return {};
+    Edits.insert(*E);
+  }
+  return Edits;
+}
+
+std::optional<unsigned> originalMaxThreads(const FunctionDecl &Kernel,
+                                           const ASTContext &AST) {
+  // The most recent declaration has every declaration's attributes.
+  const FunctionDecl &Last = *Kernel.getMostRecentDecl();
+  const auto *LB = Last.getAttr<CUDALaunchBoundsAttr>();
+  if (!LB || !written(*LB, AST.getSourceManager(), AST.getLangOpts()))
     return std::nullopt;
-  return B->Threads;
+  const Expr *T = LB->getMaxThreads()->IgnoreParens();
+  if (const auto *Subst = dyn_cast<SubstNonTypeTemplateParmExpr>(T))
+    T = Subst->getReplacement()->IgnoreParens(); // an instance's argument
+  return literal(T);
 }
 
 } // namespace smpart

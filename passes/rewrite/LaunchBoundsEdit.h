@@ -6,11 +6,20 @@
 // then takes every register the cap allows (clamp_copy<512> under
 // `__launch_bounds__(512, 2)`: 63 registers, 2 resident CTAs, where the
 // original has 12 and 4). A bound of M x T threads per block (.maxntid)
-// caps registers exactly as M blocks of T threads do, and ptxas does not
-// fill it (32 registers, 4 CTAs). The rewritten kernel says that instead
-// wherever M x T fits in a block (1024 threads); the runtime then refuses
-// a launch of more than T threads per block, as CUDA refuses it for the
-// original (KernelInfo::max_threads_per_block).
+// caps registers exactly as M blocks of T threads do (on every GPU whose
+// block may use the whole register file, sm_50 on but sm_53 and sm_62),
+// and ptxas does not fill it (32 registers, 4 CTAs). The rewritten kernel
+// says that instead wherever M x T fits in a block (1024 threads). Not for
+// a kernel whose largest block the file queries (cudaFuncGetAttributes,
+// cudaOccupancyMaxPotentialBlockSize ask the rewritten kernel, and would
+// answer M x T), nor for one defined in a header (other files may): the
+// planner decides (FunctionFacts::LaunchBoundsEdits).
+//
+// Launches carry T where it is a number both parses agree on (a literal,
+// or a template parameter), KernelInfo::max_threads_per_block: the runtime
+// refuses a larger block as CUDA refuses it for the original. Elsewhere (T
+// from a macro or a constant that may depend on __CUDA_ARCH__, a launch in
+// a macro's body or a template) a block of up to M x T threads runs.
 #pragma once
 
 #include "pipeline/Facts.h"
@@ -19,22 +28,25 @@
 #include "clang/AST/Decl.h"
 
 #include <optional>
+#include <set>
 
 namespace smpart {
 
-/// The edit of \p D's own `__launch_bounds__(T, M)` arguments: `M x T'`
-/// (T' is T rounded up to a warp) when it is at most 1024, the same
-/// choice as a conditional expression when T or M depends on template
-/// parameters; nullopt when there is nothing to gain (no M, a third
-/// argument, M x T' over 1024) or the arguments are not written in the
-/// file (spelled in a macro's body).
-std::optional<Edit> launchBoundsEdit(const clang::FunctionDecl &D,
-                                     const clang::ASTContext &AST);
+/// The edits of the `__launch_bounds__(T, M)` arguments of every
+/// declaration of \p Kernel in its file, all or none: `M x T'` (T' is T
+/// rounded up to a warp) when both are integer literals and that is at
+/// most 1024, else the same choice as a conditional expression that nvcc
+/// evaluates for each instance and architecture. None when there is
+/// nothing to gain (no M, a third argument, literals over 1024) or a
+/// declaration's arguments are not written in the file (a macro's body).
+std::set<Edit> launchBoundsEdits(const clang::FunctionDecl &Kernel,
+                                 const clang::ASTContext &AST);
 
-/// T, for a launch of \p Kernel (an instance, not a dependent pattern)
-/// whose rewritten bound launchBoundsEdit() made wider than T; nullopt
-/// otherwise.
-std::optional<unsigned> widenedMaxThreads(const clang::FunctionDecl &Kernel,
-                                          const clang::ASTContext &AST);
+/// T, for a launch of \p Kernel (an instance, not a dependent pattern),
+/// when its bound is `(T, M)` with T a literal or a template parameter:
+/// the largest block of the original, which the rewritten kernel's bound
+/// may exceed.
+std::optional<unsigned> originalMaxThreads(const clang::FunctionDecl &Kernel,
+                                           const clang::ASTContext &AST);
 
 } // namespace smpart

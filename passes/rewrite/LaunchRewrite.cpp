@@ -230,11 +230,12 @@ void LaunchRewrite::run(const MatchFinder::MatchResult &Result) {
   // in a void function still compiles. With the original kept, the closure
   // can launch it too (SMPART_DISABLE, KernelInfo::has_original); a launch
   // in a macro body serves kernels that may differ in that, and never does.
-  // A kernel whose rewritten __launch_bounds__ allows larger blocks than
-  // the original's (LaunchBoundsEdit.h) carries the original's limit.
+  // A kernel whose rewritten __launch_bounds__ may allow larger blocks
+  // than the original's (LaunchBoundsEdit.h; the planner decides) carries
+  // the original's limit, which CUDA enforces anyway where it does not.
   std::optional<unsigned> MaxThreads;
   if (S->MacroName.empty() && !Call->isInstantiationDependent())
-    MaxThreads = widenedMaxThreads(*Kernel, *Result.Context);
+    MaxThreads = originalMaxThreads(*Kernel, *Result.Context);
   auto Tail = [&](bool BesideOriginal) -> std::string {
     if (MaxThreads)
       return (BesideOriginal ? ", true, " : ", false, ") +

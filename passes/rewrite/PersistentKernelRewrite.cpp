@@ -242,6 +242,11 @@ void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
                                                   FunctionFacts &F) {
   const SourceManager &SM = AST.getSourceManager();
   const LangOptions &LO = AST.getLangOpts();
+  // Only where no other file can launch the rewritten kernel: a header's
+  // kernel is rewritten for every file that includes it, whose queries of
+  // its largest block this run does not see.
+  if (SM.isInMainFile(SM.getExpansionLoc(Kernel.getLocation())))
+    F.LaunchBoundsEdits = launchBoundsEdits(Kernel, AST);
   for (const FunctionDecl *D : Kernel.redecls()) {
     if (!Ctx.isRewritable(SM, D->getLocation()) ||
         fileOfDecl(*D, SM) != fileOfDecl(Kernel, SM)) {
@@ -254,8 +259,6 @@ void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
       F.Hazards.insert({"parameter list spelled inside a macro",
                         RewriteContext::placeOf(SM, D->getLocation()),
                         {}});
-    if (std::optional<Edit> E = launchBoundsEdit(*D, AST))
-      F.Edits.insert(*E);
     if (D == &Kernel)
       continue;
     if (std::optional<Edit> Copy = copyOfDeclaration(*D, SM, LO))
