@@ -93,6 +93,11 @@ static inline smpart::KernelHandle launchRecord(dim3 grid, unsigned block,
 cudaError_t launchOnPerThreadDefaultStreamCaptured(BlockRecord *rec, float *out,
                                                    unsigned blocks);
 
+/// A kernel that takes blocks of at most 64 threads.
+static __global__ void __launch_bounds__(64) boundedOriginal(float *out) {
+  out[threadIdx.x] = 1.0f;
+}
+
 /// Holds a stream until the host opens the gate (host-mapped flag), so that
 /// knobs can be set before any CTA of the next launch starts.
 static __global__ void gateKernel(const volatile unsigned *open) {

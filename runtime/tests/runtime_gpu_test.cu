@@ -132,6 +132,21 @@ TEST_F(Gpu, ResultsEqualOriginal) {
   EXPECT_TRUE(h.lastBlockTaken());
 }
 
+// A rewritten kernel whose __launch_bounds__ smpart-transform widened
+// (passes/rewrite/LaunchBoundsEdit.h) carries the original's largest
+// block: a larger one fails with the error CUDA gives the original.
+TEST_F(Gpu, BlockBeyondTheOriginalBoundFailsAsCudaFailsIt) {
+  alloc(1, 128);
+  smpart_test::boundedOriginal<<<1, 128, 0, stream_>>>(out_);
+  const cudaError_t want = cudaGetLastError();
+  ASSERT_NE(want, cudaSuccess);
+  smpart::KernelHandle h = smpart::launch(
+      {"boundedOriginal", nullptr, false, 64}, dim3(1), 128, 0, stream_,
+      [](const smpart::LaunchParams &) { ADD_FAILURE() << "launched"; });
+  EXPECT_EQ(h.status().cudaError(), static_cast<int>(want))
+      << h.status().message() << "; CUDA: " << cudaGetErrorName(want);
+}
+
 /// Polls `h` until `pred(progress)` holds or `seconds` pass.
 template <class Pred>
 bool waitFor(const smpart::KernelHandle &h, Pred pred,
