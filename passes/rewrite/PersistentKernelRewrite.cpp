@@ -233,10 +233,10 @@ void PersistentKernelRewrite::keepForeignDeclaration(const FunctionDecl &Kernel,
 }
 
 /// Every declaration in the kernel's own file gets the control parameter,
-/// so that all of them still declare the same function, and its
-/// __launch_bounds__ as a cap without padding (LaunchBoundsEdit.h); each also
-/// gets a copy of itself, used if the original is kept, so that code between a
-/// declaration and the definition can still name the original.
+/// so that all of them still declare the same function; each also gets a
+/// copy of itself, used if the original is kept, so that code between a
+/// declaration and the definition can still name the original. Their
+/// __launch_bounds__ may become a cap without padding (LaunchBoundsEdit.h).
 void PersistentKernelRewrite::rewriteDeclarations(const FunctionDecl &Kernel,
                                                   ASTContext &AST,
                                                   FunctionFacts &F) {
