@@ -46,6 +46,15 @@ constexpr int kThreads = 128;
 __global__ void __launch_bounds__(kThreads, 2) named(float *y) { y[0] = 0; }
 // CHECK: {{^}}__global__ void __launch_bounds__(((2) >= 1 && ((kThreads) + 31) / 32 * 32 * (2) <= 1024) ? ((kThreads) + 31) / 32 * 32 * (2) : (kThreads), ((2) >= 1 && ((kThreads) + 31) / 32 * 32 * (2) <= 1024) ? 0 : (2)) named(smpart::LaunchControl smpart_ctl, float *y) {
 
+// Arguments that expand macros of their own are taken as written between
+// the parentheses; launches carry no T from a macro.
+#define BLOCKS_PER_SM 2
+#define THREADS 128
+__global__ void __launch_bounds__(THREADS, BLOCKS_PER_SM) macros(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(((BLOCKS_PER_SM) >= 1 && ((THREADS) + 31) / 32 * 32 * (BLOCKS_PER_SM) <= 1024) ? ((THREADS) + 31) / 32 * 32 * (BLOCKS_PER_SM) : (THREADS), ((BLOCKS_PER_SM) >= 1 && ((THREADS) + 31) / 32 * 32 * (BLOCKS_PER_SM) <= 1024) ? 0 : (BLOCKS_PER_SM)) macros(smpart::LaunchControl smpart_ctl, float *y) {
+__global__ void __launch_bounds__(256, BLOCKS_PER_SM, 2) clustered_macro(float *y) { y[0] = 0; }
+// CHECK: {{^}}__global__ void __launch_bounds__(256, BLOCKS_PER_SM, 2) clustered_macro(smpart::LaunchControl smpart_ctl, float *y) {
+
 // A declaration that inherits the bound is left alone; one of two
 // declarations spelled in a macro's body leaves both as written.
 __global__ void __launch_bounds__(256, 2) inherits(float *y);
@@ -83,6 +92,7 @@ void host(float *y) {
   tiled<1024><<<1, 1024>>>(y);
   wide<<<1, 512>>>(y);
   named<<<1, 128>>>(y);
+  macros<<<1, 128>>>(y);
   clustered<<<1, 256>>>(y);
   plain<<<1, 256>>>(y);
 }
@@ -95,6 +105,7 @@ void host(float *y) {
 // CHECK-NEXT: smpart::launchRewritten({"tiled", {{.*}}(&tiled<1024>)), true, 1024}, 1, 1024,
 // CHECK-NEXT: smpart::launchRewritten({"wide", {{.*}}(&wide)), true, 512}, 1, 512,
 // CHECK-NEXT: smpart::launchRewritten({"named", {{.*}}(&named)), true}, 1, 128,
+// CHECK-NEXT: smpart::launchRewritten({"macros", {{.*}}(&macros)), true}, 1, 128,
 // CHECK-NEXT: smpart::launchRewritten({"clustered", {{.*}}(&clustered)), true}, 1, 256,
 // CHECK-NEXT: smpart::launchRewritten({"plain", {{.*}}(&plain)), true}, 1, 256,
 // ALONE: smpart::launchRewritten({"bounded", {{.*}}(&bounded)), false, 256}, 1, 256,

@@ -16,13 +16,33 @@ namespace smpart {
 static constexpr unsigned kMaxBlockThreads = 1024;
 
 namespace {
-/// The attribute's (T, M) arguments and their text in the file.
+/// The attribute's (T, M) arguments as written, and where both are.
 struct WrittenBounds {
-  const Expr *Threads;
-  const Expr *MinBlocks;
+  std::string Threads;
+  std::string MinBlocks;
   CharSourceRange Args;
 };
 } // namespace
+
+/// The text between the parentheses of the `__launch_bounds__(...)` that
+/// \p LB expands from, where that is written in the file: arguments that
+/// expand macros of their own (`__launch_bounds__(1024, BLOCKS_PER_SM)`)
+/// have no file range of their own.
+static CharSourceRange invocationArgs(const CUDALaunchBoundsAttr &LB,
+                                      const SourceManager &SM,
+                                      const LangOptions &LO) {
+  if (!LB.getLocation().isMacroID())
+    return {};
+  const CharSourceRange Invocation = SM.getExpansionRange(LB.getLocation());
+  const StringRef Text = Lexer::getSourceText(Invocation, SM, LO);
+  const std::size_t Open = Text.find('(');
+  if (!Text.starts_with("__launch_bounds__") || Open == StringRef::npos ||
+      !Text.ends_with(")"))
+    return {};
+  const SourceLocation Begin = Invocation.getBegin();
+  return CharSourceRange::getCharRange(Begin.getLocWithOffset(Open + 1),
+                                       Begin.getLocWithOffset(Text.size() - 1));
+}
 
 /// \p LB's arguments when it has exactly two, written in the file (not in
 /// a macro's body). A third argument (a cluster's maximum blocks) is
@@ -33,36 +53,57 @@ static std::optional<WrittenBounds> written(const CUDALaunchBoundsAttr &LB,
                                             const LangOptions &LO) {
   if (!LB.getMinBlocks() || LB.getMaxBlocks())
     return std::nullopt;
-  const CharSourceRange Args = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(LB.getMaxThreads()->getBeginLoc(),
-                                     LB.getMinBlocks()->getEndLoc()),
-      SM, LO);
-  if (Args.isInvalid())
+  auto Range = [&](const Expr *First, const Expr *Last) {
+    return Lexer::makeFileCharRange(
+        CharSourceRange::getTokenRange(First->getBeginLoc(), Last->getEndLoc()),
+        SM, LO);
+  };
+  const Expr *T = LB.getMaxThreads(), *M = LB.getMinBlocks();
+  const CharSourceRange Args = Range(T, M), TR = Range(T, T), MR = Range(M, M);
+  if (Args.isValid() && TR.isValid() && MR.isValid()) {
+    const std::pair<FileID, unsigned> End = SM.getDecomposedLoc(Args.getEnd());
+    if (SM.getBufferData(End.first).substr(End.second).ltrim().starts_with(","))
+      return std::nullopt;
+    return WrittenBounds{Lexer::getSourceText(TR, SM, LO).str(),
+                         Lexer::getSourceText(MR, SM, LO).str(), Args};
+  }
+  // Split at the one comma outside brackets; a comma that may be a
+  // template argument list's gives up.
+  const CharSourceRange Inside = invocationArgs(LB, SM, LO);
+  if (Inside.isInvalid())
     return std::nullopt;
-  const std::pair<FileID, unsigned> End = SM.getDecomposedLoc(Args.getEnd());
-  if (SM.getBufferData(End.first).substr(End.second).ltrim().starts_with(","))
+  const StringRef Text = Lexer::getSourceText(Inside, SM, LO);
+  if (Text.contains('<'))
     return std::nullopt;
-  return WrittenBounds{LB.getMaxThreads(), LB.getMinBlocks(), Args};
+  std::optional<std::size_t> Comma;
+  int Depth = 0;
+  for (std::size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '(' || Text[I] == '[' || Text[I] == '{')
+      ++Depth;
+    else if (Text[I] == ')' || Text[I] == ']' || Text[I] == '}')
+      --Depth;
+    else if (Text[I] == ',' && Depth == 0) {
+      if (Comma)
+        return std::nullopt; // a third argument
+      Comma = I;
+    }
+  }
+  if (!Comma)
+    return std::nullopt;
+  return WrittenBounds{Text.take_front(*Comma).trim().str(),
+                       Text.drop_front(*Comma + 1).trim().str(), Inside};
 }
 
-/// The value of an integer literal (in parentheses or not) below 65536.
-static std::optional<unsigned> literal(const Expr *E) {
-  const auto *L = dyn_cast<IntegerLiteral>(E->IgnoreParens());
-  if (!L || L->getValue().getActiveBits() > 16)
+/// The value of a decimal literal below 65536, as written.
+static std::optional<unsigned> literal(StringRef Text) {
+  unsigned V = 0;
+  if (Text.trim().getAsInteger(10, V) || V > 0xffff)
     return std::nullopt;
-  return static_cast<unsigned>(L->getValue().getZExtValue());
-}
-
-static std::string text(const Expr *E, const SourceManager &SM,
-                        const LangOptions &LO) {
-  const CharSourceRange R = Lexer::makeFileCharRange(
-      CharSourceRange::getTokenRange(E->getSourceRange()), SM, LO);
-  return R.isValid() ? Lexer::getSourceText(R, SM, LO).str() : std::string();
+  return V;
 }
 
 /// The new arguments for \p B; empty for none.
-static std::string widenedArgs(const WrittenBounds &B, const SourceManager &SM,
-                               const LangOptions &LO) {
+static std::string widenedArgs(const WrittenBounds &B) {
   const std::optional<unsigned> T = literal(B.Threads),
                                 M = literal(B.MinBlocks);
   if (T && M) {
@@ -74,8 +115,7 @@ static std::string widenedArgs(const WrittenBounds &B, const SourceManager &SM,
   // architecture (a macro of __CUDA_ARCH__): nvcc decides for each. A
   // minimum of 0 blocks is no .minnctapersm at all (1 would still be a
   // budget to fill).
-  const std::string TS = text(B.Threads, SM, LO),
-                    MS = text(B.MinBlocks, SM, LO);
+  const std::string &TS = B.Threads, &MS = B.MinBlocks;
   if (TS.empty() || MS.empty())
     return std::string();
   const std::string Threads = "((" + TS + ") + 31) / 32 * 32 * (" + MS + ")";
@@ -100,7 +140,7 @@ std::set<Edit> launchBoundsEdits(const FunctionDecl &Kernel,
     std::optional<WrittenBounds> B = written(*LB, SM, LO);
     if (!B)
       return {};
-    const std::string Args = widenedArgs(*B, SM, LO);
+    const std::string Args = widenedArgs(*B);
     if (Args.empty())
       return {};
     std::optional<Edit> E = RewriteContext::replace(
@@ -117,12 +157,21 @@ std::optional<unsigned> originalMaxThreads(const FunctionDecl &Kernel,
   // The most recent declaration has every declaration's attributes.
   const FunctionDecl &Last = *Kernel.getMostRecentDecl();
   const auto *LB = Last.getAttr<CUDALaunchBoundsAttr>();
-  if (!LB || !written(*LB, AST.getSourceManager(), AST.getLangOpts()))
+  const SourceManager &SM = AST.getSourceManager();
+  const std::optional<WrittenBounds> B =
+      LB ? written(*LB, SM, AST.getLangOpts()) : std::nullopt;
+  if (!B)
     return std::nullopt;
+  // An instance's template argument, or a literal as written: a number
+  // from a macro may differ between the parses (a macro of __CUDA_ARCH__),
+  // and each would write its own launch.
   const Expr *T = LB->getMaxThreads()->IgnoreParens();
   if (const auto *Subst = dyn_cast<SubstNonTypeTemplateParmExpr>(T))
-    T = Subst->getReplacement()->IgnoreParens(); // an instance's argument
-  return literal(T);
+    if (const auto *L =
+            dyn_cast<IntegerLiteral>(Subst->getReplacement()->IgnoreParens()))
+      if (L->getValue().getActiveBits() <= 16)
+        return static_cast<unsigned>(L->getValue().getZExtValue());
+  return literal(B->Threads);
 }
 
 } // namespace smpart

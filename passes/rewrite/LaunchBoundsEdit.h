@@ -34,16 +34,19 @@ namespace smpart {
 
 /// The edits of the `__launch_bounds__(T, M)` arguments of every
 /// declaration of \p Kernel in its file, all or none: `M x T'` (T' is T
-/// rounded up to a warp) when both are integer literals and that is at
-/// most 1024, else the same choice as a conditional expression that nvcc
-/// evaluates for each instance and architecture. None when there is
-/// nothing to gain (no M, a third argument, literals over 1024) or a
-/// declaration's arguments are not written in the file (a macro's body).
+/// rounded up to a warp) when both are written as decimal literals and
+/// that is at most 1024, else the same choice as a conditional expression
+/// of their text, which nvcc evaluates for each instance and architecture
+/// (arguments that expand macros are taken as written in the
+/// `__launch_bounds__(...)`). None when there is nothing to gain (no M, a
+/// third argument, literals over 1024) or a declaration's bound is not
+/// written in the file (it comes from a macro's body).
 std::set<Edit> launchBoundsEdits(const clang::FunctionDecl &Kernel,
                                  const clang::ASTContext &AST);
 
 /// T, for a launch of \p Kernel (an instance, not a dependent pattern),
-/// when its bound is `(T, M)` with T a literal or a template parameter:
+/// when its bound is `(T, M)` with T a decimal literal written in the
+/// file or a template parameter:
 /// the largest block of the original, which the rewritten kernel's bound
 /// may exceed.
 std::optional<unsigned> originalMaxThreads(const clang::FunctionDecl &Kernel,
