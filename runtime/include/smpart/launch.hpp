@@ -24,10 +24,10 @@ namespace smpart {
 /// `has_original`: smpart-transform kept the kernel's original definition
 /// beside the rewritten one, and the launch's closure can launch it
 /// (LaunchParams::original). `max_threads_per_block`: the largest block the
-/// kernel's `__launch_bounds__` allows, where the rewritten kernel states
-/// a wider bound (the same register cap without ptxas' padding, tool
-/// README); a launch of larger blocks fails as CUDA fails it for the
-/// original. 0: no limit beyond the kernel's own.
+/// original kernel's `__launch_bounds__` allows, which the rewritten
+/// kernel's bound may exceed (the same register cap without ptxas'
+/// padding, README.md); a launch of larger blocks fails as CUDA fails it
+/// for the original. 0: no limit beyond the kernel's own.
 struct KernelInfo {
   const char *name;
   const void *fn;
