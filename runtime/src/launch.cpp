@@ -101,7 +101,8 @@ Status validate(const KernelInfo &kernel, dim3 grid, dim3 block,
                       " threads per block; the kernel's __launch_bounds__ "
                       "allows at most " +
                       std::to_string(kernel.max_threads_per_block),
-                  static_cast<int>(cudaErrorLaunchOutOfResources));
+                  // What CUDA 13 returns for the original on an H200.
+                  static_cast<int>(cudaErrorInvalidValue));
   return Status();
 }
 

@@ -390,19 +390,17 @@ TEST_F(PartitionGpu, ConfinedLaunchIsLegalUnderStreamCapture) {
   SKIP_UNLESS_CONFINED(p);
   const smpart::PartitionState st = p->state();
   ASSERT_TRUE(st.sm_ids_known);
-  SmRecord r;
+  SmRecord r, eager;
   r.alloc();
-  cudaStream_t user;
+  eager.alloc(); // cudaMalloc is not allowed while capturing globally
+  cudaStream_t user, other;
   CHECK_CUDA(cudaStreamCreateWithFlags(&user, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
   CHECK_CUDA(cudaStreamBeginCapture(user, cudaStreamCaptureModeGlobal));
   smpart::KernelHandle h =
       r.launchConfined("gpu_captured", user, 8 * info_.num_sms, 2000);
   // Another stream's confined launch meanwhile runs at once on its own
   // lane: the capture takes in only `user`'s.
-  SmRecord eager;
-  eager.alloc();
-  cudaStream_t other;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
   smpart::KernelHandle e =
       eager.launchConfined("gpu_captured", other, 8 * info_.num_sms, 2000);
   EXPECT_TRUE(e.status().ok()) << e.status().message();

@@ -369,6 +369,7 @@ TEST(Errors, BlockLargerThanTheOriginalLaunchBounds) {
   smpart::KernelHandle h = smpart::launch({"k", nullptr, false, 256}, dim3(4),
                                           dim3(16, 16, 2), 0, nullptr, closure);
   EXPECT_EQ(h.status().code(), smpart::Errc::kInvalidArgument);
+  EXPECT_EQ(h.status().cudaError(), static_cast<int>(cudaErrorInvalidValue));
   EXPECT_NE(h.status().message().find("512 threads per block"),
             std::string::npos)
       << h.status().message();
