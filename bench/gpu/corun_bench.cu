@@ -411,9 +411,21 @@ double percentile(std::vector<double> v, double p) {
            1];
 }
 
+/// "ms per launch at N SMs: ..." from a profile's SM points.
+std::string smCurve(const smpart::policy::KernelProfile &k) {
+  std::string out = "ms per launch at N SMs:";
+  char buf[48];
+  for (const auto &p : k.by_sms) {
+    std::snprintf(buf, sizeof buf, " %d %.3f", p.sms, p.time_ms);
+    out += buf;
+  }
+  return out;
+}
+
 /// The latency-critical scenario (file comment): plain streams, priority
 /// streams and smpart's `priority` policy, same run.
-void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
+void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort,
+                     const std::string &traceDir) {
   const int n = 1 << 14; // 64 blocks of 256 bodies: ~0.1 ms on an H100
   const App lc = nbodyApp(n);
   App be = bestEffort; // ~160 ms alone: a hundred short launches or more
@@ -453,9 +465,12 @@ void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
   smpart::policy::ProfileSet profiles = measureProfiles({lcOnce, beOnce}, info);
   if (!g_stopped.empty())
     return;
-  for (auto &k : profiles.kernels)
+  for (auto &k : profiles.kernels) {
     if (k.name == lc.kernel)
       k.priority = smpart::policy::Priority::High;
+    std::printf("latency-critical profile %s: %s\n", k.name.c_str(),
+                smCurve(k).c_str());
+  }
 
   auto row = [&](const char *mode, const LatencyRun &r,
                  const std::string &note) {
@@ -491,11 +506,21 @@ void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort) {
     warnings += (warnings.empty() ? "" : "; ") + w;
   };
   options.online = smpart::online::makeOnlinePolicy(*online, profiles, {});
+  std::unique_ptr<smpart::trace::TraceWriter> trace;
+  if (!traceDir.empty()) {
+    std::string error;
+    trace = smpart::trace::TraceWriter::open(
+        traceDir + "/latency-priority.json", &error);
+    options.trace = trace.get();
+  }
   auto controller = std::make_shared<smpart::Controller>(*base, profiles,
                                                          info.sm_ids, options);
   smpart::setLaunchObserver(smpart::observerFor(controller));
+  // As SMPART_POLICY=priority runs it: its online step decides at epochs.
+  auto epochs = std::make_unique<smpart::EpochTimer>(controller);
   const LatencyRun ours =
       runLatency(lc, &be, true, 0, 0, periodMs, cap, "latency smpart priority");
+  epochs.reset();
   smpart::setLaunchObserver(nullptr);
   if (ours.ms.empty())
     return;
@@ -593,10 +618,12 @@ int main(int argc, char **argv) {
   if (!ncu.empty())
     mergeNcu(profiles, ncu);
   for (const auto &k : profiles.kernels)
-    std::printf("profile %-16s %2zu SM points, %zu CTA points, llc_apki %s\n",
+    std::printf("profile %-16s %2zu SM points, %zu CTA points, llc_apki %s; "
+                "%s\n",
                 k.name.c_str(), k.by_sms.size(), k.by_ctas.size(),
                 k.metrics.llc_apki ? std::to_string(*k.metrics.llc_apki).c_str()
-                                   : "(no ncu)");
+                                   : "(no ncu)",
+                smCurve(k).c_str());
 
   struct Scenario {
     const char *name;
@@ -675,6 +702,6 @@ int main(int argc, char **argv) {
     }
   }
   if (g_stopped.empty())
-    latencyScenario(info, apps[1]);
+    latencyScenario(info, apps[1], traceDir);
   return g_stopped.empty() ? 0 : incomplete();
 }

@@ -27,13 +27,24 @@ int policyBudget(const Plan &P) {
       Budget = std::min(Budget, D.sm_first);
   return Budget;
 }
-/// Lays the policy's kernels out contiguously from \p First, plan order.
-void layOut(Plan &P, int First) {
-  for (KernelDecision &D : P.kernels)
-    if (!foreign(D)) {
-      D.sm_first = First;
-      First += D.sms;
-    }
+/// True when \p D is a kernel \p Profiles marks high-priority.
+bool highPriority(const policy::ProfileSet &Profiles, const KernelDecision &D) {
+  const policy::KernelProfile *P = profileNamed(Profiles, D.name);
+  return P && !foreign(D) && P->priority == policy::Priority::High;
+}
+/// Lays the policy's kernels out contiguously from \p First: the others
+/// in plan order, then the high-priority ones, at the end of the run. The
+/// plan's order is arrival order, so a best-effort launch arriving while a
+/// high-priority kernel runs would otherwise put that kernel first and
+/// move it: preempt it, relaunch it on other SMs (on an H200 beside a
+/// stream of sgemm launches, every latency-critical launch was moved).
+void layOut(Plan &P, int First, const policy::ProfileSet &Profiles) {
+  for (bool High : {false, true})
+    for (KernelDecision &D : P.kernels)
+      if (!foreign(D) && highPriority(Profiles, D) == High) {
+        D.sm_first = First;
+        First += D.sms;
+      }
 }
 } // namespace
 
@@ -65,8 +76,7 @@ PriorityPolicy::PriorityPolicy(policy::ProfileSet P, PriorityOptions O)
     : Profiles(std::move(P)), Opts(O) {}
 
 bool PriorityPolicy::isHigh(const KernelDecision &D) const {
-  const policy::KernelProfile *P = profileNamed(Profiles, D.name);
-  return P && !foreign(D) && P->priority == policy::Priority::High;
+  return highPriority(Profiles, D);
 }
 
 int PriorityPolicy::neededSms(const policy::KernelProfile &P,
@@ -143,7 +153,7 @@ PriorityPolicy::prioritise(const Plan &Offline, const char *Why,
         Held.size()));
   if (Left == 0)
     P.notes.push_back("priority: best-effort kernels preempted meanwhile");
-  layOut(P, Lo);
+  layOut(P, Lo, Profiles);
   return P;
 }
 
@@ -218,7 +228,7 @@ HighPriorityHold::onReplan(std::string_view Trigger, const Plan &Offline,
         ++Given;
       }
   }
-  layOut(P, Lo);
+  layOut(P, Lo, Profiles);
   P.notes.push_back(policy::formatNote(
       "%s: %zu SMs held for high-priority kernels finishing their last "
       "blocks",

@@ -190,6 +190,29 @@ TEST(LatencyCritical, WithoutACurveTheBestEffortKernelIsPreempted) {
   EXPECT_FALSE(P.onReplan("departure", Alone, {}));
 }
 
+// A best-effort launch arriving while the high-priority kernel runs comes
+// after it in the plan's (arrival) order; the plan must not move the
+// high-priority kernel for that: a move preempts it and relaunches it.
+TEST(LatencyCritical, BestEffortArrivalDoesNotMoveTheHighPriorityKernel) {
+  online::PriorityPolicy P(pair(true));
+  policy::Plan InferLast = evenPlan(132), InferFirst = evenPlan(132);
+  std::swap(InferFirst.kernels[0], InferFirst.kernels[1]);
+  policy::layOutContiguously(InferFirst);
+  const std::optional<policy::Plan> A = P.onReplan("arrival", InferLast, {});
+  const std::optional<policy::Plan> B = P.onReplan("arrival", InferFirst, {});
+  ASSERT_TRUE(A && B);
+  const policy::KernelDecision *IA = find(*A, "infer");
+  const policy::KernelDecision *IB = find(*B, "infer");
+  const policy::KernelDecision *SB = find(*B, "sgemm");
+  ASSERT_TRUE(IA && IB && SB);
+  EXPECT_GT(IA->sms, 0);
+  EXPECT_EQ(IB->sms, IA->sms);
+  EXPECT_EQ(IB->sm_first, IA->sm_first);
+  EXPECT_EQ(IA->sm_first + IA->sms, 132); // the end of the GPU
+  EXPECT_EQ(SB->sm_first, 0);
+  EXPECT_EQ(SB->sms, 132 - IB->sms);
+}
+
 TEST(LatencyCritical, InterferenceOnItsOwnSmsPreemptsBestEffortOnce) {
   online::PriorityPolicy P(pair(true));
   EpochReport R;
