@@ -426,7 +426,7 @@ std::string smCurve(const smpart::policy::KernelProfile &k) {
 /// streams and smpart's `priority` policy, same run.
 void latencyScenario(const smpart::DeviceInfo &info, const App &bestEffort,
                      const std::string &traceDir) {
-  const int n = 1 << 14; // 64 blocks of 256 bodies: ~0.1 ms on an H100
+  const int n = 1 << 14; // 128 blocks of 128 bodies: 0.5 ms on an H200
   const App lc = nbodyApp(n);
   App be = bestEffort; // ~160 ms alone: a hundred short launches or more
   be.launches = std::max(1, 4 * bestEffort.launches);
