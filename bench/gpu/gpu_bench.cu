@@ -426,6 +426,45 @@ struct KnobSplit {
   }
 };
 
+/// Logical blocks that began after a knob change reached the device copy
+/// (from BlockRecord::start_ns): a CTA that already took its next block
+/// when the change arrived runs it to the end before it leaves, so these
+/// are what the acknowledgement waits for beyond the blocks in progress.
+struct LateStarts {
+  std::vector<double> blocks, ctas, last_us;
+
+  /// `rec` on the host: the records of one preempted trial, zeroed before
+  /// its launch; `published_ns`: the device copy of the preemption.
+  void add(const std::vector<BlockRecord> &rec,
+           unsigned long long published_ns) {
+    std::vector<unsigned> seen;
+    unsigned long long last = 0, n = 0;
+    for (const BlockRecord &r : rec)
+      if (r.runs && r.start_ns > published_ns) {
+        ++n;
+        seen.push_back(r.cta);
+        last = std::max(last, r.start_ns - published_ns);
+      }
+    std::sort(seen.begin(), seen.end());
+    blocks.push_back(double(n));
+    ctas.push_back(
+        double(std::unique(seen.begin(), seen.end()) - seen.begin()));
+    last_us.push_back(last / 1000.0);
+  }
+  void print(const char *figure, unsigned resident) const {
+    if (blocks.empty())
+      return;
+    std::printf("%s, blocks begun after the device copy (taken before it "
+                "arrived, or in the decision that raced with it): p50 %.0f, "
+                "p99 %.0f per trial, by p50 %.0f of the %u resident CTAs; "
+                "the last of them began p50 %.1f us, p99 %.1f us after the "
+                "copy (%zu trials)\n",
+                figure, percentile(blocks, 0.5), percentile(blocks, 0.99),
+                percentile(ctas, 0.5), resident, percentile(last_us, 0.5),
+                percentile(last_us, 0.99), blocks.size());
+  }
+};
+
 /// What (d) records: writes of the controller's knob calls made while it
 /// handles one onKnobsApplied event on the notice thread.
 struct ReactionLog {
@@ -1066,6 +1105,11 @@ int main() {
   const unsigned lat_blocks = sms * 16 * 100;
   std::vector<double> lat, lat_dev;
   KnobSplit split_b;
+  LateStarts late_b;
+  unsigned resident_b = 0; // CTAs of the kernel, all resident at once
+  std::vector<BlockRecord> host_rec;
+  cudaStream_t side = nullptr; // reads the records of a preempted kernel
+  cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
   double block_us = 0;
   DeviceClock clock_b;
   if (!skipHung(fig_b)) {
@@ -1086,6 +1130,8 @@ int main() {
              probed.cudaError() == cudaErrorTimeout);
     }
     const unsigned occ = probe.occupancy();
+    resident_b = unsigned(std::min<unsigned long long>(
+        lat_blocks, static_cast<unsigned long long>(sms) * occ));
     block_us = full_ms * 1000.0 *
                std::min<double>(lat_blocks, double(sms) * occ) / lat_blocks;
     // The same grid unrewritten: whether a block's time beyond its spin is
@@ -1101,6 +1147,7 @@ int main() {
                   orig_ms * 1000.0 * double(sms) * occ / lat_blocks, block_us,
                   occ);
     for (int t = 0; t < 100 && g_hung.empty() && !std::isnan(full_ms); ++t) {
+      cudaMemsetAsync(rec, 0, lat_blocks * sizeof(BlockRecord), s);
       smpart::KernelHandle h = smpart_test::launchRecord(
           dim3(lat_blocks), threads, s, rec, out, block_ns);
       std::this_thread::sleep_for(
@@ -1118,6 +1165,18 @@ int main() {
         lat_dev.push_back(
             (static_cast<long long>(acked_ns) - clock_b.toDevice(t0)) / 1000.0);
         split_b.add(h, epoch, acked_ns, clock_b.toDevice(t0));
+        // The preempted kernel (its parked anchor) still runs on `s`: the
+        // records are read on another stream. Blocks that finished before
+        // the acknowledgement are all in L2 by then.
+        std::uint32_t e = 0;
+        unsigned long long published_ns = 0;
+        host_rec.resize(lat_blocks);
+        if (h.publishedAt(e, published_ns) && e == epoch &&
+            cudaMemcpyAsync(host_rec.data(), rec,
+                            lat_blocks * sizeof(BlockRecord),
+                            cudaMemcpyDeviceToHost, side) == cudaSuccess &&
+            smpart_test::syncStream(side, kDeadlineS) == cudaSuccess)
+          late_b.add(host_rec, published_ns);
       }
       h.resume(); // also when the drain failed: let the kernel finish
       if (st.ok())
@@ -1145,6 +1204,7 @@ int main() {
         lat_dev.size(), p50, p99, clock_b.uncertainty_ns / 1000.0, block_us,
         p99 / (block_us + 20.0));
     split_b.print("(b) preemption latency, device clock");
+    late_b.print("(b) preemption latency, device clock", resident_b);
   } else if (lat.size() == 100) {
     std::printf("(b) preemption latency, device clock: not measured (%s)\n",
                 clock_b.ok ? "no acknowledgement of the preempt epoch"

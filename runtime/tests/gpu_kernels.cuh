@@ -15,22 +15,25 @@ struct BlockRecord {
   unsigned bypass;
   unsigned cta;
   unsigned runs;
+  unsigned long long start_ns; ///< thread 0's %globaltimer as the block began
 };
 
+__device__ inline unsigned long long globalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 __device__ inline void spinFor(unsigned long long ns) {
-  unsigned long long start;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-  for (;;) {
-    unsigned long long now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    if (now - start >= ns)
-      break;
+  const unsigned long long start = globalTimer();
+  while (globalTimer() - start < ns) {
   }
 }
 
 static __global__ void recordOriginal(BlockRecord *rec, float *out,
                                       unsigned long long spin_ns) {
   const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
+  const unsigned long long start = globalTimer();
   if (spin_ns)
     spinFor(spin_ns);
   out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;
@@ -38,6 +41,7 @@ static __global__ void recordOriginal(BlockRecord *rec, float *out,
     return;
   unsigned id;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  rec[b].start_ns = start;
   rec[b].smid = id;
   rec[b].cta = 0;
   rec[b].bypass = 0;
@@ -53,6 +57,7 @@ static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl,
     const dim3 gridDim = smpart_cta.gridDim();
     {
       const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
+      const unsigned long long start = globalTimer();
       if (spin_ns)
         spinFor(spin_ns);
       out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;
@@ -60,6 +65,7 @@ static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl,
         goto smpart_next_block;
       unsigned id;
       asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+      rec[b].start_ns = start;
       rec[b].smid = id;
       rec[b].cta = physical;
       rec[b].bypass = smpart_cta.bypass();
