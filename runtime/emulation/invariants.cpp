@@ -185,6 +185,8 @@ void claimingSlot(bool claiming) { em::g_m->cta->claiming = claiming; }
 
 void claimRetried() { ++em::g_m->report->claim_retries; }
 
+void claimedPastTheGrid() { ++em::g_m->report->exhausted_claims; }
+
 void slotFreed() {
   em::Cta &c = *em::g_m->cta;
   c.freed = true; // another CTA may claim c.slot now

@@ -333,6 +333,27 @@ TEST(EmulationProperty, CtasArrivingTogetherClaimSlotsWithoutRetries) {
   }
 }
 
+// At the end of the grid every CTA's claim on the block counter fails once,
+// all CTAs of a launch at about the same time, on one L2 line: a CTA that
+// saw the grid taken does not claim again (settle() after decide() did, a
+// second atomic per CTA in the launch's last microseconds).
+TEST(EmulationProperty, EachCtaClaimsPastTheGridAtMostOnce) {
+  Smooth3d s;
+  s.nx = 32 * 40;
+  KernelCase k = s.make();
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    smpart::emu::Config cfg = smpart::emu::configFor(seed);
+    cfg.num_sms = 4;
+    cfg.occupancy = 4;
+    k.reset();
+    const smpart::emu::Report r =
+        smpart::emu::runTransformed(k.grid, k.block, k.transformed, cfg);
+    ASSERT_TRUE(r.ok) << "seed " << seed << ": " << r.error;
+    EXPECT_GT(r.exhausted_claims, 0u) << "seed " << seed;
+    EXPECT_LE(r.exhausted_claims, r.ctas) << "seed " << seed;
+  }
+}
+
 /// Three SMs with %smid 0, 100 and 200 (7 mask words), two CTAs each, a
 /// scripted controller only, 20-ns steps (a scan step of a few tens of
 /// yields in under 1 us) and a 2-us host read: the acknowledgement tests.

@@ -81,6 +81,9 @@ struct Report {
   /// Atomics of slot claims that found their slot taken and tried again:
   /// contention among CTAs of one SM claiming at once.
   unsigned long long claim_retries = 0;
+  /// Atomics on the block counter that found the grid already taken: at
+  /// most one per CTA (the CTA remembers it; the counter never goes back).
+  unsigned long long exhausted_claims = 0;
   unsigned strong_fetches = 0; ///< Notices::strong_fetches at the end
   /// Of the last acknowledgement (Notices::acked_epoch moving): emulated
   /// time from the first step at which no CTA held a slot its epoch forbids

@@ -393,6 +393,13 @@ __device__ __forceinline__ void noteClaimRetried() {
 #endif
 }
 
+/// An atomic on the block counter found every block of the grid taken.
+__device__ __forceinline__ void noteClaimedPastTheGrid() {
+#if defined(SMPART_EMULATION)
+  emulation::claimedPastTheGrid();
+#endif
+}
+
 /// The CTA cleared its slot bit: another CTA may claim the slot now.
 __device__ __forceinline__ void noteSlotFreed() {
 #if defined(SMPART_EMULATION)

@@ -39,6 +39,9 @@ void claimingSlot(bool claiming);
 /// Called by thread 0 for each atomic of a slot claim that found its slot
 /// taken (Report::claim_retries).
 void claimRetried();
+/// Called by thread 0 for each atomic on the block counter that found the
+/// grid already taken (Report::exhausted_claims).
+void claimedPastTheGrid();
 /// Called by thread 0 right after its CTA cleared its slot bit, before
 /// slotChanged(-1): from here on the slot is another CTA's to claim.
 void slotFreed();

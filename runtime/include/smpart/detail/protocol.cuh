@@ -25,7 +25,8 @@ enum : unsigned {
   kAnchor = 2u,
   kStalled = 4u,
   kStale = 8u,
-  kHasChunk = 16u
+  kHasChunk = 16u,
+  kGridTaken = 32u ///< a claim found every block taken: none will succeed
 };
 
 /// A chunk decision: logical blocks [base, base + count), flags kGo/kBypass.
@@ -338,10 +339,19 @@ private:
   /// `reserve`: claims the chunk after it too, kept in the tail.
   __device__ bool take(ChunkDecision &d, unsigned long long now, bool outside,
                        bool reserve = false) {
+    // The counter only grows: after one claim past the grid, the next one
+    // (settle() after decide(), at every CTA's end) would be another atomic
+    // on the counter's line, which every CTA of the launch hits at once.
+    if (t_.flags & kGridTaken)
+      return false;
     const unsigned long long k = t_.k;
     protocolStep();
     const unsigned long long b =
         atomicAdd(&c_.state->next_block, reserve ? 2 * k : k);
+    if (b >= c_.total_blocks) {
+      t_.flags |= kGridTaken;
+      noteClaimedPastTheGrid();
+    }
     if (reserve && b + k < c_.total_blocks) {
       const unsigned long long left = c_.total_blocks - (b + k);
       t_.reserve = b + k;
