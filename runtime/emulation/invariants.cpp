@@ -53,6 +53,13 @@ void coTake(Machine &m, const Cta &c, unsigned sm, unsigned epoch,
         shared = true;
     if (!mayTake(o) || o.published.empty())
       continue;
+    // Until its launch handshake publishes a copy at least as new as the
+    // launch, none of o's CTAs takes a block (settle() waits), and the
+    // copy it publishes then is the host's newest: the launch's knobs,
+    // which stand for the device's until then, no longer say where o runs.
+    if (static_cast<int>(o.state.knobs.epoch - o.launch_epoch) < 0 ||
+        (o.state.knobs.epoch & 1u))
+      continue;
     const Knobs &d = currentDeviceKnobs(o);
     if (d.preempt || !maskHas(d.sm_mask, sm))
       continue;

@@ -238,9 +238,11 @@ struct CoReport {
   /// Takes on an SM that the current device knobs of another kernel with
   /// blocks left also allow. Checked at every take inside an allocation,
   /// by either kernel, so a CTA acting on a stale copy is caught as well as
-  /// a grant that came too early. With exclusive_sms any such take fails
-  /// the run. The anchor's takes outside its allocation (a reported stall)
-  /// are exempt and counted in Report::outside_blocks.
+  /// a grant that came too early. A kernel whose launch handshake has not
+  /// published its first copy yet takes nothing and allows nothing: that
+  /// copy will be the host's newest knobs. With exclusive_sms any such take
+  /// fails the run. The anchor's takes outside its allocation (a reported
+  /// stall) are exempt and counted in Report::outside_blocks.
   unsigned long long overlap_takes = 0;
   /// Takes on an SM where a CTA of another kernel was working on a chunk.
   unsigned long long shared_sm_takes = 0;
