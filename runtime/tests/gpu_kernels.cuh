@@ -18,22 +18,18 @@ struct BlockRecord {
   unsigned long long start_ns; ///< thread 0's %globaltimer as the block began
 };
 
-__device__ inline unsigned long long globalTimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using smpart::detail::globalTimerNs;
 
 __device__ inline void spinFor(unsigned long long ns) {
-  const unsigned long long start = globalTimer();
-  while (globalTimer() - start < ns) {
+  const unsigned long long start = globalTimerNs();
+  while (globalTimerNs() - start < ns) {
   }
 }
 
 static __global__ void recordOriginal(BlockRecord *rec, float *out,
                                       unsigned long long spin_ns) {
   const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
-  const unsigned long long start = globalTimer();
+  const unsigned long long start = globalTimerNs();
   if (spin_ns)
     spinFor(spin_ns);
   out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;
@@ -57,7 +53,7 @@ static __global__ void recordRewritten(smpart::LaunchControl smpart_ctl,
     const dim3 gridDim = smpart_cta.gridDim();
     {
       const unsigned b = blockIdx.x + gridDim.x * blockIdx.y;
-      const unsigned long long start = globalTimer();
+      const unsigned long long start = globalTimerNs();
       if (spin_ns)
         spinFor(spin_ns);
       out[b * blockDim.x + threadIdx.x] = b * 2.0f + threadIdx.x;

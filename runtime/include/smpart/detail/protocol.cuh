@@ -339,19 +339,16 @@ private:
   /// `reserve`: claims the chunk after it too, kept in the tail.
   __device__ bool take(ChunkDecision &d, unsigned long long now, bool outside,
                        bool reserve = false) {
-    // The counter only grows: after one claim past the grid, the next one
-    // (settle() after decide(), at every CTA's end) would be another atomic
-    // on the counter's line, which every CTA of the launch hits at once.
+    // The counter only grows: after one claim past the grid (use() marks
+    // it), the next one (settle() after decide(), at every CTA's end) would
+    // be another atomic on the counter's line, which every CTA of the
+    // launch hits at once.
     if (t_.flags & kGridTaken)
       return false;
     const unsigned long long k = t_.k;
     protocolStep();
     const unsigned long long b =
         atomicAdd(&c_.state->next_block, reserve ? 2 * k : k);
-    if (b >= c_.total_blocks) {
-      t_.flags |= kGridTaken;
-      noteClaimedPastTheGrid();
-    }
     if (reserve && b + k < c_.total_blocks) {
       const unsigned long long left = c_.total_blocks - (b + k);
       t_.reserve = b + k;
@@ -379,8 +376,11 @@ private:
   /// b is past the grid.
   __device__ bool use(ChunkDecision &d, unsigned long long b, unsigned k,
                       unsigned long long now, unsigned flags, unsigned epoch) {
-    if (b >= c_.total_blocks)
+    if (b >= c_.total_blocks) { // only a claim: a reserve is inside the grid
+      t_.flags |= kGridTaken;
+      noteClaimedPastTheGrid();
       return false;
+    }
     const unsigned long long left = c_.total_blocks - b;
     const unsigned count = left < k ? static_cast<unsigned>(left) : k;
     // The SiM paper's early notification: once the last block is taken no
